@@ -1,0 +1,82 @@
+//! The command line: the only printer. Data goes to files or stdout, errors
+//! and progress to stderr. Exit codes: 0 success, 1 a failure while running,
+//! 2 bad usage or an invalid scenario.
+
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// An error with the exit code it deserves.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl CliError {
+    /// Bad usage or an invalid scenario: exit code 2.
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        CliError {
+            code: 2,
+            error: error.into(),
+        }
+    }
+    /// A failure while running (e.g. a write error): exit code 1.
+    pub fn failure(error: impl Into<anyhow::Error>) -> Self {
+        CliError {
+            code: 1,
+            error: error.into(),
+        }
+    }
+}
+
+pub type CliResult = Result<(), CliError>;
+
+const AFTER_HELP: &str = "\
+Exit codes: 0 success, 1 a failure while running (e.g. an output that cannot be written),
+2 bad usage or an invalid scenario.
+
+Examples:
+  csmacd run scenarios/two-saturated.toml
+  csmacd validate scenarios/*.toml";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "csmacd",
+    version,
+    about = "Ethernet CSMA/CD collision simulator: 802.3 half-duplex MAC on a shared bus",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Run(run::RunArgs),
+    Validate(run::ValidateArgs),
+}
+
+/// Parses the arguments, runs the command, prints any error, returns the exit code.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Validate(a) => run::validate(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {:#}", e.error);
+            ExitCode::from(e.code)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! csmacd: an Ethernet CSMA/CD collision simulator.
+//!
+//! The core ([`engine`], [`sim`], [`backoff`], [`traffic`]) simulates; the edges
+//! ([`scenario`] parsing, [`output`] files, [`cli`]) talk to the world.
+
+pub mod backoff;
+pub mod cli;
+pub mod engine;
+pub mod font;
+pub mod output;
+pub mod scenario;
+pub mod seed;
+pub mod sim;
+pub mod stats;
+pub mod sweep;
+pub mod traffic;
+pub mod units;

@@ -1,0 +1,54 @@
+//! Finds the line of a dotted key path in the scenario's source text, so that an
+//! error can say where to look.
+
+use toml::de::{DeTable, DeValue};
+
+/// The 1-based line of the value at `path` ("stations.0.frame"); for a path that
+/// is not in the file, the line of its nearest ancestor that is.
+pub fn line_of(source: &str, path: &str) -> Option<usize> {
+    let doc = DeTable::parse(source).ok()?;
+    let mut span = None;
+    let mut table: Option<&DeTable> = Some(doc.get_ref());
+    let mut value: Option<&DeValue> = None;
+    for seg in path.split('.').filter(|s| !s.is_empty()) {
+        let next = if let Some(t) = table {
+            t.iter()
+                .find(|(k, _)| k.get_ref().as_ref() == seg)
+                .map(|(k, v)| (k.span(), v))
+        } else if let (Some(DeValue::Array(a)), Ok(i)) = (value, seg.parse::<usize>()) {
+            a.get(i).map(|v| (v.span(), v))
+        } else {
+            None
+        };
+        let Some((s, v)) = next else { break };
+        span = Some(s);
+        value = Some(v.get_ref());
+        table = match v.get_ref() {
+            DeValue::Table(t) => Some(t),
+            _ => None,
+        };
+    }
+    let start = span?.start;
+    Some(source[..start.min(source.len())].matches('\n').count() + 1)
+}
+
+/// The 1-based line of a byte offset.
+pub fn line_of_offset(source: &str, offset: usize) -> usize {
+    source[..offset.min(source.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_nested_keys_and_array_items() {
+        let src = "name = \"x\"\n[medium]\nlength = \"2500m\"\n\n[[stations]]\ncount = 2\n\n[[stations]]\ncount = 3\nframe = \"64B\"\n";
+        assert_eq!(line_of(src, "name"), Some(1));
+        assert_eq!(line_of(src, "medium.length"), Some(3));
+        assert_eq!(line_of(src, "stations.1.frame"), Some(10));
+        assert_eq!(line_of(src, "stations.0.count"), Some(6));
+        // Missing key: falls back to its parent.
+        assert_eq!(line_of(src, "medium.speed"), Some(2));
+    }
+}

@@ -1,0 +1,734 @@
+//! Scenario files: TOML text -> checked, typed [`Scenario`]. Every value is read
+//! through a path-tracking reader, so an error names the file, key, line and what
+//! is allowed; once a scenario is built here the simulation core cannot fail.
+
+mod backoff;
+pub mod locate;
+pub mod reader;
+
+use crate::backoff::BackoffSpec;
+use crate::engine::Time;
+use crate::traffic::{Arrivals, FrameLaw, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+use crate::units::{self, TimeSpec, PS_PER_S};
+use reader::{FieldError, Fields, Item};
+use std::path::Path;
+use toml::{Table, Value};
+
+/// The largest simulated duration: 10^6 s, far inside the 64-bit picosecond clock.
+pub const MAX_DURATION_S: f64 = 1e6;
+/// The most stations a scenario may hold (the crowd benchmark uses 10^6).
+pub const MAX_STATIONS: u64 = 10_000_000;
+pub const MAX_REPLICATIONS: i64 = 1_000_000;
+
+/// How stations reach the medium.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Access {
+    /// 1-persistent CSMA/CD, as 802.3.
+    CsmaCd,
+}
+
+impl Access {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Access::CsmaCd => "csma-cd",
+        }
+    }
+}
+
+/// Where stations sit when no group gives positions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Placement {
+    /// Evenly spread from 0 to the bus length, both ends included.
+    Even,
+    /// Uniform at random along the bus, drawn per replication.
+    Random,
+}
+
+/// The shared bus and the MAC timing constants.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Medium {
+    pub bit_rate: f64,
+    /// One bit time in picoseconds.
+    pub bit_ps: Time,
+    pub length_m: f64,
+    pub speed: f64,
+    pub slot_ps: Time,
+    pub preamble_ps: Time,
+    pub ifg_ps: Time,
+    pub jam_ps: Time,
+    pub access: Access,
+    pub placement: Placement,
+}
+
+/// One group of identical stations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub count: usize,
+    pub arrivals: Arrivals,
+    pub frame: FrameLaw,
+    pub backoff: BackoffSpec,
+    /// FIFO capacity in frames.
+    pub queue: usize,
+    /// Explicit positions in metres, one per station.
+    pub positions: Option<Vec<f64>>,
+    /// Fixed destination station (global index), else uniform among the others.
+    pub destination: Option<usize>,
+}
+
+/// A checked scenario, ready to simulate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub duration: Time,
+    pub warmup: Time,
+    pub replications: u32,
+    pub medium: Medium,
+    pub groups: Vec<Group>,
+    pub nonstandard_frames: bool,
+}
+
+impl Scenario {
+    pub fn station_count(&self) -> usize {
+        self.groups.iter().map(|g| g.count).sum()
+    }
+
+    /// The measured interval T = duration - warmup, in seconds.
+    pub fn measured_s(&self) -> f64 {
+        (self.duration - self.warmup) as f64 / PS_PER_S
+    }
+
+    /// Propagation time from one end of the bus to the other.
+    pub fn max_delay_ps(&self) -> Time {
+        (self.medium.length_m / self.medium.speed * PS_PER_S).round() as Time
+    }
+
+    /// The longest transmission: preamble plus the largest frame.
+    pub fn max_tx_ps(&self) -> Time {
+        let max_bytes = self
+            .groups
+            .iter()
+            .map(|g| g.frame.max_bytes())
+            .max()
+            .unwrap_or(0);
+        self.medium.preamble_ps + 8 * max_bytes as Time * self.medium.bit_ps
+    }
+}
+
+/// A scenario that cannot be used: where, and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read the scenario: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: is a directory; give a scenario file (.toml)")]
+    IsDirectory { file: String },
+    #[error("{file}: is not UTF-8 text; a scenario is a TOML text file")]
+    NotUtf8 { file: String },
+    #[error("{file}: is empty; a scenario needs at least `duration` and one [[stations]] group")]
+    Empty { file: String },
+    #[error("{file}:{line}: TOML syntax error: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{file}:{line}: `{key}`: {message}")]
+    Invalid {
+        file: String,
+        line: usize,
+        key: String,
+        message: String,
+    },
+}
+
+impl ScenarioError {
+    /// Attaches file and line to a field error found in `source`.
+    pub fn at(file: &str, source: &str, e: FieldError) -> Self {
+        let line = locate::line_of(source, &e.path).unwrap_or(1);
+        ScenarioError::Invalid {
+            file: file.to_string(),
+            line,
+            key: e.path,
+            message: e.message,
+        }
+    }
+}
+
+/// Reads a scenario file's text, refusing directories, non-UTF-8 and empty files.
+pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
+    let file = path.display().to_string();
+    if path.is_dir() {
+        return Err(ScenarioError::IsDirectory { file });
+    }
+    let bytes = std::fs::read(path).map_err(|source| ScenarioError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| ScenarioError::NotUtf8 { file: file.clone() })?;
+    if text.trim().is_empty() {
+        return Err(ScenarioError::Empty { file });
+    }
+    Ok(text)
+}
+
+/// Parses TOML text into a table, with the line of any syntax error.
+pub fn parse_table(file: &str, text: &str) -> Result<Table, ScenarioError> {
+    text.parse::<Table>().map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| locate::line_of_offset(text, s.start))
+            .unwrap_or(1);
+        ScenarioError::Syntax {
+            file: file.to_string(),
+            line,
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
+/// Loads and validates a single-point scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = read_text(path)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    from_str(&file, &stem, &text)
+}
+
+/// Validates scenario text; `file` names it in errors, `default_name` names
+/// the scenario when it has no `name`.
+pub fn from_str(file: &str, default_name: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    let table = parse_table(file, text)?;
+    validate(&table, default_name, &[]).map_err(|e| ScenarioError::at(file, text, e))
+}
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "seed",
+    "duration",
+    "warmup",
+    "replications",
+    "nonstandard_frames",
+    "medium",
+    "stations",
+];
+
+/// Checks a scenario table and builds the typed scenario. `extra_keys` are
+/// top-level keys that a caller reads itself (e.g. `sweep`, `chart`).
+pub fn validate(
+    table: &Table,
+    default_name: &str,
+    extra_keys: &[&str],
+) -> Result<Scenario, FieldError> {
+    let mut top = Fields::new("", table);
+    for k in extra_keys {
+        top.get(k);
+    }
+    let name = top
+        .string("name")?
+        .unwrap_or_else(|| default_name.to_string());
+    let seed = top.with("seed", |i| {
+        let v = i.integer()?;
+        u64::try_from(v).map_err(|_| {
+            i.err(format!(
+                "{v} is negative; a seed is an integer from 0 to {}",
+                i64::MAX
+            ))
+        })
+    })?;
+    let seed = seed.unwrap_or(1);
+    let replications = top
+        .integer("replications", 1, MAX_REPLICATIONS)?
+        .unwrap_or(1) as u32;
+    let nonstandard_frames = top.boolean("nonstandard_frames")?.unwrap_or(false);
+
+    let medium = match top.get("medium") {
+        Some(Value::Table(t)) => read_medium(Fields::new("medium", t))?,
+        Some(_) => return Err(top.err("medium", "expected a table: [medium]")),
+        None => read_medium(Fields::new("medium", &Table::new()))?,
+    };
+    let to_ps = |t: TimeSpec| t.to_ps(medium.bit_ps, medium.slot_ps);
+
+    let duration = top.time("duration")?;
+    let duration = top.require(
+        "duration",
+        duration,
+        "give the simulated time, e.g. duration = \"10s\"",
+    )?;
+    let duration_ps = to_ps(duration);
+    if duration_ps <= 0.0 {
+        return Err(top.err("duration", "must be greater than zero, e.g. \"10s\""));
+    }
+    if duration_ps > MAX_DURATION_S * PS_PER_S {
+        return Err(top.err(
+            "duration",
+            format!(
+                "is longer than the {MAX_DURATION_S:e} s the simulator accepts; simulate less time"
+            ),
+        ));
+    }
+    let duration = duration_ps.round() as Time;
+    let warmup = top.time("warmup")?.map(to_ps).unwrap_or(0.0).round() as Time;
+    if warmup >= duration {
+        return Err(top.err(
+            "warmup",
+            format!(
+                "{} is not shorter than the duration {}; statistics would cover nothing",
+                units::format_ps(warmup),
+                units::format_ps(duration)
+            ),
+        ));
+    }
+
+    let groups = match top.get("stations") {
+        Some(Value::Array(a)) if !a.is_empty() => {
+            let mut groups = Vec::with_capacity(a.len());
+            for (i, v) in a.iter().enumerate() {
+                let path = format!("stations.{i}");
+                let item = Item {
+                    path: &path,
+                    value: v,
+                };
+                groups.push(read_group(Fields::of(item)?, &medium)?);
+            }
+            groups
+        }
+        Some(Value::Array(_)) => {
+            return Err(top.err("stations", "is empty; add at least one [[stations]] group"))
+        }
+        Some(_) => return Err(top.err("stations", "expected an array of tables: [[stations]]")),
+        None => {
+            return Err(top.err(
+                "stations",
+                "missing; add at least one [[stations]] group with `count`",
+            ))
+        }
+    };
+    top.finish(&[TOP_KEYS, extra_keys].concat())?;
+
+    let total: u64 = groups.iter().map(|g| g.count as u64).sum();
+    if total > MAX_STATIONS {
+        return Err(FieldError::new(
+            "stations",
+            format!("{total} stations in all; at most {MAX_STATIONS} fit in memory"),
+        ));
+    }
+    for (gi, g) in groups.iter().enumerate() {
+        if !nonstandard_frames
+            && (g.frame.min_bytes() < MIN_FRAME_BYTES || g.frame.max_bytes() > MAX_FRAME_BYTES)
+        {
+            return Err(FieldError::new(
+                format!("stations.{gi}.frame"),
+                format!(
+                    "frames of {} to {} bytes are outside 802.3's {MIN_FRAME_BYTES} to {MAX_FRAME_BYTES}; \
+                     set `nonstandard_frames = true` at the top of the file to simulate them anyway",
+                    g.frame.min_bytes(),
+                    g.frame.max_bytes()
+                ),
+            ));
+        }
+        if let Some(d) = g.destination {
+            if d as u64 >= total {
+                return Err(FieldError::new(
+                    format!("stations.{gi}.destination"),
+                    format!(
+                        "station {d} does not exist; stations are numbered 0 to {}",
+                        total - 1
+                    ),
+                ));
+            }
+        }
+    }
+    let sc = Scenario {
+        name,
+        seed,
+        duration,
+        warmup,
+        replications,
+        medium,
+        groups,
+        nonstandard_frames,
+    };
+    // The product of stations, replications and simulated time bounds memory
+    // and work only loosely; the per-run parts are bounded above.
+    Ok(sc)
+}
+
+fn bits_time(
+    f: &mut Fields,
+    key: &str,
+    default_bits: f64,
+    bit_ps: Time,
+) -> Result<Time, FieldError> {
+    let t = f.time(key)?.unwrap_or(TimeSpec::Bits(default_bits));
+    if let TimeSpec::Slots(_) = t {
+        return Err(f.err(key, "give it in bits or time units, e.g. \"96bit\""));
+    }
+    Ok(t.to_ps(bit_ps, 0).round() as Time)
+}
+
+fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
+    let bit_rate = f
+        .with("bit_rate", |i| i.quantity(units::parse_rate))?
+        .unwrap_or(10e6);
+    if bit_rate.is_nan() || bit_rate <= 0.0 {
+        return Err(f.err("bit_rate", "must be greater than zero, e.g. \"10Mbps\""));
+    }
+    let bit_ps_f = PS_PER_S / bit_rate;
+    if bit_ps_f < 1.0 || (bit_ps_f - bit_ps_f.round()).abs() > 1e-6 {
+        return Err(f.err(
+            "bit_rate",
+            format!(
+                "one bit lasts {bit_ps_f} ps, not a whole number of picoseconds; \
+                 allowed: rates that divide 1 Tb/s, e.g. 1Mbps, 10Mbps, 100Mbps, 1Gbps"
+            ),
+        ));
+    }
+    let bit_ps = bit_ps_f.round() as Time;
+    let length_m = f
+        .with("length", |i| i.quantity(units::parse_length))?
+        .unwrap_or(2500.0);
+    if !(0.0..=1e7).contains(&length_m) {
+        return Err(f.err("length", "must be between 0m and 10000km"));
+    }
+    let speed = f
+        .with("speed", |i| i.quantity(units::parse_speed))?
+        .unwrap_or(2e8);
+    if !(speed > 0.0 && speed <= 299_792_458.0) {
+        return Err(f.err(
+            "speed",
+            "must be greater than zero and at most the speed of light, e.g. \"2e8m/s\"",
+        ));
+    }
+    let slot = f.time("slot")?.unwrap_or(TimeSpec::Bits(512.0));
+    if let TimeSpec::Slots(_) = slot {
+        return Err(f.err(
+            "slot",
+            "give the slot in bits or time units, e.g. \"512bit\"",
+        ));
+    }
+    let slot_ps = slot.to_ps(bit_ps, 0).round() as Time;
+    if slot_ps == 0 {
+        return Err(f.err("slot", "must be greater than zero, e.g. \"512bit\""));
+    }
+    let preamble_ps = bits_time(&mut f, "preamble", 64.0, bit_ps)?;
+    let ifg_ps = bits_time(&mut f, "ifg", 96.0, bit_ps)?;
+    let jam_ps = bits_time(&mut f, "jam", 32.0, bit_ps)?;
+    f.choice("access", &["csma-cd"])?;
+    let access = Access::CsmaCd;
+    let placement = match f.choice("placement", &["even", "random"])?.as_deref() {
+        Some("random") => Placement::Random,
+        _ => Placement::Even,
+    };
+    f.finish(&[
+        "bit_rate",
+        "length",
+        "speed",
+        "slot",
+        "preamble",
+        "ifg",
+        "jam",
+        "access",
+        "placement",
+    ])?;
+    Ok(Medium {
+        bit_rate,
+        bit_ps,
+        length_m,
+        speed,
+        slot_ps,
+        preamble_ps,
+        ifg_ps,
+        jam_ps,
+        access,
+        placement,
+    })
+}
+
+fn frame_bytes(item: Item) -> Result<u32, FieldError> {
+    let bits = item.quantity(units::parse_bits)?;
+    if bits <= 0.0 || bits % 8.0 != 0.0 || bits > 8e6 {
+        return Err(item.err(format!(
+            "{} is not a whole number of bytes between 1B and 1000000B",
+            item.str()?
+        )));
+    }
+    Ok((bits / 8.0) as u32)
+}
+
+fn read_frame(item: Item) -> Result<FrameLaw, FieldError> {
+    match item.value {
+        Value::String(s) if s == "imix" => Ok(FrameLaw::Mix {
+            sizes: vec![64, 594, 1518],
+            weights: vec![7.0, 4.0, 1.0],
+        }),
+        Value::String(_) => Ok(FrameLaw::Fixed(frame_bytes(item)?)),
+        Value::Table(_) => {
+            let mut f = Fields::of(item)?;
+            let kind = f.choice("kind", &["fixed", "uniform", "mix"])?;
+            let kind = f.require("kind", kind, "one of fixed, uniform, mix")?;
+            let law = match kind.as_str() {
+                "fixed" => {
+                    let s = f.with("size", frame_bytes)?;
+                    FrameLaw::Fixed(f.require("size", s, "the frame size, e.g. \"1518B\"")?)
+                }
+                "uniform" => {
+                    let min = f.with("min", frame_bytes)?;
+                    let min = f.require("min", min, "the smallest frame, e.g. \"64B\"")?;
+                    let max = f.with("max", frame_bytes)?;
+                    let max = f.require("max", max, "the largest frame, e.g. \"1518B\"")?;
+                    if min > max {
+                        return Err(f.err("max", format!("{max} B is smaller than min {min} B")));
+                    }
+                    FrameLaw::Uniform { min, max }
+                }
+                _ => {
+                    let sizes = f.with("sizes", |i| {
+                        let a = i.array()?;
+                        let mut out = Vec::new();
+                        for (k, v) in a.iter().enumerate() {
+                            let p = format!("{}.{k}", i.path);
+                            out.push(frame_bytes(Item { path: &p, value: v })?);
+                        }
+                        Ok(out)
+                    })?;
+                    let sizes = f.require("sizes", sizes, "a list of sizes, e.g. [\"64B\", \"594B\", \"1518B\"]")?;
+                    let weights = f.with("weights", |i| {
+                        let a = i.array()?;
+                        let mut out = Vec::new();
+                        for (k, v) in a.iter().enumerate() {
+                            let p = format!("{}.{k}", i.path);
+                            let w = Item { path: &p, value: v }.float()?;
+                            if !(w > 0.0 && w.is_finite()) {
+                                return Err(FieldError::new(p, "a weight must be a positive number"));
+                            }
+                            out.push(w);
+                        }
+                        Ok(out)
+                    })?;
+                    let weights = weights.unwrap_or_else(|| vec![1.0; sizes.len()]);
+                    if sizes.is_empty() || sizes.len() != weights.len() {
+                        return Err(f.err(
+                            "weights",
+                            format!("{} weights for {} sizes; give one weight per size", weights.len(), sizes.len()),
+                        ));
+                    }
+                    FrameLaw::Mix { sizes, weights }
+                }
+            };
+            f.finish(&["kind", "size", "min", "max", "sizes", "weights"])?;
+            Ok(law)
+        }
+        _ => Err(item.err(
+            "expected a size such as \"1518B\", \"imix\", or a table { kind = \"uniform\", min = \"64B\", max = \"1518B\" }",
+        )),
+    }
+}
+
+/// Per-station frame rate from `rate` (frames/s per station) or `load` (the
+/// group's share of the bit rate, frame bits only).
+fn read_rate(
+    f: &mut Fields,
+    count: usize,
+    mean_bits: f64,
+    bit_rate: f64,
+    required: bool,
+) -> Result<Option<f64>, FieldError> {
+    let load = f.float("load", 0.0, 1e6)?;
+    let rate = f.float("rate", 0.0, 1e12)?;
+    match (load, rate) {
+        (Some(_), Some(_)) => Err(f.err("rate", "give either `load` or `rate`, not both")),
+        (Some(l), None) => {
+            if l <= 0.0 {
+                return Err(f.err("load", "must be greater than zero (a fraction of the bit rate, e.g. 0.5)"));
+            }
+            Ok(Some(l * bit_rate / (count as f64 * mean_bits)))
+        }
+        (None, Some(r)) => {
+            if r <= 0.0 {
+                return Err(f.err("rate", "must be greater than zero (frames per second per station)"));
+            }
+            Ok(Some(r))
+        }
+        (None, None) if required => Err(f.err(
+            "load",
+            "missing; give `load` (the group's offered load as a fraction of the bit rate) or `rate` (frames/s per station)",
+        )),
+        (None, None) => Ok(None),
+    }
+}
+
+fn positive_time(
+    f: &mut Fields,
+    key: &str,
+    m: &Medium,
+    what: &str,
+) -> Result<Option<Time>, FieldError> {
+    match f.time(key)? {
+        None => Ok(None),
+        Some(t) => {
+            let ps = t.to_ps(m.bit_ps, m.slot_ps);
+            if ps < 1.0 {
+                return Err(f.err(key, format!("must be greater than zero; {what}")));
+            }
+            if ps > MAX_DURATION_S * PS_PER_S {
+                return Err(f.err(key, "is too long"));
+            }
+            Ok(Some(ps.round() as Time))
+        }
+    }
+}
+
+fn read_traffic(
+    item: Item,
+    count: usize,
+    frame: &FrameLaw,
+    m: &Medium,
+) -> Result<Arrivals, FieldError> {
+    let mut f = Fields::of(item)?;
+    let kinds = ["saturated", "poisson", "periodic", "burst", "on-off"];
+    let kind = f.choice("kind", &kinds)?;
+    let kind = f.require(
+        "kind",
+        kind,
+        "one of saturated, poisson, periodic, burst, on-off",
+    )?;
+    let mean_bits = frame.mean_bits();
+    let (arrivals, allowed): (Arrivals, &[&str]) = match kind.as_str() {
+        "saturated" => (Arrivals::Saturated, &["kind"]),
+        "poisson" => {
+            let rate = read_rate(&mut f, count, mean_bits, m.bit_rate, true)?.unwrap_or(1.0);
+            (Arrivals::Poisson { rate }, &["kind", "load", "rate"])
+        }
+        "periodic" => {
+            let interval = positive_time(&mut f, "interval", m, "the time between frames")?;
+            let rate = read_rate(&mut f, count, mean_bits, m.bit_rate, interval.is_none())?;
+            if interval.is_some() && rate.is_some() {
+                return Err(f.err("interval", "give one of `interval`, `rate` or `load`"));
+            }
+            let interval = match (interval, rate) {
+                (Some(i), _) => i,
+                (None, Some(r)) => ((PS_PER_S / r).round() as Time).max(1),
+                (None, None) => 1,
+            };
+            let phase = f
+                .time("phase")?
+                .map(|t| t.to_ps(m.bit_ps, m.slot_ps).round() as Time);
+            (
+                Arrivals::Periodic { interval, phase },
+                &["kind", "load", "rate", "interval", "phase"],
+            )
+        }
+        "burst" => {
+            let frames = f.integer("frames", 1, 1_000_000)?.unwrap_or(1) as u32;
+            let at = f
+                .time("at")?
+                .map(|t| t.to_ps(m.bit_ps, m.slot_ps).round() as Time)
+                .unwrap_or(0);
+            (Arrivals::Burst { frames, at }, &["kind", "frames", "at"])
+        }
+        _ => {
+            let rate = read_rate(&mut f, count, mean_bits, m.bit_rate, true)?.unwrap_or(1.0);
+            let mean_on = positive_time(&mut f, "mean_on", m, "the mean on period")?
+                .unwrap_or(100_000_000_000);
+            let mean_off = positive_time(&mut f, "mean_off", m, "the mean off period")?
+                .unwrap_or(100_000_000_000);
+            let alpha = f.float("alpha", 1.0, 10.0)?.unwrap_or(1.5);
+            if alpha <= 1.0 {
+                return Err(f.err(
+                    "alpha",
+                    "must be greater than 1 (a finite mean); 1 < alpha < 2 gives heavy tails",
+                ));
+            }
+            // `load`/`rate` is the long-run mean; while on, sources send faster.
+            let on_fraction = mean_on as f64 / (mean_on + mean_off) as f64;
+            (
+                Arrivals::OnOff {
+                    rate: rate / on_fraction,
+                    mean_on,
+                    mean_off,
+                    alpha,
+                },
+                &["kind", "load", "rate", "mean_on", "mean_off", "alpha"],
+            )
+        }
+    };
+    f.finish(allowed)?;
+    Ok(arrivals)
+}
+
+fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
+    let count = f.with("count", |i| {
+        let v = i.integer()?;
+        if v < 1 || v as u64 > MAX_STATIONS {
+            return Err(i.err(format!("{v} stations; allowed: 1 to {MAX_STATIONS}")));
+        }
+        Ok(v as usize)
+    })?;
+    let count = f.require(
+        "count",
+        count,
+        "the number of stations in this group, e.g. count = 2",
+    )?;
+    let frame = f.with("frame", read_frame)?;
+    let frame = f.require("frame", frame, "the frame size, e.g. frame = \"1518B\"")?;
+    let arrivals = f.with("traffic", |i| read_traffic(i, count, &frame, m))?;
+    let arrivals = f.require(
+        "traffic",
+        arrivals,
+        "e.g. traffic = { kind = \"saturated\" }",
+    )?;
+    let backoff = f
+        .with("backoff", |i| backoff::read(i, m))?
+        .unwrap_or_else(BackoffSpec::beb);
+    let queue = f.integer("queue", 1, 10_000_000)?.unwrap_or(1000) as usize;
+    let positions = f.with("positions", |i| {
+        let a = i.array()?;
+        if a.len() != count {
+            return Err(i.err(format!(
+                "{} positions for {count} stations; give one per station",
+                a.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(a.len());
+        for (k, v) in a.iter().enumerate() {
+            let p = format!("{}.{k}", i.path);
+            let it = Item { path: &p, value: v };
+            let x = it.quantity(units::parse_length)?;
+            if !(0.0..=m.length_m).contains(&x) {
+                return Err(it.err(format!(
+                    "{x} m is off the bus; allowed: 0m to {}m",
+                    m.length_m
+                )));
+            }
+            out.push(x);
+        }
+        Ok(out)
+    })?;
+    let destination = f.integer("destination", 0, i64::MAX)?.map(|d| d as usize);
+    f.finish(&[
+        "count",
+        "traffic",
+        "frame",
+        "backoff",
+        "queue",
+        "positions",
+        "destination",
+    ])?;
+    Ok(Group {
+        count,
+        arrivals,
+        frame,
+        backoff,
+        queue,
+        positions,
+        destination,
+    })
+}

@@ -1,0 +1,244 @@
+//! A path-tracking reader over a TOML table: every value is read through it, so
+//! every error names its dotted key, and keys nobody read are reported as unknown.
+
+use crate::units::{self, TimeSpec};
+use toml::{Table, Value};
+
+/// A value that is wrong, at a dotted key path such as `stations.0.frame`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, FieldError>;
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "an integer",
+        Value::Float(_) => "a float",
+        Value::Boolean(_) => "a boolean",
+        Value::Datetime(_) => "a date",
+        Value::Array(_) => "an array",
+        Value::Table(_) => "a table",
+    }
+}
+
+/// Joins a parent path and a key or index.
+pub fn join(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// One value with its path, for readers of arrays and polymorphic keys.
+#[derive(Clone, Copy)]
+pub struct Item<'a> {
+    pub path: &'a str,
+    pub value: &'a Value,
+}
+
+impl<'a> Item<'a> {
+    pub fn err(&self, message: impl Into<String>) -> FieldError {
+        FieldError::new(self.path, message)
+    }
+
+    fn wrong_type(&self, wanted: &str) -> FieldError {
+        self.err(format!(
+            "expected {wanted}, found {}",
+            type_name(self.value)
+        ))
+    }
+
+    pub fn str(&self) -> Result<&'a str> {
+        self.value
+            .as_str()
+            .ok_or_else(|| self.wrong_type("a string"))
+    }
+
+    pub fn float(&self) -> Result<f64> {
+        match self.value {
+            Value::Float(f) if f.is_finite() => Ok(*f),
+            Value::Float(f) => Err(self.err(format!("{f} is not a finite number"))),
+            Value::Integer(i) => Ok(*i as f64),
+            _ => Err(self.wrong_type("a number")),
+        }
+    }
+
+    pub fn integer(&self) -> Result<i64> {
+        self.value
+            .as_integer()
+            .ok_or_else(|| self.wrong_type("an integer"))
+    }
+
+    pub fn boolean(&self) -> Result<bool> {
+        self.value
+            .as_bool()
+            .ok_or_else(|| self.wrong_type("true or false"))
+    }
+
+    pub fn array(&self) -> Result<&'a Vec<Value>> {
+        self.value
+            .as_array()
+            .ok_or_else(|| self.wrong_type("an array"))
+    }
+
+    /// Reads a quantity string with `parse`, naming the key on failure.
+    pub fn quantity<T>(
+        &self,
+        parse: fn(&str) -> std::result::Result<T, units::UnitError>,
+    ) -> Result<T> {
+        let s = self.str()?;
+        parse(s).map_err(|e| self.err(e.0))
+    }
+
+    /// A duration: a string with a unit, e.g. "51.2us", "96bit", "4slot".
+    pub fn time(&self) -> Result<TimeSpec> {
+        let t = self.quantity(units::parse_time)?;
+        let v = match t {
+            TimeSpec::Ps(v) | TimeSpec::Bits(v) | TimeSpec::Slots(v) => v,
+        };
+        if v < 0.0 {
+            return Err(self.err(format!(
+                "{} is negative; a duration must be >= 0",
+                self.str()?
+            )));
+        }
+        Ok(t)
+    }
+}
+
+/// Reads the keys of one table, remembering which were read.
+pub struct Fields<'a> {
+    pub path: String,
+    table: &'a Table,
+    seen: Vec<String>,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(path: impl Into<String>, table: &'a Table) -> Self {
+        Fields {
+            path: path.into(),
+            table,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads a table-valued item as a table of fields.
+    pub fn of(item: Item<'a>) -> Result<Self> {
+        match item.value {
+            Value::Table(t) => Ok(Fields::new(item.path, t)),
+            _ => Err(item.wrong_type("a table")),
+        }
+    }
+
+    pub fn key_path(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    pub fn err(&self, key: &str, message: impl Into<String>) -> FieldError {
+        FieldError::new(self.key_path(key), message)
+    }
+
+    /// The raw value of `key`, if present, marking it as read.
+    pub fn get(&mut self, key: &str) -> Option<&'a Value> {
+        let v = self.table.get(key)?;
+        self.seen.push(key.to_string());
+        Some(v)
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.table.contains_key(key)
+    }
+
+    /// Calls `f` with the item at `key`, if present.
+    pub fn with<T>(
+        &mut self,
+        key: &str,
+        f: impl FnOnce(Item<'_>) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let path = self.key_path(key);
+        match self.get(key) {
+            None => Ok(None),
+            Some(value) => f(Item { path: &path, value }).map(Some),
+        }
+    }
+
+    pub fn require<T>(&self, key: &str, v: Option<T>, what: &str) -> Result<T> {
+        v.ok_or_else(|| self.err(key, format!("missing; {what}")))
+    }
+
+    pub fn string(&mut self, key: &str) -> Result<Option<String>> {
+        self.with(key, |i| i.str().map(str::to_string))
+    }
+
+    pub fn boolean(&mut self, key: &str) -> Result<Option<bool>> {
+        self.with(key, |i| i.boolean())
+    }
+
+    /// An integer in `min..=max`.
+    pub fn integer(&mut self, key: &str, min: i64, max: i64) -> Result<Option<i64>> {
+        self.with(key, |i| {
+            let v = i.integer()?;
+            if v < min || v > max {
+                return Err(i.err(format!("{v} is out of range; allowed: {min} to {max}")));
+            }
+            Ok(v)
+        })
+    }
+
+    /// A number in `[min, max]` (integers are accepted as numbers).
+    pub fn float(&mut self, key: &str, min: f64, max: f64) -> Result<Option<f64>> {
+        self.with(key, |i| {
+            let v = i.float()?;
+            if !(v >= min && v <= max) {
+                return Err(i.err(format!("{v} is out of range; allowed: {min} to {max}")));
+            }
+            Ok(v)
+        })
+    }
+
+    pub fn time(&mut self, key: &str) -> Result<Option<TimeSpec>> {
+        self.with(key, |i| i.time())
+    }
+
+    /// One of the listed words.
+    pub fn choice(&mut self, key: &str, allowed: &[&str]) -> Result<Option<String>> {
+        self.with(key, |i| {
+            let s = i.str()?;
+            if allowed.contains(&s) {
+                Ok(s.to_string())
+            } else {
+                Err(i.err(format!(
+                    "`{s}` is not allowed; allowed: {}",
+                    allowed.join(", ")
+                )))
+            }
+        })
+    }
+
+    /// Errors on the first key that was never read, listing those that are allowed.
+    pub fn finish(self, allowed: &[&str]) -> Result<()> {
+        for key in self.table.keys() {
+            if !self.seen.iter().any(|s| s == key) {
+                return Err(FieldError::new(
+                    join(&self.path, key),
+                    format!("unknown key `{key}`; allowed here: {}", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

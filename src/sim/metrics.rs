@@ -1,0 +1,326 @@
+//! Statistics of one run: counters per station inside the measured window
+//! [warmup, duration), whole-run totals for the conservation check, delays, and
+//! runs of consecutive successes (the capture effect).
+
+use crate::engine::Time;
+use crate::scenario::Scenario;
+
+/// The summary columns of MODEL.md section 5, in output order.
+pub const METRIC_COLUMNS: &[&str] = &[
+    "throughput",
+    "throughput_mbps",
+    "offered_load",
+    "attempt_load",
+    "delivered",
+    "attempts",
+    "collisions",
+    "late_collisions",
+    "undetected_collisions",
+    "dropped_excessive",
+    "dropped_queue",
+    "delay_mean_us",
+    "delay_p50_us",
+    "delay_p95_us",
+    "delay_p99_us",
+    "fairness",
+    "capture_mean_run",
+    "capture_max_run",
+];
+
+/// One run's metrics, aligned with [`METRIC_COLUMNS`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunMetrics {
+    pub values: Vec<f64>,
+}
+
+impl RunMetrics {
+    pub fn get(&self, column: &str) -> f64 {
+        METRIC_COLUMNS
+            .iter()
+            .position(|c| *c == column)
+            .map(|k| self.values[k])
+            .unwrap_or(f64::NAN)
+    }
+}
+
+/// Per-station results of one run.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct StationResult {
+    pub id: usize,
+    pub group: usize,
+    pub position_m: f64,
+    /// Inside the measured window:
+    pub arrived: u64,
+    pub delivered: u64,
+    pub delivered_bits: u64,
+    pub attempts: u64,
+    pub collisions: u64,
+    pub late_collisions: u64,
+    pub undetected_collisions: u64,
+    pub dropped_excessive: u64,
+    pub dropped_queue: u64,
+    pub delay_sum_ps: u128,
+    /// Over the whole run, for conservation: arrived = delivered + lost +
+    /// dropped + queued.
+    pub total_arrived: u64,
+    pub total_delivered: u64,
+    pub total_lost: u64,
+    pub total_dropped_excessive: u64,
+    pub total_dropped_queue: u64,
+    pub queued_at_end: u64,
+}
+
+impl StationResult {
+    pub fn mean_delay_us(&self) -> f64 {
+        if self.delivered == 0 {
+            f64::NAN
+        } else {
+            self.delay_sum_ps as f64 / self.delivered as f64 / 1e6
+        }
+    }
+
+    /// Whether every frame that arrived is accounted for.
+    pub fn conserves_frames(&self) -> bool {
+        self.total_arrived
+            == self.total_delivered
+                + self.total_lost
+                + self.total_dropped_excessive
+                + self.total_dropped_queue
+                + self.queued_at_end
+    }
+}
+
+/// Everything one run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub metrics: RunMetrics,
+    pub stations: Vec<StationResult>,
+    /// Events processed, for the benchmarks.
+    pub events: u64,
+    /// Time the medium carried at least one signal at its busiest point is not
+    /// tracked; this is the sum of all transmission durations in the window.
+    pub busy_ps: u128,
+}
+
+pub(super) struct Recorder {
+    warmup: Time,
+    duration: Time,
+    st: Vec<StationResult>,
+    delays: Vec<Time>,
+    arrived_bits: u128,
+    attempted_bits: u128,
+    delivered_bits: u128,
+    run_station: Option<usize>,
+    run_len: u64,
+    runs: u64,
+    run_sum: u64,
+    run_max: u64,
+    pub events: u64,
+    busy_ps: u128,
+    last_start: Vec<Time>,
+}
+
+impl Recorder {
+    pub fn new(sc: &Scenario, positions: Vec<f64>) -> Self {
+        let mut st = Vec::with_capacity(positions.len());
+        let mut gi = 0;
+        let mut left = sc.groups.first().map_or(0, |g| g.count);
+        for (id, x) in positions.into_iter().enumerate() {
+            while left == 0 {
+                gi += 1;
+                left = sc.groups[gi].count;
+            }
+            left -= 1;
+            st.push(StationResult {
+                id,
+                group: gi,
+                position_m: x,
+                ..Default::default()
+            });
+        }
+        let n = st.len();
+        Recorder {
+            warmup: sc.warmup,
+            duration: sc.duration,
+            st,
+            delays: Vec::new(),
+            arrived_bits: 0,
+            attempted_bits: 0,
+            delivered_bits: 0,
+            run_station: None,
+            run_len: 0,
+            runs: 0,
+            run_sum: 0,
+            run_max: 0,
+            events: 0,
+            busy_ps: 0,
+            last_start: vec![0; n],
+        }
+    }
+
+    fn in_window(&self, t: Time) -> bool {
+        t >= self.warmup && t < self.duration
+    }
+
+    pub fn arrival(&mut self, t: Time, i: usize, bytes: u32, queued: bool) {
+        let s = &mut self.st[i];
+        s.total_arrived += 1;
+        if !queued {
+            s.total_dropped_queue += 1;
+        }
+        if t >= self.warmup && t < self.duration {
+            s.arrived += 1;
+            self.arrived_bits += 8 * bytes as u128;
+            if !queued {
+                s.dropped_queue += 1;
+            }
+        }
+    }
+
+    pub fn attempt(&mut self, t: Time, i: usize, bytes: u32) {
+        self.last_start[i] = t;
+        if self.in_window(t) {
+            self.st[i].attempts += 1;
+            self.attempted_bits += 8 * bytes as u128;
+        }
+    }
+
+    pub fn collision_detected(&mut self, t: Time, i: usize, late: bool) {
+        if late && self.in_window(t) {
+            self.st[i].late_collisions += 1;
+        }
+    }
+
+    fn busy(&mut self, t: Time, i: usize) {
+        let start = self.last_start[i].max(self.warmup);
+        let end = t.min(self.duration);
+        if end > start {
+            self.busy_ps += (end - start) as u128;
+        }
+    }
+
+    pub fn collision_ended(&mut self, t: Time, i: usize) {
+        self.busy(t, i);
+        if self.in_window(t) {
+            self.st[i].collisions += 1;
+        }
+    }
+
+    pub fn discard(&mut self, t: Time, i: usize) {
+        self.st[i].total_dropped_excessive += 1;
+        if self.in_window(t) {
+            self.st[i].dropped_excessive += 1;
+        }
+    }
+
+    /// A transmission ended without a detected collision.
+    pub fn success(&mut self, t: Time, i: usize) {
+        self.busy(t, i);
+        if !self.in_window(t) {
+            return;
+        }
+        if self.run_station == Some(i) {
+            self.run_len += 1;
+        } else {
+            self.close_run();
+            self.run_station = Some(i);
+            self.run_len = 1;
+        }
+    }
+
+    fn close_run(&mut self) {
+        if self.run_len > 0 {
+            self.runs += 1;
+            self.run_sum += self.run_len;
+            self.run_max = self.run_max.max(self.run_len);
+        }
+        self.run_len = 0;
+    }
+
+    /// The frame sent at `end` reached its destination, intact or not.
+    pub fn delivered(&mut self, end: Time, i: usize, bytes: u32, delay: Time, intact: bool) {
+        let w = self.in_window(end);
+        let s = &mut self.st[i];
+        if intact {
+            s.total_delivered += 1;
+        } else {
+            s.total_lost += 1;
+        }
+        if !w {
+            return;
+        }
+        if intact {
+            s.delivered += 1;
+            s.delivered_bits += 8 * bytes as u64;
+            s.delay_sum_ps += delay as u128;
+            self.delivered_bits += 8 * bytes as u128;
+            self.delays.push(delay);
+        } else {
+            s.undetected_collisions += 1;
+        }
+    }
+
+    pub fn finish(mut self, sc: &Scenario, queued: &[u64]) -> RunResult {
+        self.close_run();
+        for (s, q) in self.st.iter_mut().zip(queued) {
+            s.queued_at_end = *q;
+        }
+        let rt = sc.medium.bit_rate * sc.measured_s();
+        let sum = |f: fn(&StationResult) -> u64| self.st.iter().map(f).sum::<u64>() as f64;
+        self.delays.sort_unstable();
+        let pct = |p: f64| -> f64 {
+            if self.delays.is_empty() {
+                return f64::NAN;
+            }
+            // Nearest rank.
+            let k = ((p * self.delays.len() as f64).ceil() as usize).clamp(1, self.delays.len());
+            self.delays[k - 1] as f64 / 1e6
+        };
+        let delay_mean = if self.delays.is_empty() {
+            f64::NAN
+        } else {
+            self.delays.iter().map(|&d| d as f64).sum::<f64>() / self.delays.len() as f64 / 1e6
+        };
+        let (sx, sxx) = self.st.iter().fold((0.0, 0.0), |(a, b), s| {
+            let x = s.delivered_bits as f64;
+            (a + x, b + x * x)
+        });
+        let fairness = if sxx > 0.0 {
+            sx * sx / (self.st.len() as f64 * sxx)
+        } else {
+            1.0
+        };
+        let (cap_mean, cap_max) = if self.runs > 0 {
+            (self.run_sum as f64 / self.runs as f64, self.run_max as f64)
+        } else {
+            (0.0, 0.0)
+        };
+        let values = vec![
+            self.delivered_bits as f64 / rt,
+            self.delivered_bits as f64 / sc.measured_s() / 1e6,
+            self.arrived_bits as f64 / rt,
+            self.attempted_bits as f64 / rt,
+            sum(|s| s.delivered),
+            sum(|s| s.attempts),
+            sum(|s| s.collisions),
+            sum(|s| s.late_collisions),
+            sum(|s| s.undetected_collisions),
+            sum(|s| s.dropped_excessive),
+            sum(|s| s.dropped_queue),
+            delay_mean,
+            pct(0.50),
+            pct(0.95),
+            pct(0.99),
+            fairness,
+            cap_mean,
+            cap_max,
+        ];
+        debug_assert_eq!(values.len(), METRIC_COLUMNS.len());
+        RunResult {
+            metrics: RunMetrics { values },
+            stations: self.st,
+            events: self.events,
+            busy_ps: self.busy_ps,
+        }
+    }
+}

@@ -1,0 +1,768 @@
+//! The CSMA/CD simulation of one run: stations with FIFO queues and backoff
+//! state on a shared bus, driven by the event engine. No I/O, no wall clock;
+//! once a scenario is validated nothing here can fail.
+//!
+//! Speed: the bus keeps only the signals actually on it ([`Signal`]), so carrier
+//! sense, deferral and collision detection cost O(signals), never O(stations);
+//! a station gets events only for its own arrivals, timers and transmissions.
+
+mod metrics;
+
+pub use metrics::{RunMetrics, RunResult, StationResult, METRIC_COLUMNS};
+
+use crate::backoff::{BackoffSpec, BackoffState};
+use crate::engine::{EventQueue, Time};
+use crate::scenario::{Placement, Scenario};
+use crate::seed;
+use crate::traffic::{exponential_ps, pareto_ps, Arrivals, FrameLaw};
+use metrics::Recorder;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+
+/// What a station does, for observers (the trace and the diagrams).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MacEvent {
+    /// A frame joins the queue (`queued` false: refused, queue full).
+    Arrival { bytes: u32, queued: bool },
+    /// The station has a frame but the medium is busy or the gap is running;
+    /// it will send at `until` unless carrier restarts the gap.
+    Defer { until: Option<Time> },
+    /// Preamble and frame go on the wire; `attempt` counts from 1.
+    TxStart {
+        dst: u32,
+        bytes: u32,
+        attempt: u32,
+        end: Time,
+    },
+    /// Another station's signal reached this transmitting station.
+    CollisionDetected { late: bool },
+    /// The jam starts; it lasts until `end`.
+    Jam { end: Time },
+    /// The transmission ended without a detected collision.
+    TxSuccess,
+    /// Backoff after the `n`-th collision: `delay` ps, from `k` and `r` where the policy draws slots.
+    Backoff {
+        n: u32,
+        k: Option<u32>,
+        r: Option<u64>,
+        delay: Time,
+    },
+    /// The frame was discarded after `attempts` collisions.
+    Discard { attempts: u32 },
+    /// The frame reached its destination intact (`intact`) or corrupted.
+    Delivered { dst: u32, intact: bool, delay: Time },
+}
+
+/// Receives every MAC event of a run, in time order. `()` ignores them.
+pub trait Observer {
+    fn on(&mut self, _t: Time, _station: u32, _ev: &MacEvent) {}
+}
+
+impl Observer for () {}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Arrival(u32),
+    Ready(u32, u32),
+    TxStart(u32, u32),
+    Detect(u32, u32),
+    TxEnd(u32, u32),
+    Deliver(u64),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    arrival: Time,
+    bytes: u32,
+    dst: u32,
+}
+
+/// One transmission on the bus: present at station j on [start + d, end + d).
+#[derive(Debug)]
+struct Signal {
+    id: u64,
+    station: u32,
+    start: Time,
+    end: Time,
+    /// The end is known for good (collision detected, or transmission over).
+    fixed: bool,
+    collided: bool,
+    frame: Frame,
+    /// Stations whose deferral waits for this signal's end to be known.
+    waiters: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mac {
+    /// No frame to send.
+    Idle,
+    /// Waiting out a backoff.
+    Backoff,
+    /// Deferring until a signal's end is known; `ctx` is where the wait began.
+    Blocked {
+        on: u64,
+        ctx: Time,
+    },
+    /// Will send at the TxStart event unless a signal newer than `seq`
+    /// reaches the station before `restart_before`.
+    Scheduled {
+        restart_before: Time,
+        seq: u64,
+    },
+    Transmitting {
+        signal: u64,
+    },
+}
+
+struct Station {
+    prop: Time,
+    group: u32,
+    queue: VecDeque<Frame>,
+    capacity: usize,
+    mac: Mac,
+    /// Collisions of the head-of-line frame so far (n).
+    collisions: u32,
+    timer: u32,
+    detect_token: u32,
+    detect_at: Time,
+    own_end: Option<Time>,
+    on_until: Time,
+    backoff: BackoffState,
+    rng_traffic: ChaCha8Rng,
+    rng_backoff: ChaCha8Rng,
+}
+
+/// Runs one replication of `sc` with the given run seed.
+pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
+    run_observed(sc, run_seed, &mut ())
+}
+
+/// Runs one replication, reporting every MAC event to `obs`.
+pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, obs: &mut O) -> RunResult {
+    let mut sim = Sim::new(sc, run_seed, obs);
+    sim.run();
+    sim.finish()
+}
+
+/// Station positions in metres, as the scenario places them for this run.
+pub fn positions(sc: &Scenario, run_seed: u64) -> Vec<f64> {
+    let n = sc.station_count();
+    let l = sc.medium.length_m;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed::derive(run_seed, &[seed::PLACEMENT]));
+    let mut out = Vec::with_capacity(n);
+    for g in &sc.groups {
+        for k in 0..g.count {
+            let i = out.len();
+            let x = match (&g.positions, sc.medium.placement) {
+                (Some(p), _) => p[k],
+                (None, Placement::Random) => rng.random::<f64>() * l,
+                (None, Placement::Even) if n > 1 => l * i as f64 / (n - 1) as f64,
+                (None, Placement::Even) => 0.0,
+            };
+            out.push(x);
+        }
+    }
+    out
+}
+
+struct Sim<'a, O: Observer> {
+    sc: &'a Scenario,
+    q: EventQueue<Event>,
+    st: Vec<Station>,
+    signals: VecDeque<Signal>,
+    /// Id of `signals[0]`.
+    base_id: u64,
+    next_id: u64,
+    ifg: Time,
+    /// The first two thirds of the gap, during which carrier restarts it.
+    ifg_part1: Time,
+    horizon: Time,
+    rec: Recorder,
+    obs: &'a mut O,
+}
+
+impl<'a, O: Observer> Sim<'a, O> {
+    fn new(sc: &'a Scenario, run_seed: u64, obs: &'a mut O) -> Self {
+        let n = sc.station_count();
+        let pos = positions(sc, run_seed);
+        let mut st = Vec::with_capacity(n);
+        for (gi, g) in sc.groups.iter().enumerate() {
+            for _ in 0..g.count {
+                let i = st.len();
+                st.push(Station {
+                    prop: (pos[i] / sc.medium.speed * crate::units::PS_PER_S).round() as Time,
+                    group: gi as u32,
+                    queue: VecDeque::new(),
+                    capacity: g.queue,
+                    mac: Mac::Idle,
+                    collisions: 0,
+                    timer: 0,
+                    detect_token: 0,
+                    detect_at: Time::MAX,
+                    own_end: None,
+                    on_until: 0,
+                    backoff: BackoffState::new(&g.backoff),
+                    rng_traffic: ChaCha8Rng::seed_from_u64(seed::derive(
+                        run_seed,
+                        &[seed::TRAFFIC, i as u64],
+                    )),
+                    rng_backoff: ChaCha8Rng::seed_from_u64(seed::derive(
+                        run_seed,
+                        &[seed::BACKOFF, i as u64],
+                    )),
+                });
+            }
+        }
+        let m = &sc.medium;
+        let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
+        Sim {
+            sc,
+            q: EventQueue::with_capacity(n.min(1 << 20) + 16),
+            rec: Recorder::new(sc, pos),
+            st,
+            signals: VecDeque::new(),
+            base_id: 0,
+            next_id: 0,
+            ifg: m.ifg_ps,
+            ifg_part1: m.ifg_ps * 2 / 3,
+            horizon,
+            obs,
+        }
+    }
+
+    fn group_arrivals(&self, i: usize) -> &'a Arrivals {
+        &self.sc.groups[self.st[i].group as usize].arrivals
+    }
+
+    fn spec(&self, i: usize) -> &'a BackoffSpec {
+        &self.sc.groups[self.st[i].group as usize].backoff
+    }
+
+    fn frame_law(&self, i: usize) -> &'a FrameLaw {
+        &self.sc.groups[self.st[i].group as usize].frame
+    }
+
+    fn delay(&self, i: usize, j: usize) -> Time {
+        self.st[i].prop.abs_diff(self.st[j].prop)
+    }
+
+    fn signal(&self, id: u64) -> &Signal {
+        &self.signals[(id - self.base_id) as usize]
+    }
+
+    fn signal_mut(&mut self, id: u64) -> &mut Signal {
+        &mut self.signals[(id - self.base_id) as usize]
+    }
+
+    fn run(&mut self) {
+        for i in 0..self.st.len() {
+            self.start_traffic(i);
+        }
+        let duration = self.sc.duration;
+        while let Some(t) = self.q.peek_time() {
+            if t >= duration {
+                break;
+            }
+            let Some((t, ev)) = self.q.pop() else { break };
+            self.rec.events += 1;
+            self.dispatch(t, ev);
+        }
+        // Transmissions that ended before the duration still reach their
+        // destinations: settle them, and nothing else.
+        while let Some((t, ev)) = self.q.pop() {
+            if let Event::Deliver(id) = ev {
+                self.rec.events += 1;
+                self.deliver(t, id);
+            }
+        }
+    }
+
+    fn dispatch(&mut self, t: Time, ev: Event) {
+        match ev {
+            Event::Arrival(i) => self.arrival(t, i as usize),
+            Event::Ready(i, tok) if self.st[i as usize].timer == tok => {
+                self.contend(t, i as usize, t)
+            }
+            Event::TxStart(i, tok) if self.st[i as usize].timer == tok => {
+                self.scheduled_start(t, i as usize)
+            }
+            Event::Detect(i, tok) if self.st[i as usize].detect_token == tok => {
+                self.detect(t, i as usize)
+            }
+            Event::TxEnd(i, tok) if self.st[i as usize].timer == tok => self.tx_end(t, i as usize),
+            Event::Deliver(id) => self.deliver(t, id),
+            _ => {}
+        }
+    }
+
+    // ---- traffic -------------------------------------------------------
+
+    fn start_traffic(&mut self, i: usize) {
+        match *self.group_arrivals(i) {
+            Arrivals::Saturated => {
+                self.add_frame(0, i);
+            }
+            Arrivals::Poisson { rate } => {
+                let first = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
+                self.q.push(first, Event::Arrival(i as u32));
+            }
+            Arrivals::Periodic { interval, phase } => {
+                let first = match phase {
+                    Some(p) => p,
+                    None => self.st[i].rng_traffic.random_range(0..interval),
+                };
+                self.q.push(first, Event::Arrival(i as u32));
+            }
+            Arrivals::Burst { at, .. } => self.q.push(at, Event::Arrival(i as u32)),
+            Arrivals::OnOff {
+                rate,
+                mean_on,
+                alpha,
+                ..
+            } => {
+                let s = &mut self.st[i];
+                s.on_until = pareto_ps(&mut s.rng_traffic, alpha, mean_on as f64);
+                let first = exponential_ps(&mut s.rng_traffic, 1e12 / rate);
+                self.schedule_on_off(i, first);
+            }
+        }
+    }
+
+    /// Schedules the next on-off arrival at `next`, skipping off periods.
+    fn schedule_on_off(&mut self, i: usize, mut next: Time) {
+        if let Arrivals::OnOff {
+            rate,
+            mean_on,
+            mean_off,
+            alpha,
+        } = *self.group_arrivals(i)
+        {
+            let s = &mut self.st[i];
+            // Exponential interarrivals are memoryless, so an arrival that
+            // falls past the on period restarts at the next on period.
+            while next >= s.on_until {
+                let off = pareto_ps(&mut s.rng_traffic, alpha, mean_off as f64);
+                let on_start = s.on_until.saturating_add(off);
+                s.on_until =
+                    on_start.saturating_add(pareto_ps(&mut s.rng_traffic, alpha, mean_on as f64));
+                next = on_start.saturating_add(exponential_ps(&mut s.rng_traffic, 1e12 / rate));
+            }
+            self.q.push(next, Event::Arrival(i as u32));
+        }
+    }
+
+    fn arrival(&mut self, t: Time, i: usize) {
+        match *self.group_arrivals(i) {
+            Arrivals::Saturated => {}
+            Arrivals::Poisson { rate } => {
+                self.add_frame(t, i);
+                let gap = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
+                self.q.push(t + gap, Event::Arrival(i as u32));
+            }
+            Arrivals::Periodic { interval, .. } => {
+                self.add_frame(t, i);
+                self.q.push(t + interval, Event::Arrival(i as u32));
+            }
+            Arrivals::Burst { frames, .. } => {
+                for _ in 0..frames {
+                    self.add_frame(t, i);
+                }
+            }
+            Arrivals::OnOff { rate, .. } => {
+                self.add_frame(t, i);
+                let gap = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
+                self.schedule_on_off(i, t + gap);
+            }
+        }
+    }
+
+    fn add_frame(&mut self, t: Time, i: usize) {
+        let n = self.st.len() as u32;
+        let law = self.frame_law(i);
+        let fixed_dst = self.sc.groups[self.st[i].group as usize].destination;
+        let s = &mut self.st[i];
+        let bytes = law.sample(&mut s.rng_traffic);
+        let dst = match fixed_dst {
+            Some(d) => d as u32,
+            None if n > 1 => {
+                let r = s.rng_traffic.random_range(0..n - 1);
+                if r >= i as u32 {
+                    r + 1
+                } else {
+                    r
+                }
+            }
+            None => i as u32,
+        };
+        let queued = s.queue.len() < s.capacity;
+        self.rec.arrival(t, i, bytes, queued);
+        self.obs
+            .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
+        if !queued {
+            return;
+        }
+        let s = &mut self.st[i];
+        s.queue.push_back(Frame {
+            arrival: t,
+            bytes,
+            dst,
+        });
+        if s.mac == Mac::Idle {
+            self.contend(t, i, t);
+        }
+    }
+
+    /// After a frame leaves (sent or discarded): contend for the next one.
+    fn next_frame(&mut self, t: Time, i: usize) {
+        if self.st[i].queue.is_empty() {
+            self.st[i].mac = Mac::Idle;
+            if let Arrivals::Saturated = self.group_arrivals(i) {
+                self.add_frame(t, i);
+            }
+        } else {
+            self.contend(t, i, t);
+        }
+    }
+
+    // ---- deferral --------------------------------------------------------
+
+    /// The earliest time >= `t0` at which station `i` may send, by 802.3's
+    /// two-part deferral: after carrier drops (or the station's own
+    /// transmission ends) it waits the gap; carrier in the first 2/3 of the
+    /// gap restarts the wait, carrier in the last 1/3 is ignored.
+    ///
+    /// Returns `Ok((send_at, restart_before))`, or `Err((ctx, signal))` when the
+    /// answer needs the end of a transmission still in progress.
+    fn deference(&self, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
+        let me = self.st[i].prop;
+        let ifg = self.ifg;
+        let part1 = self.ifg_part1;
+        let foreign = self
+            .signals
+            .iter()
+            .filter(|s| s.station as usize != i)
+            .map(|s| {
+                let d = me.abs_diff(self.st[s.station as usize].prop);
+                (s.start + d, s.end + d, s)
+            });
+        let mut cand = t0;
+        loop {
+            let mut covered = false;
+            let mut last_drop: Option<Time> =
+                self.st[i].own_end.filter(|&e| e <= cand && e + ifg > cand);
+            for (a, b, _) in foreign.clone() {
+                if a <= cand && cand < b {
+                    covered = true;
+                    break;
+                }
+                if b <= cand && b + ifg > cand {
+                    last_drop = Some(last_drop.map_or(b, |c: Time| c.max(b)));
+                }
+            }
+            let c = if covered {
+                // Follow the busy period to its end.
+                let mut c = cand;
+                loop {
+                    let mut ext: Option<Time> = None;
+                    for (a, b, s) in foreign.clone() {
+                        if a <= c && c < b {
+                            if !s.fixed {
+                                return Err((c, s.id));
+                            }
+                            ext = Some(ext.map_or(b, |e: Time| e.max(b)));
+                        }
+                    }
+                    match ext {
+                        Some(e) => c = e,
+                        None => break,
+                    }
+                }
+                c
+            } else if let Some(c) = last_drop {
+                c
+            } else {
+                return Ok((cand, cand));
+            };
+            // The gap runs from c; carrier starting in its first part restarts it.
+            let restart = foreign
+                .clone()
+                .map(|(a, _, _)| a)
+                .filter(|&a| a > c && a < c + part1)
+                .min();
+            match restart {
+                Some(a) => cand = a,
+                None => return Ok((c + ifg, c + part1)),
+            }
+        }
+    }
+
+    /// Station `i` has a frame at the head of its queue and may contend,
+    /// deferring as it must from time `from` (<= now).
+    fn contend(&mut self, now: Time, i: usize, from: Time) {
+        match self.deference(i, from) {
+            Ok((at, _)) if at <= now => self.start_tx(now, i),
+            Ok((at, restart_before)) => {
+                let s = &mut self.st[i];
+                s.mac = Mac::Scheduled {
+                    restart_before,
+                    seq: self.next_id,
+                };
+                s.timer = s.timer.wrapping_add(1);
+                self.q.push(at, Event::TxStart(i as u32, s.timer));
+                self.obs
+                    .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
+            }
+            Err((ctx, on)) => {
+                self.st[i].mac = Mac::Blocked { on, ctx };
+                self.signal_mut(on).waiters.push(i as u32);
+                self.obs.on(now, i as u32, &MacEvent::Defer { until: None });
+            }
+        }
+    }
+
+    /// The scheduled send time has come: send, unless a signal that started
+    /// after the schedule reached the station early enough to restart the gap.
+    fn scheduled_start(&mut self, t: Time, i: usize) {
+        let Mac::Scheduled {
+            restart_before,
+            seq,
+        } = self.st[i].mac
+        else {
+            return;
+        };
+        let me = self.st[i].prop;
+        let first_new = self
+            .signals
+            .iter()
+            .skip(seq.saturating_sub(self.base_id) as usize)
+            .filter(|s| s.station as usize != i)
+            .map(|s| s.start + me.abs_diff(self.st[s.station as usize].prop))
+            .filter(|&a| a < restart_before)
+            .min();
+        match first_new {
+            None => self.start_tx(t, i),
+            Some(a) => self.contend(t, i, a),
+        }
+    }
+
+    // ---- transmission ------------------------------------------------------
+
+    fn start_tx(&mut self, t: Time, i: usize) {
+        let m = &self.sc.medium;
+        let Some(&frame) = self.st[i].queue.front() else {
+            self.st[i].mac = Mac::Idle;
+            return;
+        };
+        let full_end = t + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps;
+        let me = self.st[i].prop;
+        // Collision detection at i: the first foreign signal present during
+        // its transmission; and i's signal may reach transmitting stations
+        // before anything else does.
+        let mut detect = Time::MAX;
+        let mut updates: Vec<(usize, Time)> = Vec::new();
+        for s in &self.signals {
+            let j = s.station as usize;
+            if j == i {
+                continue;
+            }
+            let d = me.abs_diff(self.st[j].prop);
+            if s.end + d > t {
+                detect = detect.min((s.start + d).max(t));
+            }
+            if let Mac::Transmitting { signal } = self.st[j].mac {
+                if signal == s.id && !s.fixed {
+                    let arrive = t + d;
+                    if arrive < self.st[j].detect_at && arrive < s.end {
+                        updates.push((j, arrive));
+                    }
+                }
+            }
+        }
+        for (j, at) in updates {
+            let sj = &mut self.st[j];
+            sj.detect_at = at;
+            sj.detect_token = sj.detect_token.wrapping_add(1);
+            self.q.push(at, Event::Detect(j as u32, sj.detect_token));
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.signals.push_back(Signal {
+            id,
+            station: i as u32,
+            start: t,
+            end: full_end,
+            fixed: false,
+            collided: false,
+            frame,
+            waiters: Vec::new(),
+        });
+        let s = &mut self.st[i];
+        s.mac = Mac::Transmitting { signal: id };
+        s.detect_at = detect;
+        s.detect_token = s.detect_token.wrapping_add(1);
+        if detect < full_end {
+            self.q.push(detect, Event::Detect(i as u32, s.detect_token));
+        }
+        s.timer = s.timer.wrapping_add(1);
+        self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
+        let attempt = s.collisions + 1;
+        self.rec.attempt(t, i, frame.bytes);
+        self.obs.on(
+            t,
+            i as u32,
+            &MacEvent::TxStart {
+                dst: frame.dst,
+                bytes: frame.bytes,
+                attempt,
+                end: full_end,
+            },
+        );
+    }
+
+    fn detect(&mut self, t: Time, i: usize) {
+        let Mac::Transmitting { signal } = self.st[i].mac else {
+            return;
+        };
+        let m = &self.sc.medium;
+        let (start, end) = {
+            let s = self.signal(signal);
+            (s.start, s.end)
+        };
+        if t >= end {
+            return;
+        }
+        // The preamble is always finished, then the jam is sent.
+        let jam_start = t.max(start + m.preamble_ps);
+        let jam_end = jam_start + m.jam_ps;
+        let late = t > start + m.preamble_ps + m.slot_ps;
+        {
+            let s = self.signal_mut(signal);
+            s.end = jam_end;
+            s.fixed = true;
+            s.collided = true;
+        }
+        let st = &mut self.st[i];
+        st.detect_at = Time::MAX;
+        st.timer = st.timer.wrapping_add(1);
+        self.q.push(jam_end, Event::TxEnd(i as u32, st.timer));
+        self.rec.collision_detected(t, i, late);
+        self.obs
+            .on(t, i as u32, &MacEvent::CollisionDetected { late });
+        self.obs
+            .on(jam_start, i as u32, &MacEvent::Jam { end: jam_end });
+    }
+
+    fn tx_end(&mut self, t: Time, i: usize) {
+        let Mac::Transmitting { signal } = self.st[i].mac else {
+            return;
+        };
+        let (collided, frame, waiters) = {
+            let s = self.signal_mut(signal);
+            s.fixed = true;
+            (s.collided, s.frame, std::mem::take(&mut s.waiters))
+        };
+        self.st[i].own_end = Some(t);
+        self.st[i].detect_at = Time::MAX;
+        if collided {
+            self.rec.collision_ended(t, i);
+            let spec = self.spec(i);
+            let s = &mut self.st[i];
+            s.collisions += 1;
+            let n = s.collisions;
+            if n >= spec.attempt_limit() {
+                s.queue.pop_front();
+                s.collisions = 0;
+                s.backoff.on_discard(spec);
+                self.rec.discard(t, i);
+                self.obs.on(t, i as u32, &MacEvent::Discard { attempts: n });
+                self.next_frame(t, i);
+            } else {
+                let draw = s
+                    .backoff
+                    .draw(spec, n, self.sc.medium.slot_ps, &mut s.rng_backoff);
+                s.mac = Mac::Backoff;
+                s.timer = s.timer.wrapping_add(1);
+                self.q.push(t + draw.delay, Event::Ready(i as u32, s.timer));
+                self.obs.on(
+                    t,
+                    i as u32,
+                    &MacEvent::Backoff {
+                        n,
+                        k: draw.k,
+                        r: draw.r,
+                        delay: draw.delay,
+                    },
+                );
+            }
+        } else {
+            let d = self.delay(i, frame.dst as usize);
+            self.q.push(t + d, Event::Deliver(signal));
+            let spec = self.spec(i);
+            let s = &mut self.st[i];
+            s.queue.pop_front();
+            s.collisions = 0;
+            s.backoff.on_success(spec);
+            self.rec.success(t, i);
+            self.obs.on(t, i as u32, &MacEvent::TxSuccess);
+            self.next_frame(t, i);
+        }
+        for w in waiters {
+            let w = w as usize;
+            if let Mac::Blocked { on, ctx } = self.st[w].mac {
+                if on == signal {
+                    self.contend(t, w, ctx);
+                }
+            }
+        }
+        self.prune(t);
+    }
+
+    /// Drops signals that can no longer matter to any station.
+    fn prune(&mut self, now: Time) {
+        while let Some(s) = self.signals.front() {
+            if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
+                self.signals.pop_front();
+                self.base_id += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// The end of a successful transmission reaches its destination: it is
+    /// intact unless any other signal overlapped it there.
+    fn deliver(&mut self, t: Time, id: u64) {
+        let (i, start, end, frame) = {
+            let s = self.signal(id);
+            (s.station as usize, s.start, s.end, s.frame)
+        };
+        let dst = frame.dst as usize;
+        let d = self.delay(i, dst);
+        let (a0, b0) = (start + d, end + d);
+        let pd = self.st[dst].prop;
+        let corrupted = self.signals.iter().any(|s| {
+            if s.id == id {
+                return false;
+            }
+            let dk = pd.abs_diff(self.st[s.station as usize].prop);
+            s.start + dk < b0 && a0 < s.end + dk
+        });
+        let delay = end - frame.arrival;
+        self.rec.delivered(end, i, frame.bytes, delay, !corrupted);
+        self.obs.on(
+            t,
+            i as u32,
+            &MacEvent::Delivered {
+                dst: frame.dst,
+                intact: !corrupted,
+                delay,
+            },
+        );
+    }
+
+    fn finish(self) -> RunResult {
+        let queued: Vec<u64> = self.st.iter().map(|s| s.queue.len() as u64).collect();
+        self.rec.finish(self.sc, &queued)
+    }
+}
