@@ -228,6 +228,7 @@ pub fn validate(
     extra_keys: &[&str],
 ) -> Result<Scenario, FieldError> {
     let mut top = Fields::new("", table);
+    top.allow(&[TOP_KEYS, extra_keys].concat())?;
     for k in extra_keys {
         top.get(k);
     }
@@ -374,7 +375,20 @@ fn bits_time(
     Ok(t.to_ps(bit_ps, 0).round() as Time)
 }
 
+const MEDIUM_KEYS: &[&str] = &[
+    "bit_rate",
+    "length",
+    "speed",
+    "slot",
+    "preamble",
+    "ifg",
+    "jam",
+    "access",
+    "placement",
+];
+
 fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
+    f.allow(MEDIUM_KEYS)?;
     let bit_rate = f
         .with("bit_rate", |i| i.quantity(units::parse_rate))?
         .unwrap_or(10e6);
@@ -664,7 +678,18 @@ fn read_traffic(
     Ok(arrivals)
 }
 
+const GROUP_KEYS: &[&str] = &[
+    "count",
+    "traffic",
+    "frame",
+    "backoff",
+    "queue",
+    "positions",
+    "destination",
+];
+
 fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
+    f.allow(GROUP_KEYS)?;
     let count = f.with("count", |i| {
         let v = i.integer()?;
         if v < 1 || v as u64 > MAX_STATIONS {

@@ -229,16 +229,56 @@ impl<'a> Fields<'a> {
         })
     }
 
-    /// Errors on the first key that was never read, listing those that are allowed.
-    pub fn finish(self, allowed: &[&str]) -> Result<()> {
+    /// Errors on the first key not in `allowed`, before any value is read,
+    /// so that a misspelt key is reported as such and not as a missing one.
+    pub fn allow(&self, allowed: &[&str]) -> Result<()> {
         for key in self.table.keys() {
-            if !self.seen.iter().any(|s| s == key) {
-                return Err(FieldError::new(
-                    join(&self.path, key),
-                    format!("unknown key `{key}`; allowed here: {}", allowed.join(", ")),
-                ));
+            if !allowed.contains(&key.as_str()) {
+                return Err(unknown(&self.path, key, allowed));
             }
         }
         Ok(())
     }
+
+    /// Errors on the first key that was never read, listing those that are allowed.
+    pub fn finish(self, allowed: &[&str]) -> Result<()> {
+        for key in self.table.keys() {
+            if !self.seen.iter().any(|s| s == key) {
+                return Err(unknown(&self.path, key, allowed));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn unknown(path: &str, key: &str, allowed: &[&str]) -> FieldError {
+    let hint = allowed
+        .iter()
+        .map(|a| (edit_distance(a, key), a))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, a)| format!(" (did you mean `{a}`?)"))
+        .unwrap_or_default();
+    FieldError::new(
+        join(path, key),
+        format!(
+            "unknown key `{key}`{hint}; allowed here: {}",
+            allowed.join(", ")
+        ),
+    )
+}
+
+/// Levenshtein distance, for suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }

@@ -1,0 +1,163 @@
+//! The CLI: determinism of output bytes, validation of every shipped scenario,
+//! and clear errors (file, key, line) with no output for broken files.
+
+use crate::common::{bin, repo, scenario_files, temp_dir};
+
+#[test]
+fn same_scenario_and_seed_give_identical_bytes() {
+    let file = repo().join("scenarios/two-saturated.toml");
+    let dirs: Vec<_> = (0..2).map(|k| temp_dir(&format!("det{k}"))).collect();
+    for d in &dirs {
+        let out = bin()
+            .arg("run")
+            .arg(&file)
+            .args(["--seed", "3", "--out"])
+            .arg(d)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for f in ["summary.csv", "runs.csv", "stations.csv", "scenario.toml"] {
+        let a = std::fs::read(dirs[0].join(f)).unwrap();
+        let b = std::fs::read(dirs[1].join(f)).unwrap();
+        assert!(!a.is_empty());
+        assert_eq!(a, b, "{f} differs between identical runs");
+    }
+    // The resolved scenario repeats the run.
+    let again = temp_dir("det-again");
+    let out = bin()
+        .arg("run")
+        .arg(dirs[0].join("scenario.toml"))
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dirs[0].join("summary.csv")).unwrap(),
+        std::fs::read(again.join("summary.csv")).unwrap()
+    );
+}
+
+#[test]
+fn every_shipped_scenario_validates() {
+    let files = scenario_files();
+    assert!(files.len() >= 5);
+    let out = bin().arg("validate").args(&files).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const GOOD: &str = "duration = \"1s\"\n\n[[stations]]\ncount = 2\nframe = \"1518B\"\ntraffic = { kind = \"saturated\" }\n";
+
+#[test]
+fn broken_scenarios_name_key_and_line_and_write_nothing() {
+    // (what to break, replacement, key named, line, words the message must hold)
+    let cases: &[(&str, &str, &str, usize, &str)] = &[
+        (
+            "duration = \"1s\"",
+            "duraton = \"1s\"",
+            "duraton",
+            1,
+            "unknown key",
+        ),
+        (
+            "duration = \"1s\"",
+            "duration = \"-1s\"",
+            "duration",
+            1,
+            "negative",
+        ),
+        (
+            "duration = \"1s\"",
+            "duration = \"10\"",
+            "duration",
+            1,
+            "no unit",
+        ),
+        (
+            "count = 2",
+            "count = 0",
+            "stations.0.count",
+            4,
+            "allowed: 1",
+        ),
+        (
+            "frame = \"1518B\"",
+            "frame = \"10B\"",
+            "stations.0.frame",
+            5,
+            "nonstandard_frames",
+        ),
+        (
+            "count = 2",
+            "count = \"two\"",
+            "stations.0.count",
+            4,
+            "expected an integer",
+        ),
+        (
+            "kind = \"saturated\"",
+            "kind = \"flood\"",
+            "stations.0.traffic.kind",
+            6,
+            "allowed",
+        ),
+    ];
+    for (from, to, key, line, words) in cases {
+        let text = GOOD.replace(from, to);
+        assert_ne!(text, GOOD);
+        let dir = temp_dir("broken");
+        let file = dir.join("broken.toml");
+        std::fs::write(&file, &text).unwrap();
+        let out_dir = dir.join("out");
+        let out = bin()
+            .arg("run")
+            .arg(&file)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        assert!(
+            err.contains(&format!("broken.toml:{line}:")),
+            "{to}: no line {line} in {err}"
+        );
+        assert!(
+            err.contains(&format!("`{key}`")),
+            "{to}: no key {key} in {err}"
+        );
+        assert!(err.contains(words), "{to}: `{words}` missing from {err}");
+        assert!(
+            !out_dir.exists(),
+            "{to}: output written for a broken scenario"
+        );
+    }
+}
+
+#[test]
+fn missing_file_and_directory_fail_with_exit_code_2() {
+    let out = bin().args(["run", "no/such/file.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.toml"));
+    let out = bin()
+        .arg("validate")
+        .arg(repo().join("scenarios"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("directory"));
+}

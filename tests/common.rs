@@ -1,0 +1,74 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)]
+
+use csmacd::scenario::{self, Scenario};
+use csmacd::sim::{self, RunResult};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Builds a scenario from TOML text, panicking with the error if it is invalid.
+pub fn scenario(text: &str) -> Scenario {
+    scenario::from_str("test.toml", "test", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs one replication and checks frame conservation at every station.
+pub fn run(sc: &Scenario, seed: u64) -> RunResult {
+    let r = sim::run(sc, seed);
+    assert_conserved(&r);
+    r
+}
+
+pub fn assert_conserved(r: &RunResult) {
+    for s in &r.stations {
+        assert!(
+            s.conserves_frames(),
+            "frames not conserved at station {}: {s:?}",
+            s.id
+        );
+    }
+}
+
+/// A fresh empty directory under the system temp dir.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "csmacd-test-{}-{tag}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The csmacd binary built for these tests.
+pub fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_csmacd"))
+}
+
+/// The repository's top directory.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every .toml file under scenarios/, recursively, sorted.
+pub fn scenario_files() -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&repo().join("scenarios"), &mut out);
+    out.sort();
+    out
+}

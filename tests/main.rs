@@ -1,0 +1,5 @@
+//! The integration test binary: behaviour through the public API and the CLI.
+
+mod cli_basics;
+mod common;
+mod core_model;
