@@ -3,3 +3,4 @@
 mod cli_basics;
 mod common;
 mod core_model;
+mod golden;
