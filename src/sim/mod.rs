@@ -512,6 +512,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         if self.access != Access::CsmaCd && self.contend_by_mode(now, i) {
             return;
         }
+        let from = self.slot_sample_time(now, i, from);
         match self.deference(i, from) {
             Ok((at, _)) if at <= now => self.send_now(now, i),
             Ok((at, restart_before)) => {
@@ -674,7 +675,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Mac::Transmitting { signal } = self.st[i].mac else {
             return;
         };
-        let (collided, frame, waiters, start) = {
+        let (collided, frame, mut waiters, start) = {
             let s = self.signal_mut(signal);
             s.fixed = true;
             (s.collided, s.frame, std::mem::take(&mut s.waiters), s.start)
@@ -735,6 +736,12 @@ impl<'a, O: Observer> Sim<'a, O> {
             s.backoff.on_success(spec);
             self.rec.success(t, i);
             self.obs.on(t, i as u32, &MacEvent::TxSuccess);
+            if let Access::CsmaCdPPersistent { .. } = self.access {
+                // The sender contends for its next frame after the stations
+                // that waited on this one, so that they start their slots
+                // from this end as it does.
+                self.wake_waiters(t, signal, std::mem::take(&mut waiters));
+            }
             self.next_frame(t, i);
         }
         for w in waiters {
@@ -831,6 +838,30 @@ impl<'a, O: Observer> Sim<'a, O> {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// p-persistent: a station whose slot wait or backoff ends at `now` samples
+    /// the carrier just before its slot begins, so a signal reaching it at that
+    /// very instant (sent in the same slot elsewhere) is not sensed and the two
+    /// collide, as in Metcalfe and Boggs's slotted model.
+    fn slot_sample_time(&self, now: Time, i: usize, from: Time) -> Time {
+        match self.access {
+            Access::CsmaCdPPersistent { .. } if from == now && self.st[i].mac == Mac::Backoff => {
+                now.saturating_sub(1)
+            }
+            _ => from,
+        }
+    }
+
+    fn wake_waiters(&mut self, t: Time, signal: u64, waiters: Vec<u32>) {
+        for w in waiters {
+            let w = w as usize;
+            if let Mac::Blocked { on, ctx } = self.st[w].mac {
+                if on == signal {
+                    self.contend(t, w, ctx);
+                }
+            }
         }
     }
 
