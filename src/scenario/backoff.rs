@@ -39,7 +39,11 @@ const ATTEMPT: Param = p(
     "collisions after which the frame is discarded",
 );
 const BASE: Param = p("base", "1slot", "first wait (duration or slots)");
-const CAP: Param = p("cap", "1024slot", "longest wait before jitter (duration or slots)");
+const CAP: Param = p(
+    "cap",
+    "1024slot",
+    "longest wait before jitter (duration or slots)",
+);
 
 /// Every policy, in the order `csmacd policies` prints them. n counts the
 /// collisions of the current frame (1 after the first); U(a, b) is uniform.
@@ -206,7 +210,10 @@ impl PolicyReader<'_, '_> {
     fn factor(&mut self, key: &str) -> Result<f64, FieldError> {
         let v = self.float(key, 1.0, 1e6)?;
         if v <= 1.0 {
-            return Err(self.f.err(key, format!("{v} does not grow; allowed: a real number > 1 (and <= 1e6)")));
+            return Err(self.f.err(
+                key,
+                format!("{v} does not grow; allowed: a real number > 1 (and <= 1e6)"),
+            ));
         }
         Ok(v)
     }
@@ -219,7 +226,10 @@ impl PolicyReader<'_, '_> {
         };
         let ps = spec.to_ps(self.m.bit_ps, self.m.slot_ps);
         if ps > MAX_DURATION_S * PS_PER_S {
-            return Err(self.f.err(key, format!("is longer than the {MAX_DURATION_S:e} s the simulator accepts")));
+            return Err(self.f.err(
+                key,
+                format!("is longer than the {MAX_DURATION_S:e} s the simulator accepts"),
+            ));
         }
         Ok(ps.round() as Time)
     }
@@ -228,7 +238,10 @@ impl PolicyReader<'_, '_> {
     fn base_cap(&mut self) -> Result<(Time, Time), FieldError> {
         let base = self.duration("base")?;
         if base == 0 {
-            return Err(self.f.err("base", "must be greater than zero, e.g. \"51.2us\" or \"1slot\""));
+            return Err(self.f.err(
+                "base",
+                "must be greater than zero, e.g. \"51.2us\" or \"1slot\"",
+            ));
         }
         let cap = self.duration("cap")?;
         if cap < base {
