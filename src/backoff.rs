@@ -505,7 +505,8 @@ mod tests {
     fn doubling_saturates_and_caps() {
         assert_eq!(doubled(3, 100, 0), 3);
         assert_eq!(doubled(3, 100, 4), 48);
-        assert_eq!(doubled(3, 100, 5), 100);
+        assert_eq!(doubled(3, 100, 5), 96);
+        assert_eq!(doubled(3, 100, 6), 100);
         assert_eq!(doubled(3, Time::MAX, 70), Time::MAX);
         assert_eq!(doubled(0, 100, 70), 0);
     }
