@@ -36,8 +36,7 @@ fn check(name: &str) {
             std::fs::write(&path, &bytes).expect("write golden file");
             continue;
         }
-        let want = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let want = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(
             want == bytes,
             "{name}: {kind}.csv differs from {}:\n--- want\n{}\n--- got\n{}",

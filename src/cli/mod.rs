@@ -2,6 +2,7 @@
 //! and progress to stderr. Exit codes: 0 success, 1 a failure while running,
 //! 2 bad usage or an invalid scenario.
 
+mod policies;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -39,7 +40,8 @@ Exit codes: 0 success, 1 a failure while running (e.g. an output that cannot be 
 
 Examples:
   csmacd run scenarios/two-saturated.toml
-  csmacd validate scenarios/*.toml";
+  csmacd validate scenarios/*.toml
+  csmacd policies";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,6 +59,7 @@ struct Cli {
 enum Command {
     Run(run::RunArgs),
     Validate(run::ValidateArgs),
+    Policies(policies::PoliciesArgs),
 }
 
 /// Parses the arguments, runs the command, prints any error, returns the exit code.
@@ -71,6 +74,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Validate(a) => run::validate(a),
+        Command::Policies(a) => policies::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

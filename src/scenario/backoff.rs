@@ -1,23 +1,421 @@
-//! Reading `backoff = { kind = ..., ... }` into a [`BackoffSpec`].
+//! Reading `backoff = { kind = ..., ... }` into a [`BackoffSpec`], and the
+//! catalogue of policies (formula, parameters, defaults, source) that
+//! `csmacd policies` prints and docs/policies.md expands. The defaults used
+//! when a key is absent are read from the catalogue, so the two cannot drift.
 
 use super::reader::{FieldError, Fields, Item};
-use super::Medium;
+use super::{Medium, MAX_DURATION_S};
 use crate::backoff::BackoffSpec;
+use crate::engine::Time;
+use crate::units::{self, PS_PER_S};
+
+/// One parameter of a policy: its key, its default as a scenario writes it,
+/// and what it means.
+pub struct Param {
+    pub key: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+/// One policy as `csmacd policies` lists it.
+pub struct PolicyDoc {
+    pub kind: &'static str,
+    pub formula: &'static str,
+    pub params: &'static [Param],
+    pub source: &'static str,
+}
+
+const fn p(key: &'static str, default: &'static str, meaning: &'static str) -> Param {
+    Param {
+        key,
+        default,
+        meaning,
+    }
+}
+
+const ATTEMPT: Param = p(
+    "attempt_limit",
+    "16",
+    "collisions after which the frame is discarded",
+);
+const BASE: Param = p("base", "1slot", "first wait (duration or slots)");
+const CAP: Param = p(
+    "cap",
+    "1024slot",
+    "longest wait before jitter (duration or slots)",
+);
+
+/// Every policy, in the order `csmacd policies` prints them. n counts the
+/// collisions of the current frame (1 after the first); U(a, b) is uniform.
+pub const POLICIES: &[PolicyDoc] = &[
+    PolicyDoc {
+        kind: "beb",
+        formula: "r uniform on 0..2^k-1 slots, k = min(n, backoff_limit)",
+        params: &[p("backoff_limit", "10", "largest exponent k"), ATTEMPT],
+        source: "IEEE 802.3 clause 4.2.3.2.5 (truncated binary exponential backoff)",
+    },
+    PolicyDoc {
+        kind: "exponential",
+        formula: "r uniform on 0..W-1 slots, W = min(max_window, ceil(factor^n))",
+        params: &[
+            p("factor", "2", "window growth per collision, any real > 1"),
+            p("max_window", "1024", "largest window in slots"),
+            ATTEMPT,
+        ],
+        source: "generalised BEB; factor 2 and max_window 1024 give beb",
+    },
+    PolicyDoc {
+        kind: "fixed",
+        formula: "r uniform on 0..window-1 slots, whatever n",
+        params: &[p("window", "16", "window in slots"), ATTEMPT],
+        source: "the non-adaptive baseline",
+    },
+    PolicyDoc {
+        kind: "constant",
+        formula: "delay, deterministic",
+        params: &[p("delay", "1slot", "the wait (duration or slots)"), ATTEMPT],
+        source: "fixed-interval retry",
+    },
+    PolicyDoc {
+        kind: "linear",
+        formula: "base * n, deterministic",
+        params: &[BASE, ATTEMPT],
+        source: "linear retry",
+    },
+    PolicyDoc {
+        kind: "linear-window",
+        formula: "r uniform on 0..step*n slots (both ends included)",
+        params: &[p("step", "1", "window growth per collision in slots"), ATTEMPT],
+        source: "linear backoff (e.g. Tanenbaum's comparison with BEB)",
+    },
+    PolicyDoc {
+        kind: "exponential-no-jitter",
+        formula: "min(cap, base * 2^(n-1)), deterministic",
+        params: &[BASE, CAP, ATTEMPT],
+        source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+    },
+    PolicyDoc {
+        kind: "additive-jitter",
+        formula: "min(cap, base * 2^(n-1)) + U(0, jitter); cap_after_jitter: min(cap, base * 2^(n-1) + U(0, jitter))",
+        params: &[
+            BASE,
+            CAP,
+            p("jitter", "1slot", "largest added jitter (duration or slots)"),
+            p("cap_after_jitter", "false", "apply the cap after adding the jitter"),
+            ATTEMPT,
+        ],
+        source: "retry helpers such as 100 ms initial, 30 s cap, 0-100 ms jitter (e.g. Google Cloud client libraries)",
+    },
+    PolicyDoc {
+        kind: "compounding-jitter",
+        formula: "d_1 = min(cap, base) + U(0, jitter); d_n = min(cap, d_(n-1) * factor) + U(0, jitter)",
+        params: &[
+            BASE,
+            CAP,
+            p("factor", "2", "growth per collision, > 1"),
+            p("jitter", "1slot", "largest added jitter, carried into the next wait"),
+            ATTEMPT,
+        ],
+        source: "retry loops that grow the previous (jittered) sleep",
+    },
+    PolicyDoc {
+        kind: "proportional-jitter",
+        formula: "max(0, min(cap, base * 2^(n-1)) * (1 + U(-f, f)))",
+        params: &[BASE, CAP, p("f", "0.2", "relative jitter, >= 0"), ATTEMPT],
+        source: "randomization factor of Google's HTTP client / gRPC connection backoff",
+    },
+    PolicyDoc {
+        kind: "full-jitter",
+        formula: "U(0, min(cap, base * 2^(n-1)))",
+        params: &[BASE, CAP, ATTEMPT],
+        source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+    },
+    PolicyDoc {
+        kind: "equal-jitter",
+        formula: "t/2 + U(0, t/2), t = min(cap, base * 2^(n-1))",
+        params: &[BASE, CAP, ATTEMPT],
+        source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+    },
+    PolicyDoc {
+        kind: "decorrelated-jitter",
+        formula: "d = min(cap, U(base, 3 * previous d)), previous d = base for a new frame",
+        params: &[BASE, CAP, ATTEMPT],
+        source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+    },
+    PolicyDoc {
+        kind: "geometric",
+        formula: "transmit in each slot with probability p: r slots, P(r = k) = (1-p)^k p",
+        params: &[p("p", "0.5", "per-slot transmission probability, 1e-6 to 1"), ATTEMPT],
+        source: "Metcalfe & Boggs 1976, 'Ethernet: distributed packet switching for local computer networks' (p = 1/Q optimal)",
+    },
+    PolicyDoc {
+        kind: "blam",
+        formula: "r uniform on 0..2^k-1 slots, k = min(m, backoff_limit), m = collisions observed on the channel since its last success",
+        params: &[p("backoff_limit", "10", "largest exponent k"), ATTEMPT],
+        source: "Molle 1994, 'A New Binary Logarithmic Arbitration Method for Ethernet' (IEEE 802.3w proposal); see docs/policies.md for this reading",
+    },
+    PolicyDoc {
+        kind: "mild",
+        formula: "r uniform on 0..W-1 slots; on each own collision W = min(max_window, ceil(W * factor)), on each success W = max(min_window, W - decrease); W kept across frames",
+        params: &[
+            p("min_window", "2", "smallest window in slots"),
+            p("max_window", "1024", "largest window in slots"),
+            p("factor", "1.5", "multiplicative increase, > 1"),
+            p("decrease", "1", "linear decrease in slots"),
+            ATTEMPT,
+        ],
+        source: "Bharghavan, Demers, Shenker & Zhang 1994, 'MACAW: a media access protocol for wireless LANs'",
+    },
+];
 
 /// The policy names a scenario may use.
-pub const KINDS: &[&str] = &["beb"];
+pub fn kinds() -> Vec<&'static str> {
+    POLICIES.iter().map(|p| p.kind).collect()
+}
 
-pub fn read(item: Item, _m: &Medium) -> Result<BackoffSpec, FieldError> {
+fn doc(kind: &str) -> &'static PolicyDoc {
+    POLICIES
+        .iter()
+        .find(|d| d.kind == kind)
+        .unwrap_or(&POLICIES[0])
+}
+
+/// Reads the keys of one policy table, falling back on the catalogue's defaults.
+struct PolicyReader<'a, 'm> {
+    f: Fields<'a>,
+    doc: &'static PolicyDoc,
+    m: &'m Medium,
+}
+
+impl PolicyReader<'_, '_> {
+    fn default(&self, key: &str) -> &'static str {
+        self.doc
+            .params
+            .iter()
+            .find(|p| p.key == key)
+            .map_or("0", |p| p.default)
+    }
+
+    fn integer(&mut self, key: &str, min: i64, max: i64) -> Result<u64, FieldError> {
+        let d = self.default(key).parse::<i64>().unwrap_or(min);
+        Ok(self.f.integer(key, min, max)?.unwrap_or(d) as u64)
+    }
+
+    fn float(&mut self, key: &str, min: f64, max: f64) -> Result<f64, FieldError> {
+        let d = self.default(key).parse::<f64>().unwrap_or(min);
+        Ok(self.f.float(key, min, max)?.unwrap_or(d))
+    }
+
+    /// A real number strictly greater than 1 (a growth factor).
+    fn factor(&mut self, key: &str) -> Result<f64, FieldError> {
+        let v = self.float(key, 1.0, 1e6)?;
+        if v <= 1.0 {
+            return Err(self.f.err(
+                key,
+                format!("{v} does not grow; allowed: a real number > 1 (and <= 1e6)"),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// A duration ("51.2us", "10ms") or a slot count ("4slot").
+    fn duration(&mut self, key: &str) -> Result<Time, FieldError> {
+        let spec = match self.f.time(key)? {
+            Some(t) => t,
+            None => units::parse_time(self.default(key)).map_err(|e| self.f.err(key, e.0))?,
+        };
+        let ps = spec.to_ps(self.m.bit_ps, self.m.slot_ps);
+        if ps > MAX_DURATION_S * PS_PER_S {
+            return Err(self.f.err(
+                key,
+                format!("is longer than the {MAX_DURATION_S:e} s the simulator accepts"),
+            ));
+        }
+        Ok(ps.round() as Time)
+    }
+
+    /// `base` and `cap`, with 0 < base <= cap.
+    fn base_cap(&mut self) -> Result<(Time, Time), FieldError> {
+        let base = self.duration("base")?;
+        if base == 0 {
+            return Err(self.f.err(
+                "base",
+                "must be greater than zero, e.g. \"51.2us\" or \"1slot\"",
+            ));
+        }
+        let cap = self.duration("cap")?;
+        if cap < base {
+            return Err(self.f.err(
+                "cap",
+                format!(
+                    "{} is shorter than base {}; allowed: cap >= base",
+                    units::format_ps(cap),
+                    units::format_ps(base)
+                ),
+            ));
+        }
+        Ok((base, cap))
+    }
+}
+
+/// Reads `backoff = { kind = ..., ... }`: the keys its kind allows, the
+/// catalogue's defaults for the others.
+pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
     let mut f = Fields::of(item)?;
-    let kind = f.choice("kind", KINDS)?;
-    let kind = f.require("kind", kind, &format!("one of {}", KINDS.join(", ")))?;
-    let attempt_limit = f.integer("attempt_limit", 1, 1_000_000)?.unwrap_or(16) as u32;
-    // Only `beb` so far; `kind` was checked against KINDS.
-    let _ = kind;
-    let backoff_limit = f.integer("backoff_limit", 0, 62)?.unwrap_or(10) as u32;
-    f.finish(&["kind", "backoff_limit", "attempt_limit"])?;
-    Ok(BackoffSpec::Beb {
-        backoff_limit,
-        attempt_limit,
-    })
+    let all = kinds();
+    let kind = f.choice("kind", &all)?;
+    let kind = f.require("kind", kind, &format!("one of {}", all.join(", ")))?;
+    let doc = doc(&kind);
+    let mut r = PolicyReader { f, doc, m };
+    let attempt_limit = r.integer("attempt_limit", 1, 1_000_000)? as u32;
+    use BackoffSpec::*;
+    let spec = match kind.as_str() {
+        "beb" | "blam" => {
+            // 2^40 slots of 51.2 us are 1.8 years: ample, and far from overflow.
+            let backoff_limit = r.integer("backoff_limit", 0, 40)? as u32;
+            if kind == "beb" {
+                Beb {
+                    backoff_limit,
+                    attempt_limit,
+                }
+            } else {
+                Blam {
+                    backoff_limit,
+                    attempt_limit,
+                }
+            }
+        }
+        "exponential" => Exponential {
+            factor: r.factor("factor")?,
+            max_window: r.integer("max_window", 1, 1 << 40)?,
+            attempt_limit,
+        },
+        "fixed" => Fixed {
+            window: r.integer("window", 1, 1 << 40)?,
+            attempt_limit,
+        },
+        "constant" => Constant {
+            delay: r.duration("delay")?,
+            attempt_limit,
+        },
+        "linear" => Linear {
+            base: r.duration("base")?,
+            attempt_limit,
+        },
+        "linear-window" => LinearWindow {
+            step: r.integer("step", 1, 1 << 20)?,
+            attempt_limit,
+        },
+        "exponential-no-jitter" | "full-jitter" | "equal-jitter" | "decorrelated-jitter" => {
+            let (base, cap) = r.base_cap()?;
+            match kind.as_str() {
+                "exponential-no-jitter" => ExponentialNoJitter {
+                    base,
+                    cap,
+                    attempt_limit,
+                },
+                "full-jitter" => FullJitter {
+                    base,
+                    cap,
+                    attempt_limit,
+                },
+                "equal-jitter" => EqualJitter {
+                    base,
+                    cap,
+                    attempt_limit,
+                },
+                _ => DecorrelatedJitter {
+                    base,
+                    cap,
+                    attempt_limit,
+                },
+            }
+        }
+        "additive-jitter" => {
+            let (base, cap) = r.base_cap()?;
+            let jitter = r.duration("jitter")?;
+            let cap_after_jitter = r.f.boolean("cap_after_jitter")?.unwrap_or(false);
+            AdditiveJitter {
+                base,
+                cap,
+                jitter,
+                cap_after_jitter,
+                attempt_limit,
+            }
+        }
+        "compounding-jitter" => {
+            let (base, cap) = r.base_cap()?;
+            CompoundingJitter {
+                base,
+                cap,
+                factor: r.factor("factor")?,
+                jitter: r.duration("jitter")?,
+                attempt_limit,
+            }
+        }
+        "proportional-jitter" => {
+            let (base, cap) = r.base_cap()?;
+            ProportionalJitter {
+                base,
+                cap,
+                f: r.float("f", 0.0, 100.0)?,
+                attempt_limit,
+            }
+        }
+        "geometric" => {
+            let pr = r.float("p", 1e-6, 1.0)?;
+            Geometric {
+                p: pr,
+                attempt_limit,
+            }
+        }
+        _ => {
+            let min_window = r.integer("min_window", 1, 1 << 40)?;
+            let max_window = r.integer("max_window", 1, 1 << 40)?;
+            if max_window < min_window {
+                return Err(r.f.err(
+                    "max_window",
+                    format!("{max_window} is below min_window {min_window}; allowed: max_window >= min_window"),
+                ));
+            }
+            Mild {
+                min_window,
+                max_window,
+                factor: r.factor("factor")?,
+                decrease: r.integer("decrease", 0, 1 << 40)?,
+                attempt_limit,
+            }
+        }
+    };
+    let max = spec.max_delay_ps(m.slot_ps, attempt_limit);
+    if max > MAX_DURATION_S * PS_PER_S {
+        return Err(r.f.err(
+            "kind",
+            format!(
+                "these parameters allow waits of {max:.3e} ps, beyond the {MAX_DURATION_S:e} s the simulator accepts; use smaller windows or caps"
+            ),
+        ));
+    }
+    let keys: Vec<&str> = std::iter::once("kind")
+        .chain(doc.params.iter().map(|p| p.key))
+        .collect();
+    r.f.finish(&keys)?;
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_defaults_parse() {
+        for d in POLICIES {
+            for p in d.params {
+                let ok = p.default.parse::<f64>().is_ok()
+                    || p.default.parse::<bool>().is_ok()
+                    || units::parse_time(p.default).is_ok();
+                assert!(ok, "{}: default of {} = {}", d.kind, p.key, p.default);
+            }
+        }
+    }
 }

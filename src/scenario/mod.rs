@@ -2,7 +2,7 @@
 //! through a path-tracking reader, so an error names the file, key, line and what
 //! is allowed; once a scenario is built here the simulation core cannot fail.
 
-mod backoff;
+pub mod backoff;
 pub mod locate;
 pub mod reader;
 
@@ -20,18 +20,60 @@ pub const MAX_DURATION_S: f64 = 1e6;
 pub const MAX_STATIONS: u64 = 10_000_000;
 pub const MAX_REPLICATIONS: i64 = 1_000_000;
 
-/// How stations reach the medium.
+/// How stations reach the medium (`[medium] access`). docs/policies.md and
+/// ARCHITECTURE.md "Model choices" give the exact rules.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Access {
     /// 1-persistent CSMA/CD, as 802.3.
     CsmaCd,
+    /// Non-persistent CSMA/CD: a station that senses carrier does not wait
+    /// for the medium, it backs off and senses again later.
+    CsmaCdNonPersistent,
+    /// p-persistent CSMA/CD: when the medium is idle (after the gap), send with
+    /// probability `p`, else wait a slot and sense again.
+    CsmaCdPPersistent { p: f64 },
+    /// 1-persistent carrier sense without collision detection: collided frames
+    /// run to their end.
+    Csma,
+    /// No carrier sense, no collision detection: send at once.
+    Aloha,
+    /// As ALOHA, but transmissions start on slot boundaries (multiples of `slot`).
+    SlottedAloha,
 }
 
 impl Access {
+    /// The names `[medium] access` accepts.
+    pub const NAMES: &'static [&'static str] = &[
+        "csma-cd",
+        "csma-cd-nonpersistent",
+        "csma-cd-p-persistent",
+        "csma",
+        "aloha",
+        "slotted-aloha",
+    ];
+
     pub fn name(&self) -> &'static str {
         match self {
             Access::CsmaCd => "csma-cd",
+            Access::CsmaCdNonPersistent => "csma-cd-nonpersistent",
+            Access::CsmaCdPPersistent { .. } => "csma-cd-p-persistent",
+            Access::Csma => "csma",
+            Access::Aloha => "aloha",
+            Access::SlottedAloha => "slotted-aloha",
         }
+    }
+
+    /// Whether a transmitting station detects collisions and jams.
+    pub fn detects_collisions(&self) -> bool {
+        matches!(
+            self,
+            Access::CsmaCd | Access::CsmaCdNonPersistent | Access::CsmaCdPPersistent { .. }
+        )
+    }
+
+    /// Whether a station senses carrier before sending.
+    pub fn senses_carrier(&self) -> bool {
+        !matches!(self, Access::Aloha | Access::SlottedAloha)
     }
 }
 
@@ -384,6 +426,7 @@ const MEDIUM_KEYS: &[&str] = &[
     "ifg",
     "jam",
     "access",
+    "p",
     "placement",
 ];
 
@@ -435,23 +478,36 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
     let preamble_ps = bits_time(&mut f, "preamble", 64.0, bit_ps)?;
     let ifg_ps = bits_time(&mut f, "ifg", 96.0, bit_ps)?;
     let jam_ps = bits_time(&mut f, "jam", 32.0, bit_ps)?;
-    f.choice("access", &["csma-cd"])?;
-    let access = Access::CsmaCd;
+    let access = f.choice("access", Access::NAMES)?;
+    let p = f.float("p", 0.0, 1.0)?;
+    let access = match (access.as_deref(), p) {
+        (Some("csma-cd-p-persistent"), Some(p)) if p > 0.0 => Access::CsmaCdPPersistent { p },
+        (Some("csma-cd-p-persistent"), Some(_)) => {
+            return Err(f.err("p", "must be greater than zero; allowed: 0 < p <= 1"))
+        }
+        (Some("csma-cd-p-persistent"), None) => {
+            return Err(f.err(
+                "p",
+                "missing; access = \"csma-cd-p-persistent\" needs the probability p (0 < p <= 1) of sending in a slot when the medium is idle",
+            ))
+        }
+        (_, Some(_)) => {
+            return Err(f.err(
+                "p",
+                "applies only to access = \"csma-cd-p-persistent\"; remove it or change `access`",
+            ))
+        }
+        (Some("csma-cd-nonpersistent"), None) => Access::CsmaCdNonPersistent,
+        (Some("csma"), None) => Access::Csma,
+        (Some("aloha"), None) => Access::Aloha,
+        (Some("slotted-aloha"), None) => Access::SlottedAloha,
+        _ => Access::CsmaCd,
+    };
     let placement = match f.choice("placement", &["even", "random"])?.as_deref() {
         Some("random") => Placement::Random,
         _ => Placement::Even,
     };
-    f.finish(&[
-        "bit_rate",
-        "length",
-        "speed",
-        "slot",
-        "preamble",
-        "ifg",
-        "jam",
-        "access",
-        "placement",
-    ])?;
+    f.finish(MEDIUM_KEYS)?;
     Ok(Medium {
         bit_rate,
         bit_ps,

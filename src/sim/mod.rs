@@ -10,9 +10,9 @@ mod metrics;
 
 pub use metrics::{RunMetrics, RunResult, StationResult, METRIC_COLUMNS};
 
-use crate::backoff::{BackoffSpec, BackoffState};
+use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
-use crate::scenario::{Placement, Scenario};
+use crate::scenario::{Access, Placement, Scenario};
 use crate::seed;
 use crate::traffic::{exponential_ps, pareto_ps, Arrivals, FrameLaw};
 use metrics::Recorder;
@@ -180,6 +180,12 @@ struct Sim<'a, O: Observer> {
     horizon: Time,
     rec: Recorder,
     obs: &'a mut O,
+    /// `[medium] access`, and whether it detects collisions (else a collided
+    /// frame runs to its end and fails there).
+    access: Access,
+    cd: bool,
+    /// What channel-aware backoff policies (BLAM) observe.
+    channel: ChannelHistory,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -228,6 +234,9 @@ impl<'a, O: Observer> Sim<'a, O> {
             ifg_part1: m.ifg_ps * 2 / 3,
             horizon,
             obs,
+            access: m.access,
+            cd: m.access.detects_collisions(),
+            channel: ChannelHistory::default(),
         }
     }
 
@@ -500,8 +509,12 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// Station `i` has a frame at the head of its queue and may contend,
     /// deferring as it must from time `from` (<= now).
     fn contend(&mut self, now: Time, i: usize, from: Time) {
+        if self.access != Access::CsmaCd && self.contend_by_mode(now, i) {
+            return;
+        }
+        let from = self.slot_sample_time(now, i, from);
         match self.deference(i, from) {
-            Ok((at, _)) if at <= now => self.start_tx(now, i),
+            Ok((at, _)) if at <= now => self.send_now(now, i),
             Ok((at, restart_before)) => {
                 let s = &mut self.st[i];
                 s.mac = Mac::Scheduled {
@@ -513,6 +526,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 self.obs
                     .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
             }
+            Err(_) if self.access == Access::CsmaCdNonPersistent => self.sense_later(now, i),
             Err((ctx, on)) => {
                 self.st[i].mac = Mac::Blocked { on, ctx };
                 self.signal_mut(on).waiters.push(i as u32);
@@ -541,7 +555,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             .filter(|&a| a < restart_before)
             .min();
         match first_new {
-            None => self.start_tx(t, i),
+            None => self.send_now(t, i),
             Some(a) => self.contend(t, i, a),
         }
     }
@@ -624,6 +638,10 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Mac::Transmitting { signal } = self.st[i].mac else {
             return;
         };
+        if !self.cd {
+            // Without collision detection the frame runs to its end.
+            return;
+        }
         let m = &self.sc.medium;
         let (start, end) = {
             let s = self.signal(signal);
@@ -657,11 +675,19 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Mac::Transmitting { signal } = self.st[i].mac else {
             return;
         };
-        let (collided, frame, waiters) = {
+        let (collided, frame, mut waiters, start) = {
             let s = self.signal_mut(signal);
             s.fixed = true;
-            (s.collided, s.frame, std::mem::take(&mut s.waiters))
+            (s.collided, s.frame, std::mem::take(&mut s.waiters), s.start)
         };
+        // Without collision detection the sender learns at the end of its
+        // frame whether another signal overlapped it (at the sender).
+        let collided = collided || (!self.cd && self.overlapped_at(signal, i));
+        if collided {
+            self.channel.observe_collision(start, t);
+        } else {
+            self.channel.observe_success();
+        }
         self.st[i].own_end = Some(t);
         self.st[i].detect_at = Time::MAX;
         if collided {
@@ -669,6 +695,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             let spec = self.spec(i);
             let s = &mut self.st[i];
             s.collisions += 1;
+            s.backoff.on_collision(spec);
             let n = s.collisions;
             if n >= spec.attempt_limit() {
                 s.queue.pop_front();
@@ -678,9 +705,13 @@ impl<'a, O: Observer> Sim<'a, O> {
                 self.obs.on(t, i as u32, &MacEvent::Discard { attempts: n });
                 self.next_frame(t, i);
             } else {
-                let draw = s
-                    .backoff
-                    .draw(spec, n, self.sc.medium.slot_ps, &mut s.rng_backoff);
+                let draw = s.backoff.draw(
+                    spec,
+                    n,
+                    self.sc.medium.slot_ps,
+                    &self.channel,
+                    &mut s.rng_backoff,
+                );
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
                 self.q.push(t + draw.delay, Event::Ready(i as u32, s.timer));
@@ -705,6 +736,12 @@ impl<'a, O: Observer> Sim<'a, O> {
             s.backoff.on_success(spec);
             self.rec.success(t, i);
             self.obs.on(t, i as u32, &MacEvent::TxSuccess);
+            if let Access::CsmaCdPPersistent { .. } = self.access {
+                // The sender contends for its next frame after the stations
+                // that waited on this one, so that they start their slots
+                // from this end as it does.
+                self.wake_waiters(t, signal, std::mem::take(&mut waiters));
+            }
             self.next_frame(t, i);
         }
         for w in waiters {
@@ -759,6 +796,138 @@ impl<'a, O: Observer> Sim<'a, O> {
                 delay,
             },
         );
+    }
+
+    // ---- channel-access modes other than 1-persistent CSMA/CD -------------
+    //
+    // Kept apart from the carrier-sense machinery above: each mode branches off
+    // at `contend` (before deferral), `send_now` (the moment a station would
+    // send), `detect` (ignored without collision detection) and `tx_end`
+    // (failure judged at the end of the frame). csma-cd takes none of them.
+
+    /// Handles `contend` for modes that do not simply defer; returns whether
+    /// it did.
+    fn contend_by_mode(&mut self, now: Time, i: usize) -> bool {
+        match self.access {
+            Access::Aloha | Access::SlottedAloha => {
+                // No carrier sense: send at once, after the station's own gap;
+                // slotted, at the next slot boundary.
+                let mut at = self.st[i].own_end.map_or(now, |e| now.max(e + self.ifg));
+                if self.access == Access::SlottedAloha {
+                    let slot = self.sc.medium.slot_ps;
+                    at = at.div_ceil(slot) * slot;
+                }
+                if at <= now {
+                    self.start_tx(now, i);
+                } else {
+                    let s = &mut self.st[i];
+                    // No carrier can restart it: `restart_before` 0.
+                    s.mac = Mac::Scheduled {
+                        restart_before: 0,
+                        seq: self.next_id,
+                    };
+                    s.timer = s.timer.wrapping_add(1);
+                    self.q.push(at, Event::TxStart(i as u32, s.timer));
+                    self.obs
+                        .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
+                }
+                true
+            }
+            Access::CsmaCdNonPersistent if self.carrier_at(i, now) => {
+                self.sense_later(now, i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// p-persistent: a station whose slot wait or backoff ends at `now` samples
+    /// the carrier just before its slot begins, so a signal reaching it at that
+    /// very instant (sent in the same slot elsewhere) is not sensed and the two
+    /// collide, as in Metcalfe and Boggs's slotted model.
+    fn slot_sample_time(&self, now: Time, i: usize, from: Time) -> Time {
+        match self.access {
+            Access::CsmaCdPPersistent { .. } if from == now && self.st[i].mac == Mac::Backoff => {
+                now.saturating_sub(1)
+            }
+            _ => from,
+        }
+    }
+
+    fn wake_waiters(&mut self, t: Time, signal: u64, waiters: Vec<u32>) {
+        for w in waiters {
+            let w = w as usize;
+            if let Mac::Blocked { on, ctx } = self.st[w].mac {
+                if on == signal {
+                    self.contend(t, w, ctx);
+                }
+            }
+        }
+    }
+
+    /// The station may send now: p-persistent stations toss their coin first.
+    fn send_now(&mut self, t: Time, i: usize) {
+        if let Access::CsmaCdPPersistent { p } = self.access {
+            let s = &mut self.st[i];
+            if s.rng_backoff.random::<f64>() >= p {
+                // Wait a slot and sense again.
+                let at = t + self.sc.medium.slot_ps;
+                s.mac = Mac::Backoff;
+                s.timer = s.timer.wrapping_add(1);
+                self.q.push(at, Event::Ready(i as u32, s.timer));
+                self.obs
+                    .on(t, i as u32, &MacEvent::Defer { until: Some(at) });
+                return;
+            }
+        }
+        self.start_tx(t, i)
+    }
+
+    /// Non-persistent: the medium is busy, so sense again after one slot plus
+    /// the wait the station's policy would draw now (n = max(1, collisions)),
+    /// without touching the policy's memory. The extra slot guarantees
+    /// progress for policies that can draw zero.
+    fn sense_later(&mut self, now: Time, i: usize) {
+        let spec = self.spec(i);
+        let slot = self.sc.medium.slot_ps;
+        let s = &mut self.st[i];
+        let mut probe = s.backoff.clone();
+        let n = s.collisions.max(1);
+        let draw = probe.draw(spec, n, slot, &self.channel, &mut s.rng_backoff);
+        let at = now + slot + draw.delay;
+        s.mac = Mac::Backoff;
+        s.timer = s.timer.wrapping_add(1);
+        self.q.push(at, Event::Ready(i as u32, s.timer));
+        self.obs
+            .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
+    }
+
+    /// Whether another station's signal is present at station `i` at `t`.
+    fn carrier_at(&self, i: usize, t: Time) -> bool {
+        let me = self.st[i].prop;
+        self.signals.iter().any(|s| {
+            let j = s.station as usize;
+            let d = me.abs_diff(self.st[j].prop);
+            j != i && s.start + d <= t && t < s.end + d
+        })
+    }
+
+    /// Whether any other signal overlapped signal `id` at station `at`.
+    fn overlapped_at(&self, id: u64, at: usize) -> bool {
+        let (start, end, from) = {
+            let s = self.signal(id);
+            (s.start, s.end, s.station as usize)
+        };
+        let pa = self.st[at].prop;
+        let d = pa.abs_diff(self.st[from].prop);
+        let (a0, b0) = (start + d, end + d);
+        self.signals.iter().any(|s| {
+            if s.id == id {
+                return false;
+            }
+            let dk = pa.abs_diff(self.st[s.station as usize].prop);
+            s.start + dk < b0 && a0 < s.end + dk
+        })
     }
 
     fn finish(self) -> RunResult {

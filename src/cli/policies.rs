@@ -1,0 +1,52 @@
+//! `csmacd policies`: every backoff policy with its formula, parameters and
+//! defaults, and the channel-access modes, from the catalogue the scenario
+//! reader uses (so the listing cannot drift from what a scenario accepts).
+
+use super::CliResult;
+use crate::scenario::backoff::POLICIES;
+use crate::scenario::Access;
+
+/// List the backoff policies and channel-access modes.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+n counts the collisions of the current frame (1 after the first); U(a, b) is
+uniform; slot-window policies draw r slots. Durations take units (\"51.2us\",
+\"10ms\") or slots (\"4slot\"). docs/policies.md explains each policy.
+
+Example, in a scenario:
+  backoff = { kind = \"full-jitter\", base = \"1slot\", cap = \"1024slot\" }")]
+pub struct PoliciesArgs {
+    /// Show only this policy.
+    pub kind: Option<String>,
+}
+
+pub fn run(args: PoliciesArgs) -> CliResult {
+    let chosen: Vec<_> = POLICIES
+        .iter()
+        .filter(|d| args.kind.as_deref().is_none_or(|k| k == d.kind))
+        .collect();
+    if chosen.is_empty() {
+        let kinds: Vec<&str> = POLICIES.iter().map(|d| d.kind).collect();
+        return Err(super::CliError::usage(anyhow::anyhow!(
+            "no policy `{}`; policies: {}",
+            args.kind.unwrap_or_default(),
+            kinds.join(", ")
+        )));
+    }
+    for d in chosen {
+        println!("{}", d.kind);
+        println!("  wait:   {}", d.formula);
+        for p in d.params {
+            println!("  {:<17} = {:<9} {}", p.key, p.default, p.meaning);
+        }
+        println!("  source: {}", d.source);
+        println!();
+    }
+    if args.kind.is_none() {
+        println!(
+            "channel access ([medium] access): {} (default csma-cd; csma-cd-p-persistent needs p)",
+            Access::NAMES.join(", ")
+        );
+    }
+    Ok(())
+}
