@@ -3,3 +3,5 @@
 mod cli_basics;
 mod common;
 mod core_model;
+mod invariants;
+mod parser_fuzz;
