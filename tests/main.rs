@@ -3,5 +3,7 @@
 mod cli_basics;
 mod common;
 mod core_model;
+mod hostile_inputs;
 mod invariants;
+mod nothing_lost;
 mod parser_fuzz;

@@ -25,9 +25,27 @@ fn number_text() -> impl Strategy<Value = String> {
         (-5000i64..0).prop_map(|n| n.to_string()),
         any::<f64>().prop_map(|f| format!("{f:e}")),
         prop::sample::select(vec![
-            "0", "-0", "1e308", "1e-308", "1e30", "1e-30", "nan", "NaN", "inf", "-inf",
-            "1.7976931348623157e308", "18446744073709551616", "9223372036854775807", "0.5",
-            "1_000", "1e", "e5", ".", "+", "--1", "1..2",
+            "0",
+            "-0",
+            "1e308",
+            "1e-308",
+            "1e30",
+            "1e-30",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "1.7976931348623157e308",
+            "18446744073709551616",
+            "9223372036854775807",
+            "0.5",
+            "1_000",
+            "1e",
+            "e5",
+            ".",
+            "+",
+            "--1",
+            "1..2",
         ])
         .prop_map(str::to_string),
     ]
@@ -35,9 +53,9 @@ fn number_text() -> impl Strategy<Value = String> {
 
 /// Every unit a quantity might carry, and some that no quantity takes.
 const UNITS: &[&str] = &[
-    "", "s", "ms", "us", "µs", "ns", "ps", "min", "h", "bit", "bits", "slot", "slots", "B",
-    "kB", "KB", "bps", "kbps", "Mbps", "Gbps", "m", "km", "m/s", "km/s", "furlong", " s",
-    "s ", "Mb", "%", "\u{0}", "é",
+    "", "s", "ms", "us", "µs", "ns", "ps", "min", "h", "bit", "bits", "slot", "slots", "B", "kB",
+    "KB", "bps", "kbps", "Mbps", "Gbps", "m", "km", "m/s", "km/s", "furlong", " s", "s ", "Mb",
+    "%", "\u{0}", "é",
 ];
 
 fn quantity() -> impl Strategy<Value = Value> {
@@ -73,9 +91,27 @@ fn hostile_value() -> BoxedStrategy<Value> {
 /// The keys a scenario knows, at every level, and a few it does not.
 fn key_name() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
-        "kind", "load", "rate", "interval", "phase", "frames", "at", "mean_on", "mean_off",
-        "alpha", "size", "min", "max", "sizes", "weights", "backoff_limit", "attempt_limit",
-        "count", "unknown", "Kind", "",
+        "kind",
+        "load",
+        "rate",
+        "interval",
+        "phase",
+        "frames",
+        "at",
+        "mean_on",
+        "mean_off",
+        "alpha",
+        "size",
+        "min",
+        "max",
+        "sizes",
+        "weights",
+        "backoff_limit",
+        "attempt_limit",
+        "count",
+        "unknown",
+        "Kind",
+        "",
     ])
     .prop_map(str::to_string)
 }
@@ -98,39 +134,71 @@ fn floats(v: &'static [f64]) -> BoxedStrategy<Value> {
 /// validity, so that many inputs pass validation and reach the simulator.
 fn plausible(key: &str) -> BoxedStrategy<Value> {
     match key {
-        "duration" => strs(&["1ms", "10ms", "1s", "1e6s", "100slot", "1e5bit", "3153600000s"]),
+        "duration" => strs(&[
+            "1ms",
+            "10ms",
+            "1s",
+            "1e6s",
+            "100slot",
+            "1e5bit",
+            "3153600000s",
+        ]),
         "warmup" => strs(&["0s", "1ms", "0.5ms", "2slot"]),
         "seed" => any::<i64>().prop_map(Value::Integer).boxed(),
         "replications" => ints(&[1, 2, 3, 1_000_000]),
         "nonstandard_frames" => any::<bool>().prop_map(Value::Boolean).boxed(),
         "name" => ".{0,8}".prop_map(Value::String).boxed(),
-        "bit_rate" => strs(&["1Mbps", "10Mbps", "100Mbps", "1bps", "1000Gbps", "3Mbps", "1e-300bps"]),
+        "bit_rate" => strs(&[
+            "1Mbps",
+            "10Mbps",
+            "100Mbps",
+            "1bps",
+            "1000Gbps",
+            "3Mbps",
+            "1e-300bps",
+        ]),
         "length" => strs(&["0m", "2500m", "1e7m", "1m", "10km"]),
         "speed" => strs(&["2e8m/s", "1m/s", "299792458m/s", "1e-300m/s"]),
-        "slot" | "preamble" | "ifg" | "jam" => strs(&["0bit", "1bit", "64bit", "96bit", "512bit", "1e18ps", "1e6s", "1e30bit"]),
+        "slot" | "preamble" | "ifg" | "jam" => strs(&[
+            "0bit", "1bit", "64bit", "96bit", "512bit", "1e18ps", "1e6s", "1e30bit",
+        ]),
         "access" => strs(&["csma-cd"]),
         "placement" => strs(&["even", "random"]),
         "count" => ints(&[1, 2, 3, 5, 10_000_000]),
         "frame" => prop_oneof![
             strs(&["64B", "1518B", "1B", "1000000B", "imix", "512bit"]),
-            Just(Value::Table(toml::from_str("kind = \"uniform\"\nmin = \"64B\"\nmax = \"1518B\"").unwrap_or_default())),
-            Just(Value::Table(toml::from_str("kind = \"mix\"\nsizes = [\"64B\", \"1518B\"]\nweights = [1e308, 1e308]").unwrap_or_default())),
+            Just(Value::Table(
+                toml::from_str("kind = \"uniform\"\nmin = \"64B\"\nmax = \"1518B\"")
+                    .unwrap_or_default()
+            )),
+            Just(Value::Table(
+                toml::from_str(
+                    "kind = \"mix\"\nsizes = [\"64B\", \"1518B\"]\nweights = [1e308, 1e308]"
+                )
+                .unwrap_or_default()
+            )),
         ]
         .boxed(),
-        "backoff" => (0i64..70, 0i64..20).prop_map(|(k, a)| {
-            let mut t = Table::new();
-            t.insert("kind".into(), Value::String("beb".into()));
-            t.insert("backoff_limit".into(), Value::Integer(k));
-            t.insert("attempt_limit".into(), Value::Integer(a));
-            Value::Table(t)
-        }).boxed(),
+        "backoff" => (0i64..70, 0i64..20)
+            .prop_map(|(k, a)| {
+                let mut t = Table::new();
+                t.insert("kind".into(), Value::String("beb".into()));
+                t.insert("backoff_limit".into(), Value::Integer(k));
+                t.insert("attempt_limit".into(), Value::Integer(a));
+                Value::Table(t)
+            })
+            .boxed(),
         "queue" => ints(&[1, 2, 1000, 10_000_000]),
-        "positions" => prop::collection::vec(strs(&["0m", "100m", "2500m", "2501m", "-1m"]), 0..4).prop_map(Value::Array).boxed(),
+        "positions" => prop::collection::vec(strs(&["0m", "100m", "2500m", "2501m", "-1m"]), 0..4)
+            .prop_map(Value::Array)
+            .boxed(),
         "destination" => ints(&[0, 1, 2, 7]),
         "kind" => strs(&["saturated", "poisson", "periodic", "burst", "on-off"]),
         "load" => floats(&[0.5, 1e-300, 1e6, 0.0, 2.0]),
         "rate" => floats(&[1.0, 1e-300, 1e12, 100.0]),
-        "interval" | "phase" | "at" | "mean_on" | "mean_off" => strs(&["1ms", "1ps", "0s", "1e30s", "3slot"]),
+        "interval" | "phase" | "at" | "mean_on" | "mean_off" => {
+            strs(&["1ms", "1ps", "0s", "1e30s", "3slot"])
+        }
         "frames" => ints(&[1, 10, 1_000_000]),
         "alpha" => floats(&[1.5, 1.0, 10.0, 1.0000001]),
         _ => hostile_value(),
@@ -152,18 +220,37 @@ fn entries(keys: &'static [&'static str]) -> impl Strategy<Value = Table> {
 /// A valid base scenario, then hostile overrides at every level.
 fn hostile_table() -> impl Strategy<Value = Table> {
     let top = entries(&[
-        "name", "seed", "duration", "warmup", "replications", "nonstandard_frames", "medium",
+        "name",
+        "seed",
+        "duration",
+        "warmup",
+        "replications",
+        "nonstandard_frames",
+        "medium",
         "stations",
     ]);
     let medium = entries(&[
-        "bit_rate", "length", "speed", "slot", "preamble", "ifg", "jam", "access", "placement",
+        "bit_rate",
+        "length",
+        "speed",
+        "slot",
+        "preamble",
+        "ifg",
+        "jam",
+        "access",
+        "placement",
     ]);
     let group = entries(&[
-        "count", "traffic", "frame", "backoff", "queue", "positions", "destination",
+        "count",
+        "traffic",
+        "frame",
+        "backoff",
+        "queue",
+        "positions",
+        "destination",
     ]);
     let traffic = entries(&[
-        "kind", "load", "rate", "interval", "phase", "frames", "at", "mean_on", "mean_off",
-        "alpha",
+        "kind", "load", "rate", "interval", "phase", "frames", "at", "mean_on", "mean_off", "alpha",
     ]);
     (top, medium, prop::collection::vec((group, traffic), 0..3), any::<u8>()).prop_map(
         |(top, medium, groups, drop)| {
@@ -200,31 +287,31 @@ fn hostile_table() -> impl Strategy<Value = Table> {
     )
 }
 
-/// How many inputs were accepted (and run), to see that the fuzzer reaches
-/// the simulator too.
-pub static ACCEPTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 /// Checks one input: no panic (proptest reports a panic as a failure), and an
 /// error that says where.
 fn check_text(text: &str) -> Result<(), TestCaseError> {
     match scenario::from_str("fuzz.toml", "fuzz", text) {
-        Ok(sc) => {
-            ACCEPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            run_shortened(sc)
-        }
+        Ok(sc) => run_shortened(sc),
         Err(e) => {
             let msg = e.to_string();
             let lines = text.split('\n').count();
             let (line, key) = match &e {
                 ScenarioError::Syntax { line, .. } => (*line, None),
                 ScenarioError::Invalid { line, key, .. } => (*line, Some(key.clone())),
-                other => return Err(TestCaseError::fail(format!("unexpected error kind: {other}"))),
+                other => {
+                    return Err(TestCaseError::fail(format!(
+                        "unexpected error kind: {other}"
+                    )))
+                }
             };
             prop_assert!(
                 msg.starts_with(&format!("fuzz.toml:{line}: ")),
                 "no file:line in {msg}"
             );
-            prop_assert!(line >= 1 && line <= lines, "line {line} outside 1..={lines}: {msg}");
+            prop_assert!(
+                line >= 1 && line <= lines,
+                "line {line} outside 1..={lines}: {msg}"
+            );
             if let Some(key) = key {
                 prop_assert!(!key.is_empty(), "no key named: {msg}");
                 prop_assert!(msg.contains(&format!("`{key}`")), "key not quoted: {msg}");
@@ -315,7 +402,9 @@ proptest! {
 #[test]
 fn regression_tiny_bit_rate_is_refused() {
     let text = "duration = \"1s\"\n[medium]\nbit_rate = \"1e-300bps\"\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n";
-    let e = scenario::from_str("t.toml", "t", text).unwrap_err().to_string();
+    let e = scenario::from_str("t.toml", "t", text)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("t.toml:3: `medium.bit_rate`"), "{e}");
 }
 
@@ -323,7 +412,9 @@ fn regression_tiny_bit_rate_is_refused() {
 #[test]
 fn regression_huge_gap_is_refused() {
     let text = "duration = \"1s\"\n[medium]\nifg = \"1e30bit\"\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n";
-    let e = scenario::from_str("t.toml", "t", text).unwrap_err().to_string();
+    let e = scenario::from_str("t.toml", "t", text)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("t.toml:3: `medium.ifg`"), "{e}");
 }
 
@@ -331,7 +422,9 @@ fn regression_huge_gap_is_refused() {
 #[test]
 fn regression_crawling_signal_is_refused() {
     let text = "duration = \"1s\"\n[medium]\nspeed = \"1e-300m/s\"\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n";
-    let e = scenario::from_str("t.toml", "t", text).unwrap_err().to_string();
+    let e = scenario::from_str("t.toml", "t", text)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("`medium.speed`"), "{e}");
 }
 
@@ -364,12 +457,8 @@ fn regression_vanishing_rates_terminate() {
 #[test]
 fn regression_infinite_weight_sum_is_refused() {
     let text = "duration = \"1s\"\n[[stations]]\ncount = 2\nframe = { kind = \"mix\", sizes = [\"64B\", \"1518B\"], weights = [1e308, 1e308] }\ntraffic = { kind = \"poisson\", load = 0.5 }\n";
-    let e = scenario::from_str("t.toml", "t", text).unwrap_err().to_string();
+    let e = scenario::from_str("t.toml", "t", text)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("t.toml:4: `stations.0.frame.weights`"), "{e}");
-}
-
-#[test]
-fn zz_report_accepted() {
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    eprintln!("ACCEPTED {}", ACCEPTED.load(std::sync::atomic::Ordering::Relaxed));
 }

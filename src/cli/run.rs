@@ -28,7 +28,8 @@ pub struct RunArgs {
     /// Output directory [default: results/<file stem>/].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Overwrite results of a different scenario in the output directory.
+    /// Overwrite the results of another scenario (another `name`, or files
+    /// not written by csmacd) in the output directory.
     #[arg(long)]
     pub force: bool,
 }

@@ -137,7 +137,9 @@ impl Scenario {
             let queued = match g.arrivals {
                 Arrivals::Saturated => 1.0,
                 Arrivals::Burst { frames, .. } => frames as f64,
-                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => rate * duration_s + 1.0,
+                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
+                    rate * duration_s + 1.0
+                }
                 Arrivals::Periodic { interval, .. } => {
                     self.duration as f64 / interval.max(1) as f64 + 1.0
                 }
@@ -228,6 +230,21 @@ pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
 
 /// Parses TOML text into a table, with the line of any syntax error.
 pub fn parse_table(file: &str, text: &str) -> Result<Table, ScenarioError> {
+    // TOML forbids control characters; say which and where rather than let
+    // the parser guess at what was meant.
+    if let Some((at, c)) = text
+        .char_indices()
+        .find(|(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(ScenarioError::Syntax {
+            file: file.to_string(),
+            line: locate::line_of_offset(text, at),
+            message: format!(
+                "the control character U+{:04X} is not allowed; a scenario is plain text",
+                c as u32
+            ),
+        });
+    }
     text.parse::<Table>().map_err(|e| {
         let line = e
             .span()
@@ -426,7 +443,12 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
             ),
         ));
     }
-    let max_bytes = sc.groups.iter().map(|g| g.frame.max_bytes()).max().unwrap_or(0);
+    let max_bytes = sc
+        .groups
+        .iter()
+        .map(|g| g.frame.max_bytes())
+        .max()
+        .unwrap_or(0);
     let longest = sc.medium.preamble_ps as f64 + 8.0 * max_bytes as f64 * sc.medium.bit_ps as f64;
     if longest > max_ps {
         return Err(FieldError::new(
@@ -438,8 +460,12 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
         ));
     }
     let need = sc.memory_estimate_bytes();
-    if !(need <= MAX_MEMORY_BYTES as f64) {
-        let key = if sc.replications > 1 { "replications" } else { "stations" };
+    if need.is_nan() || need > MAX_MEMORY_BYTES as f64 {
+        let key = if sc.replications > 1 {
+            "replications"
+        } else {
+            "stations"
+        };
         return Err(FieldError::new(
             key,
             format!(

@@ -368,7 +368,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             }
             Arrivals::Periodic { interval, .. } => {
                 self.add_frame(t, i);
-                self.q.push(t.saturating_add(interval), Event::Arrival(i as u32));
+                self.q
+                    .push(t.saturating_add(interval), Event::Arrival(i as u32));
             }
             Arrivals::Burst { frames, .. } => {
                 for _ in 0..frames {
@@ -655,11 +656,14 @@ impl<'a, O: Observer> Sim<'a, O> {
         self.rec.collision_detected(t, i, late);
         self.obs
             .on(t, i as u32, &MacEvent::CollisionDetected { late });
-        self.obs
-            .on(t, i as u32, &MacEvent::Jam {
+        self.obs.on(
+            t,
+            i as u32,
+            &MacEvent::Jam {
                 start: jam_start,
                 end: jam_end,
-            });
+            },
+        );
     }
 
     fn tx_end(&mut self, t: Time, i: usize) {
@@ -694,7 +698,10 @@ impl<'a, O: Observer> Sim<'a, O> {
                 s.timer = s.timer.wrapping_add(1);
                 // Saturating: a wait past the end of the clock means "never again in
                 // this run", which is what a huge backoff window asks for.
-                self.q.push(t.saturating_add(draw.delay), Event::Ready(i as u32, s.timer));
+                self.q.push(
+                    t.saturating_add(draw.delay),
+                    Event::Ready(i as u32, s.timer),
+                );
                 self.obs.on(
                     t,
                     i as u32,
