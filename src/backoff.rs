@@ -72,7 +72,7 @@ impl BackoffState {
                 let k = n.min(*backoff_limit);
                 let r = rng.random_range(0..(1u64 << k));
                 BackoffDraw {
-                    delay: r * slot,
+                    delay: r.saturating_mul(slot),
                     k: Some(k),
                     r: Some(r),
                 }

@@ -433,7 +433,7 @@ fn regression_crawling_signal_is_refused() {
 #[test]
 fn regression_huge_backoff_window_runs() {
     let sc = crate::common::scenario(
-        "duration = \"50ms\"\n[[stations]]\ncount = 3\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\nbackoff = { kind = \"beb\", backoff_limit = 62 }\n",
+        "duration = \"50ms\"\n[[stations]]\ncount = 3\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\nbackoff = { kind = \"beb\", backoff_limit = 62, attempt_limit = 1000 }\n",
     );
     let r = crate::common::run(&sc, 5);
     assert!(r.metrics.get("collisions") > 0.0);
@@ -461,4 +461,25 @@ fn regression_infinite_weight_sum_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("t.toml:4: `stations.0.frame.weights`"), "{e}");
+}
+
+/// The draw itself: a window of 2^62 slots of 51.2 us overflows `r * slot`
+/// (reachable with backoff_limit = 62 and a large attempt_limit, though only
+/// after improbably short waits); the delay now saturates.
+#[test]
+fn regression_backoff_draw_saturates() {
+    use csmacd::backoff::{BackoffSpec, BackoffState};
+    use rand::SeedableRng;
+    let spec = BackoffSpec::Beb {
+        backoff_limit: 62,
+        attempt_limit: 1000,
+    };
+    let mut st = BackoffState::new(&spec);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let slot = 51_200_000;
+    for _ in 0..100 {
+        let d = st.draw(&spec, 62, slot, &mut rng);
+        let r = d.r.unwrap_or(0);
+        assert_eq!(d.delay, r.saturating_mul(slot));
+    }
 }
