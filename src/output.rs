@@ -30,6 +30,45 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Writes several files into `dir` as one step: every file goes to a
+/// temporary name first, and only when all are written and synced are they
+/// renamed into place. A write error (e.g. a full disk) removes the temporary
+/// files and leaves the directory as it was: no half-written file, and no mix
+/// of new and old results.
+pub fn write_files_atomic(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Result<()> {
+    let tmp_of = |name: &str| dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let mut written = Vec::with_capacity(files.len());
+    let result = (|| {
+        for (name, bytes) in files {
+            let tmp = tmp_of(name);
+            written.push(tmp.clone());
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        // A directory in the way would fail its rename after others were
+        // done: find it before anything is replaced.
+        for (name, _) in files {
+            if dir.join(name).is_dir() {
+                return Err(std::io::Error::other(format!(
+                    "{} is a directory",
+                    dir.join(name).display()
+                )));
+            }
+        }
+        for (name, _) in files {
+            std::fs::rename(tmp_of(name), dir.join(name))?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for tmp in &written {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+    result
+}
+
 /// A number as CSV text: shortest round-trip form, empty when undefined.
 pub fn num(x: f64) -> String {
     if x.is_nan() {

@@ -52,6 +52,8 @@ fn check_aloha(r: &RunResult, law: fn(f64) -> f64, what: &str) -> f64 {
     g
 }
 
+use csmacd::sim::MacEvent;
+
 #[test]
 fn pure_aloha_throughput_is_g_exp_minus_2g() {
     let law = |g: f64| g * (-2.0 * g).exp();
@@ -154,15 +156,42 @@ fn without_collision_detection_collided_frames_run_to_their_end() {
         assert_eq!(r.metrics.get("delivered"), 2.0, "{access}");
         assert!(r.metrics.get("collisions") >= 2.0, "{access}");
         assert!(r.stations.iter().all(|s| s.conserves_frames()));
-        // busy_ps sums transmission durations: a collided CSMA frame is whole.
-        let busy_bits = r.busy_ps as f64 / 100_000.0;
-        let collided = r.metrics.get("collisions");
-        let successes = 2.0;
-        if detects {
-            assert!(busy_bits < successes * (frame_bits + 64.0) + collided * 1000.0);
-        } else {
-            assert!(busy_bits >= (successes + collided) * (frame_bits + 64.0) - 1.0);
+        // Each failed transmission ends (and its backoff starts) at the
+        // frame's full end without collision detection, and at the end of
+        // the jam, well before it, with it.
+        let sc = csmacd::scenario::from_str("t.toml", "t", &text).unwrap();
+        let mut log = Log::default();
+        csmacd::sim::run_observed(&sc, 1, &mut log);
+        let mut full_end = [0u64; 2];
+        let mut backoffs = 0;
+        for (t, st, ev) in &log.0 {
+            match ev {
+                MacEvent::TxStart { end, .. } => full_end[*st as usize] = *end,
+                MacEvent::Backoff { .. } => {
+                    backoffs += 1;
+                    if detects {
+                        assert!(*t < full_end[*st as usize], "{access}: no early stop");
+                    } else {
+                        assert_eq!(*t, full_end[*st as usize], "{access}: frame cut short");
+                    }
+                }
+                MacEvent::Jam { .. } | MacEvent::CollisionDetected { .. } => {
+                    assert!(detects, "{access}: jam without collision detection")
+                }
+                _ => {}
+            }
         }
+        assert_eq!(backoffs as f64, r.metrics.get("collisions"), "{access}");
+        let _ = frame_bits;
+    }
+}
+
+#[derive(Default)]
+struct Log(Vec<(u64, u32, MacEvent)>);
+
+impl csmacd::sim::Observer for Log {
+    fn on(&mut self, t: u64, station: u32, ev: &MacEvent) {
+        self.0.push((t, station, ev.clone()));
     }
 }
 

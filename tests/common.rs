@@ -72,3 +72,12 @@ pub fn scenario_files() -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Proptest case count: `PROPTEST_CASES` when set (for long runs), else the
+/// given default, chosen to keep `cargo test` fast.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -186,7 +186,7 @@ fn backoff_is_counted_from_the_end_of_the_jam() {
                 .iter()
                 .rev()
                 .find_map(|(_, s2, e2)| match e2 {
-                    MacEvent::Jam { end } if s2 == s => Some(*end),
+                    MacEvent::Jam { end, .. } if s2 == s => Some(*end),
                     _ => None,
                 })
                 .unwrap();
@@ -218,7 +218,7 @@ fn backoff_is_counted_from_the_end_of_the_jam() {
                         .iter()
                         .rev()
                         .find_map(|(_, s2, e2)| match e2 {
-                            MacEvent::Jam { end } if s2 != s => Some(*end),
+                            MacEvent::Jam { end, .. } if s2 != s => Some(*end),
                             _ => None,
                         })
                         .unwrap();
@@ -291,12 +291,12 @@ traffic = { kind = "burst", at = "3us" }
     assert_eq!(find(1, &is_detect).0, 5 * US);
     assert_eq!(find(0, &is_detect).0, 8 * US);
     // Station 0 is past its 6.4 us preamble: it jams at once, for 32 bits.
-    let (t0, MacEvent::Jam { end: e0 }) = find(0, &is_jam) else {
+    let (_, MacEvent::Jam { start: t0, end: e0 }) = find(0, &is_jam) else {
         unreachable!()
     };
     assert_eq!((t0, e0 - t0), (8 * US, 32 * 100_000));
     // Station 1 detected inside its preamble (3 to 9.4 us): it finishes it first.
-    let (t1, MacEvent::Jam { end: e1 }) = find(1, &is_jam) else {
+    let (_, MacEvent::Jam { start: t1, end: e1 }) = find(1, &is_jam) else {
         unreachable!()
     };
     assert_eq!((t1, e1 - t1), (9 * US + 400_000, 32 * 100_000));

@@ -5,4 +5,8 @@ mod cli_basics;
 mod common;
 mod core_model;
 mod golden;
+mod hostile_inputs;
+mod invariants;
+mod nothing_lost;
+mod parser_fuzz;
 mod policies;

@@ -28,7 +28,8 @@ pub struct RunArgs {
     /// Output directory [default: results/<file stem>/].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Overwrite results of a different scenario in the output directory.
+    /// Overwrite the results of another scenario (another `name`, or files
+    /// not written by csmacd) in the output directory.
     #[arg(long)]
     pub force: bool,
 }
@@ -92,7 +93,10 @@ pub fn run(args: RunArgs) -> CliResult {
     }
     let sc = scenario::validate(&table, &stem(&args.file), &[])
         .map_err(|e| CliError::usage(ScenarioError::at(&file, &text, e)))?;
+    check_memory(&file, &sc)?;
     table.insert("seed".into(), toml::Value::Integer(sc.seed as i64));
+    // The name identifies the results in the output directory (see --force).
+    table.insert("name".into(), toml::Value::String(sc.name.clone()));
     let out = args
         .out
         .unwrap_or_else(|| Path::new("results").join(stem(&args.file)));
@@ -112,17 +116,27 @@ pub fn run(args: RunArgs) -> CliResult {
         seeds: &seeds,
         runs: &results[0],
     }];
-    for (name, bytes) in [
-        ("summary.csv", output::summary_csv(&pr)),
-        ("runs.csv", output::runs_csv(&pr)),
-        ("stations.csv", output::stations_csv(&pr)),
-        ("scenario.toml", resolved.into_bytes()),
-    ] {
-        let path = out.join(name);
-        output::write_atomic(&path, &bytes)
-            .with_context(|| format!("cannot write {}", path.display()))
-            .map_err(CliError::failure)?;
-    }
+    let (summary, runs, stations) = (
+        output::summary_csv(&pr),
+        output::runs_csv(&pr),
+        output::stations_csv(&pr),
+    );
+    output::write_files_atomic(
+        &out,
+        &[
+            ("summary.csv", &summary),
+            ("runs.csv", &runs),
+            ("stations.csv", &stations),
+            ("scenario.toml", resolved.as_bytes()),
+        ],
+    )
+    .with_context(|| {
+        format!(
+            "cannot write the results into {}; nothing there was changed",
+            out.display()
+        )
+    })
+    .map_err(CliError::failure)?;
     print_summary(&points[0], &results[0]);
     eprintln!(
         "wrote {}/{{summary,runs,stations}}.csv and scenario.toml",
@@ -131,26 +145,72 @@ pub fn run(args: RunArgs) -> CliResult {
     Ok(())
 }
 
-/// Creates the output directory, refusing to overwrite another scenario's results.
+/// The memory this machine has available, from /proc/meminfo (Linux); None
+/// where that cannot be read, and then only the scenario's own limit applies.
+fn available_memory_bytes() -> Option<f64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
+/// Refuses, before any work, a scenario that needs more memory than the
+/// machine has available.
+pub fn check_memory(file: &str, sc: &scenario::Scenario) -> CliResult {
+    let need = sc.memory_estimate_bytes();
+    if let Some(avail) = available_memory_bytes() {
+        if need > avail {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "{file}: {} stations x {} replications need about {} of memory; this machine has {} \
+                 available; simulate fewer stations or replications",
+                sc.station_count(),
+                sc.replications,
+                scenario::format_bytes(need),
+                scenario::format_bytes(avail)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Result files a run writes; a directory holding any of them holds results.
+const RESULT_FILES: &[&str] = &["summary.csv", "runs.csv", "stations.csv", "scenario.toml"];
+
+/// Creates the output directory and checks, before any work, that it can be
+/// written. Without `force` it refuses to overwrite the results of another
+/// scenario: a directory whose scenario.toml names another scenario (or cannot
+/// be read as one), or that holds result files but no scenario.toml.
 pub fn prepare_out_dir(out: &Path, resolved: &str, force: bool) -> CliResult {
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))
         .map_err(CliError::failure)?;
+    let probe = out.join(format!(".csmacd-write-test{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("cannot write into output directory {}", out.display()))
+        .map_err(CliError::failure)?;
+    let _ = std::fs::remove_file(&probe);
+    if force {
+        return Ok(());
+    }
+    let name = |s: &str| {
+        s.parse::<toml::Table>()
+            .ok()
+            .and_then(|t| t.get("name").and_then(|v| v.as_str()).map(str::to_string))
+    };
     let existing = out.join("scenario.toml");
-    if !force {
-        if let Ok(old) = std::fs::read_to_string(&existing) {
-            let name = |s: &str| {
-                s.parse::<toml::Table>()
-                    .ok()
-                    .and_then(|t| t.get("name").and_then(|v| v.as_str()).map(str::to_string))
-            };
-            if name(&old) != name(resolved) {
-                return Err(CliError::usage(anyhow::anyhow!(
-                    "{} holds results of another scenario; choose another --out or pass --force",
-                    out.display()
-                )));
-            }
+    let other = if existing.exists() {
+        match std::fs::read_to_string(&existing) {
+            Ok(old) => old.parse::<toml::Table>().is_err() || name(&old) != name(resolved),
+            Err(_) => true,
         }
+    } else {
+        RESULT_FILES.iter().any(|f| out.join(f).exists())
+    };
+    if other {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "{} holds results of another scenario; choose another --out or pass --force",
+            out.display()
+        )));
     }
     Ok(())
 }

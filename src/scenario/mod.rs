@@ -19,6 +19,11 @@ pub const MAX_DURATION_S: f64 = 1e6;
 /// The most stations a scenario may hold (the crowd benchmark uses 10^6).
 pub const MAX_STATIONS: u64 = 10_000_000;
 pub const MAX_REPLICATIONS: i64 = 1_000_000;
+/// The most memory a scenario may ask for, whatever the machine: 64 GiB. The
+/// CLI also refuses a scenario whose estimate exceeds the memory available.
+pub const MAX_MEMORY_BYTES: u64 = 64 << 30;
+/// The slowest bit rate, 1 b/s, so that one bit time fits the picosecond clock.
+pub const MIN_BIT_RATE: f64 = 1.0;
 
 /// How stations reach the medium (`[medium] access`). docs/policies.md and
 /// ARCHITECTURE.md "Model choices" give the exact rules.
@@ -155,6 +160,53 @@ impl Scenario {
             .unwrap_or(0);
         self.medium.preamble_ps + 8 * max_bytes as Time * self.medium.bit_ps
     }
+
+    /// An upper estimate of the memory a run of this scenario needs, in bytes:
+    /// per station its MAC state, its result row and the frames its queue can
+    /// hold (saturated: one; burst: the burst, up to the queue; other kinds:
+    /// the expected arrivals over the duration plus one, up to the queue),
+    /// plus the per-station result rows of every replication, which are kept
+    /// until the output is written. Checked before any work is done.
+    pub fn memory_estimate_bytes(&self) -> f64 {
+        // Sizes of sim::Station, sim::StationResult and a queued frame,
+        // rounded up; exactness does not matter, the order of magnitude does.
+        const STATION_BYTES: f64 = 256.0;
+        const RESULT_BYTES: f64 = 192.0;
+        const FRAME_BYTES: f64 = 24.0;
+        let duration_s = self.duration as f64 / PS_PER_S;
+        let mut per_run = 0.0;
+        for g in &self.groups {
+            let queued = match g.arrivals {
+                Arrivals::Saturated => 1.0,
+                Arrivals::Burst { frames, .. } => frames as f64,
+                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
+                    rate * duration_s + 1.0
+                }
+                Arrivals::Periodic { interval, .. } => {
+                    self.duration as f64 / interval.max(1) as f64 + 1.0
+                }
+            }
+            .min(g.queue as f64);
+            per_run += g.count as f64 * (STATION_BYTES + RESULT_BYTES + queued * FRAME_BYTES);
+        }
+        let results = self.replications as f64 * self.station_count() as f64 * RESULT_BYTES;
+        per_run + results
+    }
+}
+
+/// Bytes as a short human figure ("12.5 GiB").
+pub fn format_bytes(b: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u + 1 == UNITS.len() && v >= 1024.0 {
+        return format!("{b:.3e} B");
+    }
+    format!("{v:.1} {}", UNITS[u])
 }
 
 /// A scenario that cannot be used: where, and what is wrong.
@@ -220,6 +272,21 @@ pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
 
 /// Parses TOML text into a table, with the line of any syntax error.
 pub fn parse_table(file: &str, text: &str) -> Result<Table, ScenarioError> {
+    // TOML forbids control characters; say which and where rather than let
+    // the parser guess at what was meant.
+    if let Some((at, c)) = text
+        .char_indices()
+        .find(|(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(ScenarioError::Syntax {
+            file: file.to_string(),
+            line: locate::line_of_offset(text, at),
+            message: format!(
+                "the control character U+{:04X} is not allowed; a scenario is plain text",
+                c as u32
+            ),
+        });
+    }
     text.parse::<Table>().map_err(|e| {
         let line = e
             .span()
@@ -399,9 +466,61 @@ pub fn validate(
         groups,
         nonstandard_frames,
     };
-    // The product of stations, replications and simulated time bounds memory
-    // and work only loosely; the per-run parts are bounded above.
+    check_limits(&sc)?;
     Ok(sc)
+}
+
+/// Limits on the scenario as a whole, checked before any work: every time the
+/// core adds stays far inside the 64-bit picosecond clock, and the memory a run
+/// needs is bounded.
+fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
+    let max_ps = MAX_DURATION_S * PS_PER_S;
+    let end_to_end = sc.medium.length_m / sc.medium.speed * PS_PER_S;
+    if end_to_end > max_ps {
+        return Err(FieldError::new(
+            "medium.speed",
+            format!(
+                "a signal would take {end_to_end:e} ps from one end of the bus to the other, \
+                 longer than the {MAX_DURATION_S:e} s the simulator accepts; give a faster speed, e.g. \"2e8m/s\""
+            ),
+        ));
+    }
+    let max_bytes = sc
+        .groups
+        .iter()
+        .map(|g| g.frame.max_bytes())
+        .max()
+        .unwrap_or(0);
+    let longest = sc.medium.preamble_ps as f64 + 8.0 * max_bytes as f64 * sc.medium.bit_ps as f64;
+    if longest > max_ps {
+        return Err(FieldError::new(
+            "medium.bit_rate",
+            format!(
+                "a {max_bytes}-byte frame would last {longest:e} ps, longer than the \
+                 {MAX_DURATION_S:e} s the simulator accepts; give a faster bit rate"
+            ),
+        ));
+    }
+    let need = sc.memory_estimate_bytes();
+    if need.is_nan() || need > MAX_MEMORY_BYTES as f64 {
+        let key = if sc.replications > 1 {
+            "replications"
+        } else {
+            "stations"
+        };
+        return Err(FieldError::new(
+            key,
+            format!(
+                "{} stations x {} replications need about {} of memory, more than the {} \
+                 limit; simulate fewer stations or replications (or a smaller `queue`)",
+                sc.station_count(),
+                sc.replications,
+                format_bytes(need),
+                format_bytes(MAX_MEMORY_BYTES as f64)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn bits_time(
@@ -414,7 +533,14 @@ fn bits_time(
     if let TimeSpec::Slots(_) = t {
         return Err(f.err(key, "give it in bits or time units, e.g. \"96bit\""));
     }
-    Ok(t.to_ps(bit_ps, 0).round() as Time)
+    let ps = t.to_ps(bit_ps, 0);
+    if ps > MAX_DURATION_S * PS_PER_S {
+        return Err(f.err(
+            key,
+            format!("is longer than the {MAX_DURATION_S:e} s the simulator accepts"),
+        ));
+    }
+    Ok(ps.round() as Time)
 }
 
 const MEDIUM_KEYS: &[&str] = &[
@@ -437,6 +563,12 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         .unwrap_or(10e6);
     if bit_rate.is_nan() || bit_rate <= 0.0 {
         return Err(f.err("bit_rate", "must be greater than zero, e.g. \"10Mbps\""));
+    }
+    if bit_rate < MIN_BIT_RATE {
+        return Err(f.err(
+            "bit_rate",
+            format!("{bit_rate} b/s is slower than the {MIN_BIT_RATE} b/s the simulator accepts"),
+        ));
     }
     let bit_ps_f = PS_PER_S / bit_rate;
     if bit_ps_f < 1.0 || (bit_ps_f - bit_ps_f.round()).abs() > 1e-6 {
@@ -471,7 +603,14 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
             "give the slot in bits or time units, e.g. \"512bit\"",
         ));
     }
-    let slot_ps = slot.to_ps(bit_ps, 0).round() as Time;
+    let slot_ps = slot.to_ps(bit_ps, 0);
+    if slot_ps > MAX_DURATION_S * PS_PER_S {
+        return Err(f.err(
+            "slot",
+            format!("is longer than the {MAX_DURATION_S:e} s the simulator accepts"),
+        ));
+    }
+    let slot_ps = slot_ps.round() as Time;
     if slot_ps == 0 {
         return Err(f.err("slot", "must be greater than zero, e.g. \"512bit\""));
     }
@@ -584,6 +723,9 @@ fn read_frame(item: Item) -> Result<FrameLaw, FieldError> {
                         Ok(out)
                     })?;
                     let weights = weights.unwrap_or_else(|| vec![1.0; sizes.len()]);
+                    if !weights.iter().sum::<f64>().is_finite() {
+                        return Err(f.err("weights", "the weights add up to more than a float holds; use smaller numbers, e.g. 7, 4, 1"));
+                    }
                     if sizes.is_empty() || sizes.len() != weights.len() {
                         return Err(f.err(
                             "weights",

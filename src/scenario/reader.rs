@@ -251,7 +251,22 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// A key as TOML spells it: bare when it can be, else quoted, so that an empty
+/// or odd key is visible in a message.
+fn spelled(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_string()
+    } else {
+        format!("{key:?}")
+    }
+}
+
 fn unknown(path: &str, key: &str, allowed: &[&str]) -> FieldError {
+    let key = &spelled(key);
     let hint = allowed
         .iter()
         .map(|a| (edit_distance(a, key), a))

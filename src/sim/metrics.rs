@@ -97,8 +97,10 @@ pub struct RunResult {
     pub stations: Vec<StationResult>,
     /// Events processed, for the benchmarks.
     pub events: u64,
-    /// Time the medium carried at least one signal at its busiest point is not
-    /// tracked; this is the sum of all transmission durations in the window.
+    /// Medium busy time in the measured window [warmup, duration): the length
+    /// of the union of all transmission intervals [start, end) as sent (at the
+    /// senders' positions, preamble and jam included, gaps excluded). Overlapping
+    /// transmissions (collisions) count once, so busy_ps <= duration - warmup.
     pub busy_ps: u128,
 }
 
@@ -117,7 +119,9 @@ pub(super) struct Recorder {
     run_max: u64,
     pub events: u64,
     busy_ps: u128,
-    last_start: Vec<Time>,
+    /// Transmissions in progress, and since when at least one has been.
+    on_air: u32,
+    busy_since: Time,
 }
 
 impl Recorder {
@@ -138,7 +142,6 @@ impl Recorder {
                 ..Default::default()
             });
         }
-        let n = st.len();
         Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
@@ -154,7 +157,8 @@ impl Recorder {
             run_max: 0,
             events: 0,
             busy_ps: 0,
-            last_start: vec![0; n],
+            on_air: 0,
+            busy_since: 0,
         }
     }
 
@@ -178,7 +182,10 @@ impl Recorder {
     }
 
     pub fn attempt(&mut self, t: Time, i: usize, bytes: u32) {
-        self.last_start[i] = t;
+        if self.on_air == 0 {
+            self.busy_since = t;
+        }
+        self.on_air += 1;
         if self.in_window(t) {
             self.st[i].attempts += 1;
             self.attempted_bits += 8 * bytes as u128;
@@ -191,8 +198,17 @@ impl Recorder {
         }
     }
 
-    fn busy(&mut self, t: Time, i: usize) {
-        let start = self.last_start[i].max(self.warmup);
+    /// A transmission ended at `t`: when it was the last on the air, the busy
+    /// period [busy_since, t) ends, and its part inside the window counts.
+    fn busy(&mut self, t: Time) {
+        self.on_air = self.on_air.saturating_sub(1);
+        if self.on_air == 0 {
+            self.add_busy(t);
+        }
+    }
+
+    fn add_busy(&mut self, t: Time) {
+        let start = self.busy_since.max(self.warmup);
         let end = t.min(self.duration);
         if end > start {
             self.busy_ps += (end - start) as u128;
@@ -200,7 +216,7 @@ impl Recorder {
     }
 
     pub fn collision_ended(&mut self, t: Time, i: usize) {
-        self.busy(t, i);
+        self.busy(t);
         if self.in_window(t) {
             self.st[i].collisions += 1;
         }
@@ -215,7 +231,7 @@ impl Recorder {
 
     /// A transmission ended without a detected collision.
     pub fn success(&mut self, t: Time, i: usize) {
-        self.busy(t, i);
+        self.busy(t);
         if !self.in_window(t) {
             return;
         }
@@ -262,6 +278,11 @@ impl Recorder {
 
     pub fn finish(mut self, sc: &Scenario, queued: &[u64]) -> RunResult {
         self.close_run();
+        if self.on_air > 0 {
+            // Transmissions still on the air at the end keep the medium busy
+            // to the end of the window.
+            self.add_busy(self.duration);
+        }
         for (s, q) in self.st.iter_mut().zip(queued) {
             s.queued_at_end = *q;
         }

@@ -37,8 +37,11 @@ pub enum MacEvent {
     },
     /// Another station's signal reached this transmitting station.
     CollisionDetected { late: bool },
-    /// The jam starts; it lasts until `end`.
-    Jam { end: Time },
+    /// Reported when the collision is detected: the jam runs on
+    /// [`start`, `end`), `start` later than now when the preamble must be
+    /// finished first. (Reported now, not at `start`, so that observers see
+    /// events in time order.)
+    Jam { start: Time, end: Time },
     /// The transmission ended without a detected collision.
     TxSuccess,
     /// Backoff after the `n`-th collision: `delay` ps, from `k` and `r` where the policy draws slots.
@@ -350,7 +353,10 @@ impl<'a, O: Observer> Sim<'a, O> {
             let s = &mut self.st[i];
             // Exponential interarrivals are memoryless, so an arrival that
             // falls past the on period restarts at the next on period.
-            while next >= s.on_until {
+            // An arrival past the duration is never processed, so stop there:
+            // with saturated times, `next` could otherwise never fall inside.
+            let duration = self.sc.duration;
+            while next >= s.on_until && next < duration {
                 let off = pareto_ps(&mut s.rng_traffic, alpha, mean_off as f64);
                 let on_start = s.on_until.saturating_add(off);
                 s.on_until =
@@ -367,11 +373,12 @@ impl<'a, O: Observer> Sim<'a, O> {
             Arrivals::Poisson { rate } => {
                 self.add_frame(t, i);
                 let gap = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
-                self.q.push(t + gap, Event::Arrival(i as u32));
+                self.q.push(t.saturating_add(gap), Event::Arrival(i as u32));
             }
             Arrivals::Periodic { interval, .. } => {
                 self.add_frame(t, i);
-                self.q.push(t + interval, Event::Arrival(i as u32));
+                self.q
+                    .push(t.saturating_add(interval), Event::Arrival(i as u32));
             }
             Arrivals::Burst { frames, .. } => {
                 for _ in 0..frames {
@@ -381,7 +388,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             Arrivals::OnOff { rate, .. } => {
                 self.add_frame(t, i);
                 let gap = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
-                self.schedule_on_off(i, t + gap);
+                self.schedule_on_off(i, t.saturating_add(gap));
             }
         }
     }
@@ -667,8 +674,14 @@ impl<'a, O: Observer> Sim<'a, O> {
         self.rec.collision_detected(t, i, late);
         self.obs
             .on(t, i as u32, &MacEvent::CollisionDetected { late });
-        self.obs
-            .on(jam_start, i as u32, &MacEvent::Jam { end: jam_end });
+        self.obs.on(
+            t,
+            i as u32,
+            &MacEvent::Jam {
+                start: jam_start,
+                end: jam_end,
+            },
+        );
     }
 
     fn tx_end(&mut self, t: Time, i: usize) {
@@ -714,7 +727,12 @@ impl<'a, O: Observer> Sim<'a, O> {
                 );
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
-                self.q.push(t + draw.delay, Event::Ready(i as u32, s.timer));
+                // Saturating: a wait past the end of the clock means "never again in
+                // this run", which is what a huge backoff window asks for.
+                self.q.push(
+                    t.saturating_add(draw.delay),
+                    Event::Ready(i as u32, s.timer),
+                );
                 self.obs.on(
                     t,
                     i as u32,
