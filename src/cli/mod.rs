@@ -2,7 +2,9 @@
 //! and progress to stderr. Exit codes: 0 success, 1 a failure while running,
 //! 2 bad usage or an invalid scenario.
 
+mod lesson;
 mod run;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -39,7 +41,10 @@ Exit codes: 0 success, 1 a failure while running (e.g. an output that cannot be 
 
 Examples:
   csmacd run scenarios/two-saturated.toml
-  csmacd validate scenarios/*.toml";
+  csmacd validate scenarios/*.toml
+  csmacd trace scenarios/lessons/2-collision.toml --until 300us
+  csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out collision.png
+  csmacd lesson 2";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,6 +62,9 @@ struct Cli {
 enum Command {
     Run(run::RunArgs),
     Validate(run::ValidateArgs),
+    Trace(trace::TraceArgs),
+    Diagram(trace::DiagramArgs),
+    Lesson(lesson::LessonArgs),
 }
 
 /// Parses the arguments, runs the command, prints any error, returns the exit code.
@@ -71,6 +79,9 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Validate(a) => run::validate(a),
+        Command::Trace(a) => trace::run_trace(a),
+        Command::Diagram(a) => trace::run_diagram(a),
+        Command::Lesson(a) => lesson::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
