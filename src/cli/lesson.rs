@@ -66,7 +66,7 @@ pub fn run(args: LessonArgs) -> CliResult {
     let colour = std::io::stdout().is_terminal();
     if let Some(sc) = &outcome.scenario {
         for row in &outcome.rows {
-            println!("{}", text_line(row, sc.medium.bit_ps, colour));
+            println!("{}", text_line(row, &sc.medium, colour));
         }
     }
     if !outcome.table.is_empty() {
@@ -79,9 +79,14 @@ pub fn run(args: LessonArgs) -> CliResult {
         if !c.ok {
             failed += 1;
         }
-        println!("  [{mark}] {}: expected {}, seen {}", c.what, c.expected, c.seen);
+        println!(
+            "  [{mark}] {}: expected {}, seen {}",
+            c.what, c.expected, c.seen
+        );
     }
-    if let (Some(dir), Some(until), Some(sc)) = (&args.out, outcome.diagram_until, &outcome.scenario) {
+    if let (Some(dir), Some(until), Some(sc)) =
+        (&args.out, outcome.diagram_until, &outcome.scenario)
+    {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
         let pic = picture(sc, until);

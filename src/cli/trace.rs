@@ -3,7 +3,7 @@
 
 use super::{CliError, CliResult};
 use crate::engine::Time;
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, Medium, Scenario};
 use crate::teach::draw;
 use crate::teach::picture::Picture;
 use crate::teach::trace::{self, us, TraceFilter, TraceKind, TraceRow, Tracer, TRACE_COLUMNS};
@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 /// Print every MAC event of one run, in time order.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-Events: arrival, queue-full, defer (carrier sensed), gap (interframe gap, with
-the time the station will send), tx-start, signal-arrives / signal-ends (a
+Events: arrival, queue-full, defer (carrier sensed and/or the interframe gap,
+with the time the station will send when known), tx-start, signal-arrives / signal-ends (a
 station's transmission reaching and leaving another station), collision,
 late-collision, jam, tx-end (no collision seen), backoff (after the n-th
 collision: window 2^k, r slots drawn), backoff-end, discard, delivered,
@@ -104,7 +104,7 @@ pub fn parse_until(sc: &Scenario, text: &str) -> Result<Time, CliError> {
     let t = crate::units::parse_time(text)
         .map_err(|e| CliError::usage(anyhow!("--until: {e}; e.g. --until 300us")))?;
     let ps = t.to_ps(sc.medium.bit_ps, sc.medium.slot_ps);
-    if !(ps >= 1.0 && ps <= scenario::MAX_DURATION_S * crate::units::PS_PER_S) {
+    if !(1.0..=scenario::MAX_DURATION_S * crate::units::PS_PER_S).contains(&ps) {
         return Err(CliError::usage(anyhow!(
             "--until {text}: must be greater than zero, e.g. --until 300us"
         )));
@@ -143,13 +143,13 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     if !header.is_empty() {
         writeln!(out, "{header}").map_err(CliError::failure)?;
     }
-    let bit_ps = sc.medium.bit_ps;
+    let medium = sc.medium.clone();
     let mut tracer = Tracer::new(&short, seed, filter, |row: &TraceRow| {
         if failed.is_some() {
             return;
         }
         let line = match args.format {
-            Format::Text => text_line(row, bit_ps, colour),
+            Format::Text => text_line(row, &medium, colour),
             Format::Csv => csv_line(row),
             Format::Jsonl => jsonl_line(row),
         };
@@ -233,16 +233,33 @@ fn aligned_us(t: Time) -> String {
     }
 }
 
-fn detail(row: &TraceRow, bit_ps: Time) -> String {
+fn detail(row: &TraceRow, m: &Medium) -> String {
     let s = |i: &u32| draw::station_name(*i);
     match &row.kind {
-        TraceKind::Arrival { bytes, queued: true } => format!("a {bytes} B frame joins the queue"),
+        TraceKind::Arrival {
+            bytes,
+            queued: true,
+        } => format!("a {bytes} B frame joins the queue"),
         TraceKind::Arrival { bytes, .. } => format!("a {bytes} B frame is refused: queue full"),
         TraceKind::Defer { until: None } => {
-            "carrier sensed: waits for the medium to go idle".into()
+            "carrier sensed: waits for the transmission to end".into()
         }
-        TraceKind::Defer { until: Some(t) } => {
-            format!("medium idle: interframe gap, will send at {} µs", us(*t))
+        TraceKind::Defer { until: Some(at) } => {
+            let gap_start = at.saturating_sub(m.ifg_ps);
+            if gap_start > row.t {
+                format!(
+                    "carrier sensed until {} µs, then the {} µs interframe gap: will send at {} µs",
+                    us(gap_start),
+                    us(m.ifg_ps),
+                    us(*at)
+                )
+            } else {
+                format!(
+                    "interframe gap (since {} µs): will send at {} µs",
+                    us(gap_start),
+                    us(*at)
+                )
+            }
         }
         TraceKind::TxStart {
             dst,
@@ -262,7 +279,7 @@ fn detail(row: &TraceRow, bit_ps: Time) -> String {
         }
         TraceKind::Jam { end } => format!(
             "jam: {} bits, until {} µs",
-            (end - row.t) / bit_ps.max(1),
+            (end - row.t) / m.bit_ps.max(1),
             us(*end)
         ),
         TraceKind::TxSuccess => "transmission over, no collision seen".into(),
@@ -312,13 +329,13 @@ fn ansi(row: &TraceRow) -> &'static str {
     }
 }
 
-pub fn text_line(row: &TraceRow, bit_ps: Time, colour: bool) -> String {
+pub fn text_line(row: &TraceRow, m: &Medium, colour: bool) -> String {
     let line = format!(
         "{}  {:<4} {:<15} {}",
         aligned_us(row.t),
         draw::station_name(row.station),
         row.kind.name(),
-        detail(row, bit_ps)
+        detail(row, m)
     );
     let c = ansi(row);
     if colour && !c.is_empty() {

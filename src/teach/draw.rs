@@ -282,11 +282,17 @@ where
         let c = station_colour(tx.station);
         let frame_end = tx.jam_start.unwrap_or(tx.end);
         for poly in band(pic, x, us(tx.start), us(frame_end), until) {
-            chart.draw_series(std::iter::once(Polygon::new(flip(&poly), c.mix(0.35).filled())))?;
+            chart.draw_series(std::iter::once(Polygon::new(
+                flip(&poly),
+                c.mix(0.35).filled(),
+            )))?;
         }
         if let Some(js) = tx.jam_start {
             for poly in band(pic, x, us(js), us(tx.end), until) {
-                chart.draw_series(std::iter::once(Polygon::new(flip(&poly), JAM.mix(0.6).filled())))?;
+                chart.draw_series(std::iter::once(Polygon::new(
+                    flip(&poly),
+                    JAM.mix(0.6).filled(),
+                )))?;
             }
         }
         // The sender's own stretch of wire, drawn solid.
@@ -324,7 +330,11 @@ where
             7,
             JAM.stroke_width(3),
         )))?;
-        let anchor = if side_of(x) > 0.0 { HPos::Left } else { HPos::Right };
+        let anchor = if side_of(x) > 0.0 {
+            HPos::Left
+        } else {
+            HPos::Right
+        };
         let what = if late { "late collision" } else { "detects" };
         let at = chart.backend_coord(&(x + side_of(x) * l * 0.012, -us(t)));
         labels.add(
@@ -358,7 +368,11 @@ where
             Some(r) => format!("backoff n={}, r={r}", b.n),
             None => format!("backoff n={}", b.n),
         };
-        let anchor = if side_of(x) > 0.0 { HPos::Left } else { HPos::Right };
+        let anchor = if side_of(x) > 0.0 {
+            HPos::Left
+        } else {
+            HPos::Right
+        };
         let at = chart.backend_coord(&(xb + side_of(x) * l * 0.012, -t0));
         labels.add(at, anchor, VPos::Top, label, RGBColor(170, 100, 0));
     }
@@ -371,7 +385,11 @@ where
             6,
             c.stroke_width(3),
         )))?;
-        let anchor = if side_of(x) > 0.0 { HPos::Left } else { HPos::Right };
+        let anchor = if side_of(x) > 0.0 {
+            HPos::Left
+        } else {
+            HPos::Right
+        };
         let what = if intact { "receives" } else { "gets garbled" };
         let at = chart.backend_coord(&(x + side_of(x) * l * 0.012, -us(t)));
         labels.add(
@@ -389,7 +407,11 @@ where
     }
     for &(s, t, attempts) in &pic.discards {
         let x = pic.positions[s as usize];
-        let anchor = if side_of(x) > 0.0 { HPos::Left } else { HPos::Right };
+        let anchor = if side_of(x) > 0.0 {
+            HPos::Left
+        } else {
+            HPos::Right
+        };
         let at = chart.backend_coord(&(x + side_of(x) * l * 0.012, -us(t)));
         labels.add(
             at,
@@ -412,7 +434,11 @@ where
     let font = (FONT, 15).into_font();
     let mut y = 60;
     let line = 26;
-    area.draw(&Text::new("How to read it", (10, y), (FONT, 17).into_font()))?;
+    area.draw(&Text::new(
+        "How to read it",
+        (10, y),
+        (FONT, 17).into_font(),
+    ))?;
     y += line + 4;
     let shown = pic.positions.len().min(PALETTE.len());
     for i in 0..shown as u32 {
@@ -427,7 +453,10 @@ where
         ))?;
         y += line;
     }
-    area.draw(&Rectangle::new([(10, y), (34, y + 16)], JAM.mix(0.6).filled()))?;
+    area.draw(&Rectangle::new(
+        [(10, y), (34, y + 16)],
+        JAM.mix(0.6).filled(),
+    ))?;
     area.draw(&Text::new("jam (32 bits)", (42, y), font.clone()))?;
     y += line;
     area.draw(&Cross::new((22, y + 8), 7, JAM.stroke_width(3)))?;
@@ -502,7 +531,10 @@ where
     for span in &pic.states {
         let y = row(span.station);
         chart.draw_series(std::iter::once(Rectangle::new(
-            [(us(span.start), y + 0.15), (us(span.end).min(until), y + 0.85)],
+            [
+                (us(span.start), y + 0.15),
+                (us(span.end).min(until), y + 0.85),
+            ],
             state_colour(span.state).filled(),
         )))?;
     }

@@ -39,15 +39,31 @@ pub const LESSONS: &[Lesson] = &[
     lesson!(2, "Two stations collide, jam and back off", "2-collision"),
     lesson!(3, "The BEB race and its probabilities", "3-beb-race"),
     lesson!(4, "Why the minimum frame is 64 bytes", "4-minimum-frame"),
-    lesson!(5, "Offered load vs throughput: the 37 % myth", "5-load-throughput"),
-    lesson!(7, "The thundering herd and BEB's 1024-slot cap", "7-thundering-herd"),
+    lesson!(
+        5,
+        "Offered load vs throughput: the 37 % myth",
+        "5-load-throughput"
+    ),
+    lesson!(
+        7,
+        "The thundering herd and BEB's 1024-slot cap",
+        "7-thundering-herd"
+    ),
 ];
 
 /// Lessons written but waiting for simulator features (see scenarios/lessons/pending/).
 pub const PENDING: &[(u32, &str, &str)] = &[
     (6, "The capture effect, and BLAM", "backoff kind `blam`"),
-    (8, "ALOHA vs CSMA vs CSMA/CD", "`[medium] access = \"aloha\" | \"csma\"`"),
-    (9, "Jitter: why backoff without it keeps colliding", "backoff kinds `exponential-no-jitter`, `full-jitter`"),
+    (
+        8,
+        "ALOHA vs CSMA vs CSMA/CD",
+        "`[medium] access = \"aloha\" | \"csma\"`",
+    ),
+    (
+        9,
+        "Jitter: why backoff without it keeps colliding",
+        "backoff kinds `exponential-no-jitter`, `full-jitter`",
+    ),
 ];
 
 pub fn find(number: u32) -> Option<&'static Lesson> {
@@ -63,7 +79,12 @@ pub struct Check {
     pub ok: bool,
 }
 
-fn check(what: impl Into<String>, expected: impl Into<String>, seen: impl Into<String>, ok: bool) -> Check {
+fn check(
+    what: impl Into<String>,
+    expected: impl Into<String>,
+    seen: impl Into<String>,
+    ok: bool,
+) -> Check {
     Check {
         what: what.into(),
         expected: expected.into(),
@@ -227,7 +248,7 @@ fn delay(sc: &Scenario, i: usize, j: usize) -> Time {
 }
 
 fn one_frame(sc: &Scenario) -> Outcome {
-    let until = 200_000_000;
+    let until = 100_000_000;
     let rows = rows_of(sc, until);
     let m = &sc.medium;
     let tx = m.preamble_ps + 64 * 8 * m.bit_ps;
@@ -254,7 +275,9 @@ fn one_frame(sc: &Scenario) -> Outcome {
         ),
         time_check(
             "S2 has the whole frame",
-            first(&rows, 2, |k| matches!(k, TraceKind::Delivered { intact: true, .. })),
+            first(&rows, 2, |k| {
+                matches!(k, TraceKind::Delivered { intact: true, .. })
+            }),
             tx + delay(sc, 0, 2),
         ),
         check(
@@ -291,12 +314,16 @@ fn collision(sc: &Scenario) -> Outcome {
     let mut checks = vec![
         time_check(
             "S1 detects: S0's first bit arrives (S0's start + 10 µs)",
-            first(&rows, 1, |k| matches!(k, TraceKind::CollisionDetected { .. })),
+            first(&rows, 1, |k| {
+                matches!(k, TraceKind::CollisionDetected { .. })
+            }),
             s0 + d,
         ),
         time_check(
             "S0 detects: S1's first bit arrives (S1's start + 10 µs)",
-            first(&rows, 0, |k| matches!(k, TraceKind::CollisionDetected { .. })),
+            first(&rows, 0, |k| {
+                matches!(k, TraceKind::CollisionDetected { .. })
+            }),
             s1 + d,
         ),
     ];
@@ -309,13 +336,18 @@ fn collision(sc: &Scenario) -> Outcome {
         checks.push(check(
             format!("S{s}'s jam"),
             "32 bits",
-            bits.map(|b| format!("{b} bits")).unwrap_or_else(|| "none".into()),
+            bits.map(|b| format!("{b} bits"))
+                .unwrap_or_else(|| "none".into()),
             bits == Some(32),
         ));
         let n1 = first(&rows, s, |k| matches!(k, TraceKind::Backoff { n: 1, .. }));
         let r_ok = matches!(
             n1.map(|r| &r.kind),
-            Some(TraceKind::Backoff { k: Some(1), r: Some(0 | 1), .. })
+            Some(TraceKind::Backoff {
+                k: Some(1),
+                r: Some(0 | 1),
+                ..
+            })
         );
         checks.push(check(
             format!("S{s}'s first backoff: n=1, r drawn from {{0, 1}}"),
@@ -372,7 +404,11 @@ fn beb_race(sc: &Scenario) -> Outcome {
         .map(|r| (r.metrics.get("collisions") / 2.0).round() as u32)
         .collect();
     let pmf = contention_pmf(16);
-    let mean: f64 = pmf.iter().enumerate().map(|(k, p)| (k + 1) as f64 * p).sum();
+    let mean: f64 = pmf
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (k + 1) as f64 * p)
+        .sum();
     let var: f64 = pmf
         .iter()
         .enumerate()
@@ -448,7 +484,12 @@ fn minimum_frame(
     overrides: &[(String, Value)],
     sc: &Scenario,
 ) -> Result<Outcome, LessonError> {
-    let cols = ["throughput", "collisions", "late_collisions", "undetected_collisions"];
+    let cols = [
+        "throughput",
+        "collisions",
+        "late_collisions",
+        "undetected_collisions",
+    ];
     let long = sim::run(sc, trace::run_seed(sc));
     let std_sc = scenario_with(
         lesson,
@@ -540,7 +581,13 @@ fn load_throughput(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Out
         }
     }
     let results = sweep::run_points(&points, &|| {});
-    let cols = ["offered_load", "throughput", "attempt_load", "collisions", "delay_mean_us"];
+    let cols = [
+        "offered_load",
+        "throughput",
+        "attempt_load",
+        "collisions",
+        "delay_mean_us",
+    ];
     let mut table = vec![["frame"]
         .iter()
         .chain(cols.iter())
@@ -565,7 +612,10 @@ fn load_throughput(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Out
         if load >= 2.0 {
             let floor = if p.axes[0].1 == "1518B" { 0.9 } else { 0.5 };
             checks.push(check(
-                format!("{}, overload (offered {load}): throughput far above 0.37", p.axes[0].1),
+                format!(
+                    "{}, overload (offered {load}): throughput far above 0.37",
+                    p.axes[0].1
+                ),
                 format!("> {floor}"),
                 format!("{s:.3}"),
                 s > floor,
@@ -618,10 +668,19 @@ fn thundering_herd(sc: &Scenario) -> Outcome {
     let table = vec![
         vec!["stations".into(), format!("{n}")],
         vec!["delivered".into(), format!("{}", g("delivered"))],
-        vec!["dropped_excessive (16 collisions)".into(), format!("{}", g("dropped_excessive"))],
-        vec!["collisions (each seen by every party)".into(), format!("{}", g("collisions"))],
+        vec![
+            "dropped_excessive (16 collisions)".into(),
+            format!("{}", g("dropped_excessive")),
+        ],
+        vec![
+            "collisions (each seen by every party)".into(),
+            format!("{}", g("collisions")),
+        ],
         vec!["backoff draws".into(), stats.draws.to_string()],
-        vec!["draws at the 1024-slot cap (k = 10)".into(), stats.capped_draws.to_string()],
+        vec![
+            "draws at the 1024-slot cap (k = 10)".into(),
+            stats.capped_draws.to_string(),
+        ],
         vec!["largest n reached".into(), stats.max_n.to_string()],
         vec![
             "the herd is through after".into(),

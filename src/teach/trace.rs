@@ -60,8 +60,7 @@ impl TraceKind {
         match self {
             TraceKind::Arrival { queued: true, .. } => "arrival",
             TraceKind::Arrival { queued: false, .. } => "queue-full",
-            TraceKind::Defer { until: None } => "defer",
-            TraceKind::Defer { until: Some(_) } => "gap",
+            TraceKind::Defer { .. } => "defer",
             TraceKind::TxStart { .. } => "tx-start",
             TraceKind::SignalArrives { .. } => "signal-arrives",
             TraceKind::SignalEnds { .. } => "signal-ends",
@@ -88,8 +87,7 @@ pub struct TraceRow {
 
 /// The structured columns of the csv and jsonl formats, in order.
 pub const TRACE_COLUMNS: &[&str] = &[
-    "time_us", "station", "event", "peer", "bytes", "attempt", "n", "k", "r", "end_us",
-    "delay_us",
+    "time_us", "station", "event", "peer", "bytes", "attempt", "n", "k", "r", "end_us", "delay_us",
 ];
 
 impl TraceRow {
@@ -354,7 +352,9 @@ pub fn truncated(sc: &Scenario, until: Time) -> Scenario {
 pub fn collect(sc: &Scenario, run_seed: u64, filter: TraceFilter) -> Vec<TraceRow> {
     let short = truncated(sc, filter.until);
     let mut rows = Vec::new();
-    let mut tracer = Tracer::new(&short, run_seed, filter, |r: &TraceRow| rows.push(r.clone()));
+    let mut tracer = Tracer::new(&short, run_seed, filter, |r: &TraceRow| {
+        rows.push(r.clone())
+    });
     sim::run_observed(&short, run_seed, &mut tracer);
     let _ = tracer.finish();
     rows
