@@ -13,5 +13,6 @@ pub mod seed;
 pub mod sim;
 pub mod stats;
 pub mod sweep;
+pub mod teach;
 pub mod traffic;
 pub mod units;

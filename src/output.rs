@@ -69,6 +69,20 @@ pub fn write_files_atomic(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Resul
     result
 }
 
+/// A temporary file name beside `path`, ending in `.ext` (for writers, such
+/// as the PNG encoder, that choose the format by extension).
+pub fn temp_beside(path: &Path, ext: &str) -> std::path::PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(".{name}.tmp{}.{ext}", std::process::id()))
+}
+
 /// A number as CSV text: shortest round-trip form, empty when undefined.
 pub fn num(x: f64) -> String {
     if x.is_nan() {

@@ -10,3 +10,4 @@ mod invariants;
 mod nothing_lost;
 mod parser_fuzz;
 mod policies;
+mod teach;

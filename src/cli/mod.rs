@@ -2,8 +2,10 @@
 //! and progress to stderr. Exit codes: 0 success, 1 a failure while running,
 //! 2 bad usage or an invalid scenario.
 
+mod lesson;
 mod policies;
 mod run;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -41,7 +43,10 @@ Exit codes: 0 success, 1 a failure while running (e.g. an output that cannot be 
 Examples:
   csmacd run scenarios/two-saturated.toml
   csmacd validate scenarios/*.toml
-  csmacd policies";
+  csmacd policies
+  csmacd trace scenarios/lessons/2-collision.toml --until 300us
+  csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out collision.png
+  csmacd lesson 2";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -60,6 +65,9 @@ enum Command {
     Run(run::RunArgs),
     Validate(run::ValidateArgs),
     Policies(policies::PoliciesArgs),
+    Trace(trace::TraceArgs),
+    Diagram(trace::DiagramArgs),
+    Lesson(lesson::LessonArgs),
 }
 
 /// Parses the arguments, runs the command, prints any error, returns the exit code.
@@ -75,6 +83,9 @@ pub fn run() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Validate(a) => run::validate(a),
         Command::Policies(a) => policies::run(a),
+        Command::Trace(a) => trace::run_trace(a),
+        Command::Diagram(a) => trace::run_diagram(a),
+        Command::Lesson(a) => lesson::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

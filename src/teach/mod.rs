@@ -1,0 +1,8 @@
+//! Teaching: the event trace, the space-time diagram and station timeline,
+//! and the guided lessons. Built on `sim::run_observed`; the core knows
+//! nothing of this module.
+
+pub mod draw;
+pub mod lessons;
+pub mod picture;
+pub mod trace;

@@ -1,0 +1,250 @@
+//! The trace, the pictures and the lessons, through the library and the CLI.
+
+use csmacd::engine::Time;
+use csmacd::scenario;
+use csmacd::teach::lessons::{self, LESSONS};
+use csmacd::teach::trace::{self, TraceFilter, TraceKind, TraceRow};
+use std::path::PathBuf;
+use std::process::Command;
+
+const US: Time = 1_000_000;
+
+fn two_stations(distance_m: u32, second_at_us: f64) -> scenario::Scenario {
+    let text = format!(
+        r#"
+duration = "1ms"
+[medium]
+length = "{distance_m}m"
+[[stations]]
+count = 1
+positions = ["0m"]
+traffic = {{ kind = "burst", frames = 1, at = "0us" }}
+frame = "64B"
+[[stations]]
+count = 1
+positions = ["{distance_m}m"]
+traffic = {{ kind = "burst", frames = 1, at = "{second_at_us}us" }}
+frame = "64B"
+"#
+    );
+    scenario::from_str("two.toml", "two", &text).unwrap()
+}
+
+fn rows(sc: &scenario::Scenario, until: Time) -> Vec<TraceRow> {
+    trace::collect(sc, trace::run_seed(sc), TraceFilter::new(sc, until, None))
+}
+
+fn first(rows: &[TraceRow], station: u32, pred: impl Fn(&TraceKind) -> bool) -> &TraceRow {
+    rows.iter()
+        .find(|r| r.station == station && pred(&r.kind))
+        .expect("event present")
+}
+
+/// Detection at i happens when j's first bit arrives: start_j + d; the jam
+/// starts then (or when i's 64-bit preamble ends, if later) and lasts 32 bits.
+#[test]
+fn two_station_collision_detection_and_jam_follow_the_geometry() {
+    // (distance, S1's start, expected detection at S0, at S1, jam start S0, S1)
+    // 1500 m = 7.5 us; 500 m = 2.5 us, inside the 6.4 us preamble.
+    let cases: &[(u32, f64, Time, Time, Time, Time)] = &[
+        (1500, 0.0, 7_500_000, 7_500_000, 7_500_000, 7_500_000),
+        (2000, 3.0, 13 * US, 10 * US, 13 * US, 10 * US),
+        (500, 0.0, 2_500_000, 2_500_000, 6_400_000, 6_400_000),
+    ];
+    for &(d, s1, det0, det1, jam0, jam1) in cases {
+        let sc = two_stations(d, s1);
+        let r = rows(&sc, 200 * US);
+        for (st, det, jam) in [(0, det0, jam0), (1, det1, jam1)] {
+            let c = first(&r, st, |k| matches!(k, TraceKind::CollisionDetected { .. }));
+            assert_eq!(c.t, det, "detection at S{st}, {d} m");
+            let j = first(&r, st, |k| matches!(k, TraceKind::Jam { .. }));
+            assert_eq!(j.t, jam, "jam start at S{st}, {d} m");
+            let TraceKind::Jam { end } = j.kind else {
+                unreachable!()
+            };
+            assert_eq!(end - j.t, 32 * sc.medium.bit_ps, "32-bit jam at S{st}");
+            // The signal row that caused it arrives at the same instant.
+            let s = first(&r, st, |k| matches!(k, TraceKind::SignalArrives { .. }));
+            assert_eq!(s.t, det);
+            let b = first(&r, st, |k| matches!(k, TraceKind::Backoff { .. }));
+            assert!(matches!(
+                b.kind,
+                TraceKind::Backoff {
+                    n: 1,
+                    k: Some(1),
+                    r: Some(0 | 1),
+                    ..
+                }
+            ));
+            assert_eq!(b.t, end, "backoff counted from the end of the jam");
+        }
+    }
+}
+
+#[test]
+fn trace_rows_are_in_time_order_and_stop_at_until() {
+    let sc = scenario::load(&repo("scenarios/two-saturated.toml")).unwrap();
+    let until = 3_000 * US;
+    let r = rows(&sc, until);
+    assert!(r.len() > 20);
+    assert!(r.windows(2).all(|w| w[0].t <= w[1].t));
+    assert!(r.iter().all(|x| x.t < until));
+    // The trace's run is replication 0 of `csmacd run`: the same events as
+    // the first 3 ms of the full run, since events are processed in time order.
+    let mut full = Vec::new();
+    let mut tracer = trace::Tracer::new(
+        &sc,
+        trace::run_seed(&sc),
+        TraceFilter::new(&sc, until, None),
+        |x: &TraceRow| full.push(x.clone()),
+    );
+    let mut short_sc = sc.clone();
+    short_sc.duration = 2 * until;
+    short_sc.warmup = 0;
+    csmacd::sim::run_observed(&short_sc, trace::run_seed(&sc), &mut tracer);
+    let _ = tracer.finish();
+    assert_eq!(full, r);
+}
+
+fn repo(p: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("csmacd-teach-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn csmacd(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_csmacd"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn diagram_is_a_valid_svg_and_png_naming_both_stations() {
+    let svg = tmp("collision.svg");
+    let png = tmp("collision.png");
+    let tl = tmp("timeline.png");
+    let lesson = "scenarios/lessons/2-collision.toml";
+    let o = csmacd(&[
+        "diagram",
+        lesson,
+        "--until",
+        "220us",
+        "--out",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.trim_start().starts_with("<svg"), "SVG root element");
+    assert!(text.trim_end().ends_with("</svg>"));
+    assert!(text.contains("S0 (0 m)") && text.contains("S1 (2000 m)"));
+    assert!(text.contains("S1 detects at 10 µs") && text.contains("S0 detects at 13 µs"));
+    let o = csmacd(&[
+        "diagram",
+        lesson,
+        "--until",
+        "220us",
+        "--out",
+        png.to_str().unwrap(),
+        "--timeline",
+        tl.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for p in [&png, &tl] {
+        let bytes = std::fs::read(p).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+        // IHDR: width and height, big-endian, at bytes 16..24.
+        let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+        assert_eq!(w, 1200);
+    }
+    let o = csmacd(&["diagram", lesson, "--until", "1ms", "--out", "x.gif"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "unknown picture format is a usage error"
+    );
+}
+
+#[test]
+fn trace_cli_formats_and_filters() {
+    let lesson = "scenarios/lessons/2-collision.toml";
+    let o = csmacd(&["trace", lesson, "--until", "20us"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "plain text when piped");
+    assert!(text.contains("jam: 32 bits, until 13.2 µs"));
+    assert!(!text.contains("attempt 2"), "--until cuts the run at 20 us");
+    let o = csmacd(&[
+        "trace",
+        lesson,
+        "--until",
+        "20us",
+        "--stations",
+        "1",
+        "--format",
+        "csv",
+    ]);
+    let csv = String::from_utf8(o.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time_us,station,event,peer,bytes,attempt,n,k,r,end_us,delay_us")
+    );
+    assert!(lines.clone().all(|l| l.split(',').nth(1) == Some("1")));
+    assert!(csv.contains("10,1,collision,"));
+    let o = csmacd(&["trace", lesson, "--until", "20us", "--format", "jsonl"]);
+    let jl = String::from_utf8(o.stdout).unwrap();
+    assert!(jl
+        .lines()
+        .all(|l| l.starts_with("{\"time_us\":") && l.ends_with('}')));
+    assert!(jl.contains("{\"time_us\":10,\"station\":1,\"event\":\"jam\",\"end_us\":13.2}"));
+    let o = csmacd(&["trace", lesson, "--stations", "5"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = csmacd(&["trace", lesson, "--until", "soon"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn every_lesson_validates_runs_and_shows_its_numbers() {
+    for l in LESSONS {
+        let sc = scenario::load(&repo(l.file)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!sc.name.is_empty());
+        assert!(l.text.starts_with(&format!("# Lesson {}", l.number)));
+        let out =
+            lessons::run(l.number, &[]).unwrap_or_else(|e| panic!("lesson {}: {e}", l.number));
+        assert!(
+            out.checks.len() >= 3,
+            "lesson {} states its numbers",
+            l.number
+        );
+        for c in &out.checks {
+            assert!(
+                c.ok,
+                "lesson {}: {}: expected {}, seen {}",
+                l.number, c.what, c.expected, c.seen
+            );
+        }
+    }
+}
+
+#[test]
+fn lesson_cli_prints_text_and_checks_and_refuses_pending_lessons() {
+    let o = csmacd(&["lesson", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.starts_with("# Lesson 2"));
+    assert!(text.contains("[ok  ] S1 detects"));
+    let o = csmacd(&["lesson", "6"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("pending"));
+    let o = csmacd(&["lesson", "42"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = csmacd(&["lesson", "4", "--quiet", "--set", "medium.length=12km"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("12000 m"));
+}
