@@ -2,7 +2,10 @@
 //! and progress to stderr. Exit codes: 0 success, 1 a failure while running,
 //! 2 bad usage or an invalid scenario.
 
+mod merge;
+mod plot;
 mod run;
+pub mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -35,11 +38,14 @@ pub type CliResult = Result<(), CliError>;
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 a failure while running (e.g. an output that cannot be written),
-2 bad usage or an invalid scenario.
+2 bad usage or an invalid scenario, 130 interrupted (finished points are kept; --resume).
 
 Examples:
   csmacd run scenarios/two-saturated.toml
-  csmacd validate scenarios/*.toml";
+  csmacd validate scenarios/*.toml
+  csmacd sweep scenarios/throughput-vs-load.toml
+  csmacd plot results/throughput-vs-load/summary.csv --x stations.0.traffic.load --y throughput \\
+      --series stations.0.count --out load.png";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,6 +63,9 @@ struct Cli {
 enum Command {
     Run(run::RunArgs),
     Validate(run::ValidateArgs),
+    Sweep(sweep::SweepArgs),
+    Merge(merge::MergeArgs),
+    Plot(plot::PlotArgs),
 }
 
 /// Parses the arguments, runs the command, prints any error, returns the exit code.
@@ -71,6 +80,9 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Validate(a) => run::validate(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Plot(a) => plot::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
