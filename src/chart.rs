@@ -5,7 +5,6 @@
 
 use crate::sweep::{Axis, ChartSpec};
 use plotters::coord::ranged1d::ValueFormatter;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 /// A CSV table held as text.
@@ -71,6 +70,8 @@ pub struct Chart {
     pub y_label: String,
     pub series: Vec<Series>,
     pub log_x: bool,
+    /// Logarithmic y axis: for delays that span a factor of 100 or more.
+    pub log_y: bool,
     /// For a categorical x: the categories, drawn at x = 0, 1, 2, ...
     pub x_categories: Option<Vec<String>>,
 }
@@ -89,8 +90,7 @@ pub fn parse_number(text: &str) -> Option<(f64, &str)> {
     (1..=end).rev().find_map(|k| {
         let v: f64 = t[..k].parse().ok()?;
         let unit = &t[k..];
-        (v.is_finite() && unit.chars().all(|c| c.is_alphabetic() || c == '/'))
-            .then_some((v, unit))
+        (v.is_finite() && unit.chars().all(|c| c.is_alphabetic() || c == '/')).then_some((v, unit))
     })
 }
 
@@ -175,7 +175,10 @@ pub fn build(table: &Table, spec: &ChartSpec) -> Result<Chart, ChartError> {
             .iter()
             .zip(&numeric_col)
             .map(|(&c, &num)| {
-                let name = table.header[c].rsplit('.').next().unwrap_or("");
+                let name = match table.header[c].rsplit('.').next().unwrap_or("") {
+                    "count" => "N",
+                    other => other,
+                };
                 if num {
                     format!("{name}={}", row[c])
                 } else {
@@ -206,8 +209,17 @@ pub fn build(table: &Table, spec: &ChartSpec) -> Result<Chart, ChartError> {
     }
     let (lo, hi) = x_values
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
     let log_x = numeric && lo > 0.0 && spec.log_x.unwrap_or(hi / lo >= 16.0);
+    let (ylo, yhi) = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.1), b.max(p.1))
+        });
+    let log_y = spec.y.starts_with("delay_") && ylo > 0.0 && yhi / ylo >= 100.0;
     let x_label = if x_unit.is_empty() {
         describe(&spec.x)
     } else {
@@ -216,7 +228,10 @@ pub fn build(table: &Table, spec: &ChartSpec) -> Result<Chart, ChartError> {
     let title = spec.title.clone().unwrap_or_else(|| {
         let y = short(&spec.y);
         let mut t = format!("{}{} vs {}", y[..1].to_uppercase(), &y[1..], short(&spec.x));
-        if series.iter().any(|s| s.points.iter().any(|p| p.2.is_some())) {
+        if series
+            .iter()
+            .any(|s| s.points.iter().any(|p| p.2.is_some()))
+        {
             t.push_str(" (95 % CI)");
         }
         t
@@ -227,6 +242,7 @@ pub fn build(table: &Table, spec: &ChartSpec) -> Result<Chart, ChartError> {
         y_label: describe(&spec.y),
         series,
         log_x,
+        log_y,
         x_categories: categories,
     })
 }
@@ -345,7 +361,8 @@ fn draw<DB: DrawingBackend>(
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
     let all = c.series.iter().flat_map(|s| s.points.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, f64::NEG_INFINITY);
+    let (mut x0, mut x1, mut y0, mut y1) =
+        (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, f64::NEG_INFINITY);
     for &(x, y, h) in all {
         let h = h.filter(|h| h.is_finite()).unwrap_or(0.0);
         x0 = x0.min(x);
@@ -353,7 +370,7 @@ fn draw<DB: DrawingBackend>(
         y0 = y0.min(y - h);
         y1 = y1.max(y + h);
     }
-    if !(y1 > y0) {
+    if !y1.is_finite() || y1 <= y0 {
         y1 = y0 + 1.0;
     }
     let pad = (y1 - y0) * 0.05;
@@ -363,27 +380,71 @@ fn draw<DB: DrawingBackend>(
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(72);
-    if c.log_x {
-        let cc = b
-            .build_cartesian_2d((x0 / 1.15..x1 * 1.15).log_scale(), y0..y1)
-            .map_err(err)?;
-        fill(cc, c)?;
+    let span = if x1 > x0 { x1 - x0 } else { 1.0 };
+    let m = if c.x_categories.is_some() {
+        0.5
     } else {
-        let span = if x1 > x0 { x1 - x0 } else { 1.0 };
-        let m = if c.x_categories.is_some() { 0.5 } else { span * 0.03 };
-        let cc = b.build_cartesian_2d(x0 - m..x1 + m, y0..y1).map_err(err)?;
-        fill(cc, c)?;
+        span * 0.03
+    };
+    let (xl, xh) = (x0 - m, x1 + m);
+    // Logarithmic axes: the points' own range, widened a little.
+    let (ly0, ly1) = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .fold((f64::INFINITY, 0.0f64), |(a, b), p| {
+            (a.min(p.1), b.max(p.1))
+        });
+    match (c.log_x, c.log_y) {
+        (false, false) => fill(b.build_cartesian_2d(xl..xh, y0..y1).map_err(err)?, c)?,
+        (true, false) => fill(
+            b.build_cartesian_2d((x0 / 1.15..x1 * 1.15).log_scale(), y0..y1)
+                .map_err(err)?,
+            c,
+        )?,
+        (false, true) => fill(
+            b.build_cartesian_2d(xl..xh, (ly0 / 1.5..ly1 * 1.5).log_scale())
+                .map_err(err)?,
+            c,
+        )?,
+        (true, true) => fill(
+            b.build_cartesian_2d(
+                (x0 / 1.15..x1 * 1.15).log_scale(),
+                (ly0 / 1.5..ly1 * 1.5).log_scale(),
+            )
+            .map_err(err)?,
+            c,
+        )?,
     }
     root.present().map_err(err)
 }
 
-fn fill<'a, DB: 'a, X>(
-    mut cc: ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
+/// A tick label: plain up to 10^4, then with an SI suffix ("250k", "1.5M").
+fn tick(v: f64) -> String {
+    let plain = |v: f64| {
+        let s = format!("{v:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{}G", plain(v / 1e9))
+    } else if a >= 1e6 {
+        format!("{}M", plain(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", plain(v / 1e3))
+    } else {
+        plain(v)
+    }
+}
+
+fn fill<'a, DB, X, Y>(
+    mut cc: ChartContext<'a, DB, Cartesian2d<X, Y>>,
     c: &Chart,
 ) -> Result<(), String>
 where
-    DB: DrawingBackend,
+    DB: DrawingBackend + 'a,
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let cats = c.x_categories.clone();
     let x_fmt = move |v: &f64| -> String {
@@ -396,16 +457,15 @@ where
                     String::new()
                 }
             }
-            None => {
-                let s = format!("{v:.6}");
-                s.trim_end_matches('0').trim_end_matches('.').to_string()
-            }
+            None => tick(*v),
         }
     };
+    let y_fmt = |v: &f64| tick(*v);
     let mut mesh = cc.configure_mesh();
     mesh.x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
         .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 16))
         .light_line_style(RGBColor(238, 238, 238))
@@ -420,7 +480,9 @@ where
         cc.draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
             .map_err(err)?
             .label(s.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2))
+            });
         cc.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
             .map_err(err)?;
         for &(x, y, h) in &s.points {
@@ -428,12 +490,19 @@ where
                 continue;
             };
             let style = color.stroke_width(1);
-            cc.draw_series([PathElement::new(vec![(x, y - h), (x, y + h)], style)])
+            // On a log axis a whisker cannot reach zero; stop it at y/100.
+            let lower = if c.log_y {
+                (y - h).max(y / 100.0)
+            } else {
+                y - h
+            };
+            cc.draw_series([PathElement::new(vec![(x, lower), (x, y + h)], style)])
                 .map_err(err)?;
-            for end in [y - h, y + h] {
-                cc.draw_series([EmptyElement::at((x, end))
-                    + PathElement::new(vec![(-4, 0), (4, 0)], style)])
-                    .map_err(err)?;
+            for end in [lower, y + h] {
+                cc.draw_series([
+                    EmptyElement::at((x, end)) + PathElement::new(vec![(-4, 0), (4, 0)], style)
+                ])
+                .map_err(err)?;
             }
         }
     }
@@ -454,12 +523,16 @@ fn legend_corner(c: &Chart) -> SeriesLabelPosition {
         .flat_map(|s| s.points.iter().map(|p| (p.0, p.1)))
         .collect();
     let norm = |v: f64, lo: f64, hi: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
-    let (x0, x1) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-        (a.min(p.0), b.max(p.0))
-    });
-    let (y0, y1) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-        (a.min(p.1), b.max(p.1))
-    });
+    let (x0, x1) = pts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.0), b.max(p.0))
+        });
+    let (y0, y1) = pts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.1), b.max(p.1))
+        });
     let tx = |x: f64| {
         if c.log_x && x0 > 0.0 {
             norm(x.ln(), x0.ln(), x1.ln())
@@ -519,7 +592,11 @@ mod tests {
         let c = build(&t, &spec).unwrap();
         assert_eq!(c.series.len(), 2);
         assert_eq!(c.series[0].label, "n=2");
-        assert_eq!(c.series[0].points, vec![(0.1, 0.1, None), (0.5, 0.4, Some(0.01))]);
+        assert!(!c.log_y);
+        assert_eq!(
+            c.series[0].points,
+            vec![(0.1, 0.1, None), (0.5, 0.4, Some(0.01))]
+        );
         assert!(!c.log_x);
     }
 }

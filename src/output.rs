@@ -17,7 +17,11 @@ pub const DERIVED_COLUMNS: &[&str] = &["collisions_per_delivered", "drop_fractio
 
 /// Every per-run metric column: the core ones, then the derived ones.
 pub fn metric_columns() -> Vec<&'static str> {
-    METRIC_COLUMNS.iter().chain(DERIVED_COLUMNS).copied().collect()
+    METRIC_COLUMNS
+        .iter()
+        .chain(DERIVED_COLUMNS)
+        .copied()
+        .collect()
 }
 
 /// One run's values for [`metric_columns`].
@@ -336,7 +340,11 @@ fn runs_header(key: &PointKey) -> Vec<String> {
 /// Reads point `index` from `dir`'s points/ if it is there and is the point
 /// described by `key` (same axes, replications and seeds); `Ok(None)` when it
 /// is missing or belongs to another grid.
-pub fn read_point(dir: &Path, index: usize, key: &PointKey) -> Result<Option<StoredPoint>, OutputError> {
+pub fn read_point(
+    dir: &Path,
+    index: usize,
+    key: &PointKey,
+) -> Result<Option<StoredPoint>, OutputError> {
     let runs_path = point_path(dir, index, "runs");
     let stations_path = point_path(dir, index, "stations");
     let (Ok(runs), Ok(stations)) = (
@@ -463,7 +471,8 @@ pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError>
         seeds: &[],
         runs: &[],
     };
-    let mut stations = String::from_utf8_lossy(&stations_csv(std::slice::from_ref(&empty))).into_owned();
+    let mut stations =
+        String::from_utf8_lossy(&stations_csv(std::slice::from_ref(&empty))).into_owned();
     for p in &stored {
         runs.push_str(&p.runs_rows);
         stations.push_str(&p.stations_rows);

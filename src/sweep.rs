@@ -141,26 +141,38 @@ impl std::str::FromStr for Shard {
 pub enum SweepError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("{file}:{line}: sweep axis `{axis}` = {value} at point {point} ({assignments}): `{key}`: {message}")]
-    BadValue {
-        file: String,
-        line: usize,
-        axis: String,
-        value: String,
-        point: usize,
-        assignments: String,
-        key: String,
-        message: String,
-    },
-    #[error("{file}:{line}: `{key}`: {message} (at sweep point {point}: {assignments})")]
-    BadPoint {
-        file: String,
-        line: usize,
-        key: String,
-        message: String,
-        point: usize,
-        assignments: String,
-    },
+    #[error(transparent)]
+    Point(Box<PointFault>),
+}
+
+/// A point of the grid that is not a valid scenario: the axis value behind
+/// it when one is (else the key at fault), the point and all its values.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {}", self.describe())]
+pub struct PointFault {
+    pub file: String,
+    pub line: usize,
+    /// The axis and value at fault, when the fault lies under an axis.
+    pub axis: Option<(String, String)>,
+    pub point: usize,
+    pub assignments: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl PointFault {
+    fn describe(&self) -> String {
+        match &self.axis {
+            Some((axis, value)) => format!(
+                "sweep axis `{axis}` = {value} at point {} ({}): `{}`: {}",
+                self.point, self.assignments, self.key, self.message
+            ),
+            None => format!(
+                "`{}`: {} (at sweep point {}: {})",
+                self.key, self.message, self.point, self.assignments
+            ),
+        }
+    }
 }
 
 /// Loads a sweep file (or a plain scenario: a sweep of one point).
@@ -250,22 +262,31 @@ pub fn from_str(
         let mut point_table = table.clone();
         for (axis, &c) in axes.iter().zip(&choice) {
             if let Err(message) = set_path(&mut point_table, &axis.path, axis.values[c].clone()) {
-                return Err(SweepError::BadValue {
+                return Err(SweepError::Point(Box::new(PointFault {
                     file: file.into(),
                     line: axis_line(text, &axis.path),
-                    axis: axis.path.clone(),
-                    value: axis.labels[c].clone(),
+                    axis: Some((axis.path.clone(), axis.labels[c].clone())),
                     point: index,
                     assignments: describe(),
                     key: axis.path.clone(),
                     message,
-                });
+                })));
             }
         }
         let sc = match scenario::validate(&point_table, default_name, extra) {
             Ok(sc) => sc,
             Err(e) if axes.is_empty() => return Err(at(e)),
-            Err(e) => return Err(point_error(file, text, &axes, &choice, index, describe(), e)),
+            Err(e) => {
+                return Err(point_error(
+                    file,
+                    text,
+                    &axes,
+                    &choice,
+                    index,
+                    describe(),
+                    e,
+                ))
+            }
         };
         points.push(Point::new(assignments, sc));
     }
@@ -316,10 +337,20 @@ fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldEr
             }
             Value::Array(values) => {
                 if path.split('.').any(str::is_empty) {
-                    return Err(FieldError::new(key, "is not a dotted path such as \"stations.0.count\""));
+                    return Err(FieldError::new(
+                        key,
+                        "is not a dotted path such as \"stations.0.count\"",
+                    ));
                 }
-                if path == "sweep" || path.starts_with("sweep.") || path == "chart" || path.starts_with("chart.") {
-                    return Err(FieldError::new(key, "a sweep cannot vary its own [sweep] or [[chart]] tables"));
+                if path == "sweep"
+                    || path.starts_with("sweep.")
+                    || path == "chart"
+                    || path.starts_with("chart.")
+                {
+                    return Err(FieldError::new(
+                        key,
+                        "a sweep cannot vary its own [sweep] or [[chart]] tables",
+                    ));
                 }
                 let labels: Vec<String> = values.iter().map(value_label).collect();
                 for (i, l) in labels.iter().enumerate() {
@@ -410,33 +441,31 @@ fn point_error(
     e: FieldError,
 ) -> SweepError {
     let related = |a: &str| {
-        a == e.path || e.path.starts_with(&format!("{a}.")) || a.starts_with(&format!("{}.", e.path))
+        a == e.path
+            || e.path.starts_with(&format!("{a}."))
+            || a.starts_with(&format!("{}.", e.path))
     };
     let axis = axes
         .iter()
         .enumerate()
         .filter(|(_, a)| related(&a.path))
         .max_by_key(|(_, a)| a.path.len());
-    match axis {
-        Some((i, a)) => SweepError::BadValue {
-            file: file.into(),
-            line: axis_line(text, &a.path),
-            axis: a.path.clone(),
-            value: a.labels[choice[i]].clone(),
-            point,
-            assignments,
-            key: e.path,
-            message: e.message,
-        },
-        None => SweepError::BadPoint {
-            file: file.into(),
-            line: scenario::locate::line_of(text, &e.path).unwrap_or(1),
-            key: e.path,
-            message: e.message,
-            point,
-            assignments,
-        },
-    }
+    let (line, axis) = match axis {
+        Some((i, a)) => (
+            axis_line(text, &a.path),
+            Some((a.path.clone(), a.labels[choice[i]].clone())),
+        ),
+        None => (scenario::locate::line_of(text, &e.path).unwrap_or(1), None),
+    };
+    SweepError::Point(Box::new(PointFault {
+        file: file.into(),
+        line,
+        axis,
+        point,
+        assignments,
+        key: e.path,
+        message: e.message,
+    }))
 }
 
 /// Reads `[[chart]]` tables; x must be an axis or a summary column, y a
@@ -462,7 +491,11 @@ fn read_charts(table: &Table, axes: &[Axis]) -> Result<Vec<ChartSpec>, FieldErro
             value: item,
         })?;
         let x = f.string("x")?;
-        let x = f.require("x", x, "the column on the x axis, e.g. x = \"stations.0.traffic.load\"")?;
+        let x = f.require(
+            "x",
+            x,
+            "the column on the x axis, e.g. x = \"stations.0.traffic.load\"",
+        )?;
         if !axis_paths.contains(&x.as_str()) && !metrics.contains(&x.as_str()) {
             return Err(f.err(
                 "x",
@@ -474,11 +507,18 @@ fn read_charts(table: &Table, axes: &[Axis]) -> Result<Vec<ChartSpec>, FieldErro
             ));
         }
         let y = f.string("y")?;
-        let y = f.require("y", y, "the summary column on the y axis, e.g. y = \"throughput\"")?;
+        let y = f.require(
+            "y",
+            y,
+            "the summary column on the y axis, e.g. y = \"throughput\"",
+        )?;
         if !metrics.contains(&y.as_str()) {
             return Err(f.err(
                 "y",
-                format!("`{y}` is not a summary column; allowed: {}", metrics.join(", ")),
+                format!(
+                    "`{y}` is not a summary column; allowed: {}",
+                    metrics.join(", ")
+                ),
             ));
         }
         let series = f.with("series", |it| match it.value {
@@ -498,7 +538,10 @@ fn read_charts(table: &Table, axes: &[Axis]) -> Result<Vec<ChartSpec>, FieldErro
             if !axis_paths.contains(&s.as_str()) {
                 return Err(f.err(
                     "series",
-                    format!("`{s}` is not a sweep axis; axes: {}", list_or_none(&axis_paths)),
+                    format!(
+                        "`{s}` is not a sweep axis; axes: {}",
+                        list_or_none(&axis_paths)
+                    ),
                 ));
             }
         }
@@ -554,6 +597,9 @@ pub fn run_points(points: &[Point], done: &(dyn Fn() + Sync)) -> Vec<Vec<RunResu
     out
 }
 
+/// Receives each finished point (its index and runs) and stores it.
+pub type PointSink<'a, E> = dyn Fn(usize, &[RunResult]) -> Result<(), E> + Sync + 'a;
+
 /// Runs the points `todo` (indices into `points`) on the current rayon pool,
 /// replications in parallel too, and hands each finished point to `finished`
 /// (which stores it) as soon as all its replications are done, in whatever
@@ -563,7 +609,7 @@ pub fn run_pending<E: Send>(
     points: &[Point],
     todo: &[usize],
     stop: &AtomicBool,
-    finished: &(dyn Fn(usize, &[RunResult]) -> Result<(), E> + Sync),
+    finished: &PointSink<'_, E>,
 ) -> Result<(), E> {
     todo.par_iter().try_for_each(|&p| {
         if stop.load(Ordering::Relaxed) {
@@ -604,9 +650,10 @@ mod tests {
 
     #[test]
     fn set_path_walks_tables_and_arrays() {
-        let mut t: Table = "[[stations]]\ncount = 2\ntraffic = { kind = \"poisson\", load = 0.1 }\n"
-            .parse()
-            .unwrap();
+        let mut t: Table =
+            "[[stations]]\ncount = 2\ntraffic = { kind = \"poisson\", load = 0.1 }\n"
+                .parse()
+                .unwrap();
         set_path(&mut t, "stations.0.traffic.load", Value::Float(0.5)).unwrap();
         set_path(&mut t, "medium.length", Value::String("100m".into())).unwrap();
         assert_eq!(t["stations"][0]["traffic"]["load"].as_float(), Some(0.5));

@@ -37,7 +37,9 @@ pub struct RunArgs {
 
 /// Check scenario files without running them.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Sweep files are checked point by point.\n\nExample:\n  csmacd validate scenarios/*.toml")]
+#[command(
+    after_help = "Sweep files are checked point by point.\n\nExample:\n  csmacd validate scenarios/*.toml"
+)]
 pub struct ValidateArgs {
     /// Scenario or sweep files.
     #[arg(required = true)]
@@ -104,8 +106,8 @@ pub fn run(args: RunArgs) -> CliResult {
         )));
     }
     // A run is the one-point case of a sweep: same checks, same storage.
-    let plan = sweep::from_str(&file, &stem(&args.file), &text, args.seed)
-        .map_err(CliError::usage)?;
+    let plan =
+        sweep::from_str(&file, &stem(&args.file), &text, args.seed).map_err(CliError::usage)?;
     let out = args
         .out
         .unwrap_or_else(|| Path::new("results").join(stem(&args.file)));

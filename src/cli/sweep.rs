@@ -313,9 +313,9 @@ fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBa
         ProgressDrawTarget::stderr()
     };
     let bar = ProgressBar::with_draw_target(Some(total as u64), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{elapsed_precise} [{wide_bar}] {pos}/{len} points, ETA {eta}",
-    ) {
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {pos}/{len} points, ETA {eta}")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_position(done as u64);
@@ -449,7 +449,11 @@ fn print_table(plan: &Plan, done: &Assembled) {
             for &k in &idx {
                 let vals: Vec<f64> = runs.iter().map(|r| r[k]).collect();
                 let (m, _) = crate::stats::mean_ci95(&vals);
-                row.push(if m.is_nan() { "-".into() } else { format!("{m:.4}") });
+                row.push(if m.is_nan() {
+                    "-".into()
+                } else {
+                    format!("{m:.4}")
+                });
             }
             row
         })
@@ -476,6 +480,9 @@ fn print_table(plan: &Plan, done: &Assembled) {
         line(r);
     }
     if plan.points.len() > MAX_ROWS {
-        println!("  ... {} more rows in summary.csv", plan.points.len() - MAX_ROWS);
+        println!(
+            "  ... {} more rows in summary.csv",
+            plan.points.len() - MAX_ROWS
+        );
     }
 }

@@ -1,0 +1,4 @@
+//! The integration tests: one binary, one module per subject.
+
+mod charts;
+mod sweep;
