@@ -468,7 +468,7 @@ where
         .y_label_formatter(&y_fmt)
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 16))
-        .light_line_style(RGBColor(238, 238, 238))
+        .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(215, 215, 215));
     if let Some(cats) = &c.x_categories {
         mesh.x_labels(cats.len() * 2 + 1);

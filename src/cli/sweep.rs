@@ -219,7 +219,11 @@ pub fn execute(
     if !same || (!opts.resume && opts.shard.is_none()) {
         output::clear_points(out).map_err(CliError::failure)?;
     }
-    output::clean_temporaries(out);
+    // Shards may share a directory: only a whole run may remove another
+    // process's temporary files (those a killed run left behind).
+    if opts.shard.is_none() {
+        output::clean_temporaries(out);
+    }
     output::write_atomic(&resolved_path, plan.resolved.as_bytes())
         .with_context(|| format!("cannot write {}", resolved_path.display()))
         .map_err(CliError::failure)?;
