@@ -611,7 +611,9 @@ pub fn run_pending<E: Send>(
     stop: &AtomicBool,
     finished: &PointSink<'_, E>,
 ) -> Result<(), E> {
-    todo.par_iter().try_for_each(|&p| {
+    // One task per point: points differ a lot in cost, so let idle threads
+    // steal single points rather than halves of the list.
+    todo.par_iter().with_max_len(1).try_for_each(|&p| {
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
