@@ -1,11 +1,20 @@
-//! Running points: each point is one scenario run for all its replications.
-//! This is the only user of rayon; results come back in point order, so the
-//! output bytes do not depend on the number of threads.
+//! Sweeps: a scenario plus `[sweep]` axes (dotted paths, each with a list of
+//! values) expands into a grid of points, each one full scenario with its own
+//! seed; `[[chart]]` tables name the charts. Points run on rayon: this is the
+//! only rayon user, and what a point produces depends on its own seed only, so
+//! the output bytes do not depend on the number of threads or on the shard.
 
-use crate::scenario::Scenario;
+use crate::scenario::reader::FieldError;
+use crate::scenario::{self, Scenario, ScenarioError};
 use crate::seed;
 use crate::sim::{self, RunResult};
 use rayon::prelude::*;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use toml::{Table, Value};
+
+/// The most points a sweep may hold: beyond this a grid is almost surely a typo.
+pub const MAX_POINTS: usize = 1_000_000;
 
 /// One point of a sweep: its axis assignments (dotted path, value as text),
 /// the scenario they give, and its seed.
@@ -18,9 +27,12 @@ pub struct Point {
 
 impl Point {
     /// A point whose seed derives from the master seed and its own axis
-    /// values only, so adding values to a grid leaves other points unchanged.
+    /// values only (sorted by path, so the order of the axes in the file does
+    /// not matter either): adding values to a grid leaves other points unchanged.
     pub fn new(axes: Vec<(String, String)>, scenario: Scenario) -> Self {
-        let key: String = axes.iter().map(|(k, v)| format!("{k}={v};")).collect();
+        let mut sorted: Vec<&(String, String)> = axes.iter().collect();
+        sorted.sort();
+        let key: String = sorted.iter().map(|(k, v)| format!("{k}={v};")).collect();
         let seed = seed::derive(scenario.seed, &[seed::fnv1a(key.as_bytes())]);
         Point {
             axes,
@@ -34,6 +46,531 @@ impl Point {
         (0..self.scenario.replications)
             .map(|r| seed::replication_seed(self.seed, r))
             .collect()
+    }
+
+    /// "path=value, path=value", or "base scenario" for a point without axes.
+    pub fn describe(&self) -> String {
+        if self.axes.is_empty() {
+            return "the base scenario".into();
+        }
+        self.axes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One sweep axis: a dotted path into the scenario and the values it takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub path: String,
+    pub values: Vec<Value>,
+    /// Each value as it appears in CSV columns and in the point's seed.
+    pub labels: Vec<String>,
+}
+
+/// A chart a sweep file asks for (`[[chart]]`), or one chosen by default.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ChartSpec {
+    /// The column on the x axis: a sweep axis or a summary column.
+    pub x: String,
+    /// The summary column on the y axis.
+    pub y: String,
+    /// Columns whose values split the rows into lines (one line per value).
+    pub series: Vec<String>,
+    pub title: Option<String>,
+    /// The file stem under charts/; default `<y>-vs-<x>`.
+    pub name: Option<String>,
+    /// Logarithmic x axis; default: when x spans a factor of 16 or more.
+    pub log_x: Option<bool>,
+}
+
+/// A checked sweep: every point validated, ready to run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub name: String,
+    pub axes: Vec<Axis>,
+    /// The grid in order: the first axis varies slowest, the last fastest.
+    pub points: Vec<Point>,
+    pub charts: Vec<ChartSpec>,
+    /// The file as run, seed and name made explicit: running it repeats the sweep.
+    pub resolved: String,
+}
+
+impl Plan {
+    /// Total simulation runs: points times their replications.
+    pub fn runs(&self) -> u64 {
+        self.points
+            .iter()
+            .map(|p| p.scenario.replications as u64)
+            .sum()
+    }
+}
+
+/// The K-th of N slices of a grid (1-based): point i belongs to slice
+/// `i mod N + 1`, so every slice gets a mix of cheap and costly points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    pub fn contains(&self, index: usize) -> bool {
+        index % self.n + 1 == self.k
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a shard; write K/N with 1 <= K <= N, e.g. 2/8");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        let n: usize = n.trim().parse().map_err(|_| bad())?;
+        if k == 0 || n == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+/// A sweep file that cannot be run: where, and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error(transparent)]
+    Point(Box<PointFault>),
+}
+
+/// A point of the grid that is not a valid scenario: the axis value behind
+/// it when one is (else the key at fault), the point and all its values.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {}", self.describe())]
+pub struct PointFault {
+    pub file: String,
+    pub line: usize,
+    /// The axis and value at fault, when the fault lies under an axis.
+    pub axis: Option<(String, String)>,
+    pub point: usize,
+    pub assignments: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl PointFault {
+    fn describe(&self) -> String {
+        match &self.axis {
+            Some((axis, value)) => format!(
+                "sweep axis `{axis}` = {value} at point {} ({}): `{}`: {}",
+                self.point, self.assignments, self.key, self.message
+            ),
+            None => format!(
+                "`{}`: {} (at sweep point {}: {})",
+                self.key, self.message, self.point, self.assignments
+            ),
+        }
+    }
+}
+
+/// Loads a sweep file (or a plain scenario: a sweep of one point).
+pub fn load(path: &Path, seed: Option<u64>) -> Result<Plan, SweepError> {
+    let file = path.display().to_string();
+    let text = scenario::read_text(path)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    from_str(&file, &stem, &text, seed)
+}
+
+/// The text of an axis value: strings bare, numbers in shortest form, other
+/// values as inline TOML.
+pub fn value_label(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Integer(i) => i.to_string(),
+        Value::Float(f) => format!("{f}"),
+        Value::Boolean(b) => b.to_string(),
+        other => other.to_string().trim().to_string(),
+    }
+}
+
+/// Checks a sweep file's text and expands its grid, validating every point.
+/// `file` names it in errors; `default_name` names the sweep when it has no
+/// `name`; `seed` replaces the master seed.
+pub fn from_str(
+    file: &str,
+    default_name: &str,
+    text: &str,
+    seed: Option<u64>,
+) -> Result<Plan, SweepError> {
+    let at = |e: FieldError| SweepError::Scenario(ScenarioError::at(file, text, e));
+    let mut table = scenario::parse_table(file, text)?;
+    if let Some(s) = seed {
+        table.insert("seed".into(), Value::Integer(s as i64));
+    }
+    let axes = match table.get("sweep") {
+        None => Vec::new(),
+        Some(Value::Table(t)) => {
+            let mut axes = Vec::new();
+            read_axes("", t, &mut axes).map_err(at)?;
+            axes
+        }
+        Some(_) => {
+            return Err(at(FieldError::new(
+                "sweep",
+                "expected a table: [sweep] with keys such as \"stations.0.count\" = [2, 4, 8]",
+            )))
+        }
+    };
+    let total = axes
+        .iter()
+        .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))
+        .filter(|&n| n <= MAX_POINTS)
+        .ok_or_else(|| {
+            at(FieldError::new(
+                "sweep",
+                format!("the grid has more than {MAX_POINTS} points; sweep fewer values"),
+            ))
+        })?;
+
+    let extra = &["sweep", "chart"];
+    let mut points = Vec::with_capacity(total);
+    for index in 0..total {
+        // Mixed radix, last axis fastest.
+        let mut rem = index;
+        let mut choice = vec![0; axes.len()];
+        for (a, axis) in axes.iter().enumerate().rev() {
+            choice[a] = rem % axis.values.len();
+            rem /= axis.values.len();
+        }
+        let assignments: Vec<(String, String)> = axes
+            .iter()
+            .zip(&choice)
+            .map(|(a, &c)| (a.path.clone(), a.labels[c].clone()))
+            .collect();
+        let describe = || {
+            assignments
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut point_table = table.clone();
+        for (axis, &c) in axes.iter().zip(&choice) {
+            if let Err(message) = set_path(&mut point_table, &axis.path, axis.values[c].clone()) {
+                return Err(SweepError::Point(Box::new(PointFault {
+                    file: file.into(),
+                    line: axis_line(text, &axis.path),
+                    axis: Some((axis.path.clone(), axis.labels[c].clone())),
+                    point: index,
+                    assignments: describe(),
+                    key: axis.path.clone(),
+                    message,
+                })));
+            }
+        }
+        let sc = match scenario::validate(&point_table, default_name, extra) {
+            Ok(sc) => sc,
+            Err(e) if axes.is_empty() => return Err(at(e)),
+            Err(e) => {
+                return Err(point_error(
+                    file,
+                    text,
+                    &axes,
+                    &choice,
+                    index,
+                    describe(),
+                    e,
+                ))
+            }
+        };
+        points.push(Point::new(assignments, sc));
+    }
+    let name = points
+        .first()
+        .map(|p| p.scenario.name.clone())
+        .unwrap_or_else(|| default_name.to_string());
+    let master = points.first().map(|p| p.scenario.seed).unwrap_or(1);
+    let charts = read_charts(&table, &axes).map_err(at)?;
+
+    // The resolved file names its scenario and seed, so it repeats the sweep
+    // wherever it is copied.
+    table.insert("name".into(), Value::String(name.clone()));
+    table.insert("seed".into(), Value::Integer(master as i64));
+    let body = toml::to_string(&table).map_err(|e| at(FieldError::new("", e.to_string())))?;
+    let mut resolved = format!(
+        "# As run by csmacd {}: `csmacd sweep` on this file repeats it.\n{body}",
+        env!("CARGO_PKG_VERSION")
+    );
+    if !resolved.ends_with('\n') {
+        resolved.push('\n');
+    }
+    Ok(Plan {
+        name,
+        axes,
+        points,
+        charts,
+        resolved,
+    })
+}
+
+/// Reads `[sweep]`: each key a dotted path (quoted, or nested tables), each
+/// value a non-empty list of distinct values.
+fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
+    for (k, v) in t {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        let key = format!("sweep.{path}");
+        match v {
+            Value::Array(values) if values.is_empty() => {
+                return Err(FieldError::new(
+                    key,
+                    "is an empty list; give the values this axis takes",
+                ))
+            }
+            Value::Array(values) => {
+                if path.split('.').any(str::is_empty) {
+                    return Err(FieldError::new(
+                        key,
+                        "is not a dotted path such as \"stations.0.count\"",
+                    ));
+                }
+                if path == "sweep"
+                    || path.starts_with("sweep.")
+                    || path == "chart"
+                    || path.starts_with("chart.")
+                {
+                    return Err(FieldError::new(
+                        key,
+                        "a sweep cannot vary its own [sweep] or [[chart]] tables",
+                    ));
+                }
+                let labels: Vec<String> = values.iter().map(value_label).collect();
+                for (i, l) in labels.iter().enumerate() {
+                    if labels[..i].contains(l) {
+                        return Err(FieldError::new(
+                            key,
+                            format!("lists `{l}` twice; each value of an axis must be distinct"),
+                        ));
+                    }
+                }
+                out.push(Axis {
+                    path,
+                    values: values.clone(),
+                    labels,
+                });
+            }
+            Value::Table(sub) => read_axes(&path, sub, out)?,
+            _ => {
+                return Err(FieldError::new(
+                    key,
+                    "expected a list of values, e.g. \"stations.0.traffic.load\" = [0.2, 0.5, 0.8]",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets the value at a dotted path (`stations.0.traffic.load`; numbers index
+/// arrays), creating missing tables on the way.
+pub fn set_path(table: &mut Table, path: &str, value: Value) -> Result<(), String> {
+    let segs: Vec<&str> = path.split('.').collect();
+    let (first, rest) = segs.split_first().ok_or("empty path")?;
+    if rest.is_empty() {
+        table.insert(first.to_string(), value);
+        return Ok(());
+    }
+    let child = table
+        .entry(first.to_string())
+        .or_insert_with(|| Value::Table(Table::new()));
+    set_in(child, &segs, 1, value)
+}
+
+fn set_in(cur: &mut Value, segs: &[&str], i: usize, value: Value) -> Result<(), String> {
+    let seg = segs[i];
+    let here = segs[..i].join(".");
+    let last = i + 1 == segs.len();
+    let next: &mut Value = match cur {
+        Value::Table(t) if last => {
+            t.insert(seg.to_string(), value);
+            return Ok(());
+        }
+        Value::Table(t) => t
+            .entry(seg.to_string())
+            .or_insert_with(|| Value::Table(Table::new())),
+        Value::Array(a) => {
+            let n = a.len();
+            let idx: usize = seg
+                .parse()
+                .map_err(|_| format!("`{here}` is a list of {n}; `{seg}` is not an index"))?;
+            let item = a.get_mut(idx).ok_or_else(|| {
+                format!("`{here}.{seg}` does not exist: `{here}` has {n} item(s), indexed from 0")
+            })?;
+            if last {
+                *item = value;
+                return Ok(());
+            }
+            item
+        }
+        _ => return Err(format!("`{here}` is a single value, not a table")),
+    };
+    set_in(next, segs, i + 1, value)
+}
+
+fn axis_line(text: &str, axis: &str) -> usize {
+    scenario::locate::line_of(text, &format!("sweep.{axis}")).unwrap_or(1)
+}
+
+/// Names the axis behind a point's validation error: the longest axis path
+/// that is the error's key, inside it, or around it.
+fn point_error(
+    file: &str,
+    text: &str,
+    axes: &[Axis],
+    choice: &[usize],
+    point: usize,
+    assignments: String,
+    e: FieldError,
+) -> SweepError {
+    let related = |a: &str| {
+        a == e.path
+            || e.path.starts_with(&format!("{a}."))
+            || a.starts_with(&format!("{}.", e.path))
+    };
+    let axis = axes
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| related(&a.path))
+        .max_by_key(|(_, a)| a.path.len());
+    let (line, axis) = match axis {
+        Some((i, a)) => (
+            axis_line(text, &a.path),
+            Some((a.path.clone(), a.labels[choice[i]].clone())),
+        ),
+        None => (scenario::locate::line_of(text, &e.path).unwrap_or(1), None),
+    };
+    SweepError::Point(Box::new(PointFault {
+        file: file.into(),
+        line,
+        axis,
+        point,
+        assignments,
+        key: e.path,
+        message: e.message,
+    }))
+}
+
+/// Reads `[[chart]]` tables; x must be an axis or a summary column, y a
+/// summary column, series axes.
+fn read_charts(table: &Table, axes: &[Axis]) -> Result<Vec<ChartSpec>, FieldError> {
+    use crate::scenario::reader::{Fields, Item};
+    let Some(v) = table.get("chart") else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(items) = v else {
+        return Err(FieldError::new(
+            "chart",
+            "expected [[chart]] tables with x, y and optional series",
+        ));
+    };
+    let metrics = crate::output::metric_columns();
+    let axis_paths: Vec<&str> = axes.iter().map(|a| a.path.as_str()).collect();
+    let mut charts = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("chart.{i}");
+        let mut f = Fields::of(Item {
+            path: &path,
+            value: item,
+        })?;
+        let x = f.string("x")?;
+        let x = f.require(
+            "x",
+            x,
+            "the column on the x axis, e.g. x = \"stations.0.traffic.load\"",
+        )?;
+        if !axis_paths.contains(&x.as_str()) && !metrics.contains(&x.as_str()) {
+            return Err(f.err(
+                "x",
+                format!(
+                    "`{x}` is neither a sweep axis nor a summary column; axes: {}; columns: {}",
+                    list_or_none(&axis_paths),
+                    metrics.join(", ")
+                ),
+            ));
+        }
+        let y = f.string("y")?;
+        let y = f.require(
+            "y",
+            y,
+            "the summary column on the y axis, e.g. y = \"throughput\"",
+        )?;
+        if !metrics.contains(&y.as_str()) {
+            return Err(f.err(
+                "y",
+                format!(
+                    "`{y}` is not a summary column; allowed: {}",
+                    metrics.join(", ")
+                ),
+            ));
+        }
+        let series = f.with("series", |it| match it.value {
+            Value::String(s) => Ok(vec![s.clone()]),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    let p = format!("{}.{k}", it.path);
+                    Item { path: &p, value: v }.str().map(str::to_string)
+                })
+                .collect(),
+            _ => Err(it.err("expected an axis path or a list of them")),
+        })?;
+        let series = series.unwrap_or_default();
+        for s in &series {
+            if !axis_paths.contains(&s.as_str()) {
+                return Err(f.err(
+                    "series",
+                    format!(
+                        "`{s}` is not a sweep axis; axes: {}",
+                        list_or_none(&axis_paths)
+                    ),
+                ));
+            }
+        }
+        let title = f.string("title")?;
+        let name = f.string("name")?;
+        if let Some(n) = &name {
+            if n.is_empty() || n.contains(['/', '\\']) || n.starts_with('.') {
+                return Err(f.err("name", "a file stem without slashes, e.g. \"throughput\""));
+            }
+        }
+        let log_x = f.boolean("log_x")?;
+        f.finish(&["x", "y", "series", "title", "name", "log_x"])?;
+        charts.push(ChartSpec {
+            x,
+            y,
+            series,
+            title,
+            name,
+            log_x,
+        });
+    }
+    Ok(charts)
+}
+
+fn list_or_none(v: &[&str]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
     }
 }
 
@@ -58,4 +595,74 @@ pub fn run_points(points: &[Point], done: &(dyn Fn() + Sync)) -> Vec<Vec<RunResu
         out[p].push(r);
     }
     out
+}
+
+/// Receives each finished point (its index and runs) and stores it.
+pub type PointSink<'a, E> = dyn Fn(usize, &[RunResult]) -> Result<(), E> + Sync + 'a;
+
+/// Runs the points `todo` (indices into `points`) on the current rayon pool,
+/// replications in parallel too, and hands each finished point to `finished`
+/// (which stores it) as soon as all its replications are done, in whatever
+/// order they finish. Once `stop` is set no new run starts; points cut short
+/// are not handed over. The first error from `finished` stops the sweep.
+pub fn run_pending<E: Send>(
+    points: &[Point],
+    todo: &[usize],
+    stop: &AtomicBool,
+    finished: &PointSink<'_, E>,
+) -> Result<(), E> {
+    // One task per point: points differ a lot in cost, so let idle threads
+    // steal single points rather than halves of the list.
+    todo.par_iter().with_max_len(1).try_for_each(|&p| {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let runs: Option<Vec<RunResult>> = points[p]
+            .replication_seeds()
+            .par_iter()
+            .map(|&s| {
+                if stop.load(Ordering::Relaxed) {
+                    None
+                } else {
+                    Some(sim::run(&points[p].scenario, s))
+                }
+            })
+            .collect();
+        match runs {
+            Some(runs) => finished(p, &runs),
+            None => Ok(()),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_parsing_and_slicing() {
+        let s: Shard = "2/3".parse().unwrap();
+        assert_eq!(s, Shard { k: 2, n: 3 });
+        let mine: Vec<usize> = (0..7).filter(|&i| s.contains(i)).collect();
+        assert_eq!(mine, vec![1, 4]);
+        for bad in ["0/2", "3/2", "1/0", "x/2", "2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn set_path_walks_tables_and_arrays() {
+        let mut t: Table =
+            "[[stations]]\ncount = 2\ntraffic = { kind = \"poisson\", load = 0.1 }\n"
+                .parse()
+                .unwrap();
+        set_path(&mut t, "stations.0.traffic.load", Value::Float(0.5)).unwrap();
+        set_path(&mut t, "medium.length", Value::String("100m".into())).unwrap();
+        assert_eq!(t["stations"][0]["traffic"]["load"].as_float(), Some(0.5));
+        assert_eq!(t["medium"]["length"].as_str(), Some("100m"));
+        let e = set_path(&mut t, "stations.3.count", Value::Integer(1)).unwrap_err();
+        assert!(e.contains("1 item"), "{e}");
+        let e = set_path(&mut t, "stations.0.count.x", Value::Integer(1)).unwrap_err();
+        assert!(e.contains("single value"), "{e}");
+    }
 }

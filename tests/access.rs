@@ -248,3 +248,31 @@ fn access_keys_are_validated() {
     let e = err("access = \"csma-cd-p-persistent\"\np = 1.5");
     assert!(e.contains("medium.p"), "{e}");
 }
+
+#[test]
+fn slotted_aloha_retries_in_the_very_next_slot_when_r_is_zero() {
+    // Two stations, one frame each at t = 0, collide in slot 0. After the
+    // n-th collision each retries r slots on, r uniform on 0..2^min(n,10)-1:
+    // r = 0 is the very next slot, so (as in 802.3's race) the pair
+    // separates after the first collision with probability 1/2. A station
+    // gap that pushed r = 0 into the slot of r = 1 made them collide until
+    // both frames were discarded.
+    let text = "duration = \"1s\"\nnonstandard_frames = true\n[medium]\naccess = \"slotted-aloha\"\n\
+                [[stations]]\ncount = 2\ntraffic = { kind = \"burst\" }\nframe = \"40B\"\n";
+    let sc = csmacd::scenario::from_str("t.toml", "t", text).unwrap();
+    let reps = 4000;
+    let mut once = 0;
+    for seed in 0..reps {
+        let r = csmacd::sim::run(&sc, seed);
+        assert_eq!(r.metrics.get("delivered"), 2.0, "seed {seed}");
+        if r.metrics.get("collisions") == 2.0 {
+            once += 1;
+        }
+    }
+    // Binomial(4000, 1/2): 4 standard deviations = 4 * sqrt(4000 / 4) ~ 126.
+    let sd = (reps as f64 * 0.25).sqrt();
+    assert!(
+        (once as f64 - reps as f64 / 2.0).abs() < 4.0 * sd,
+        "{once} of {reps} separated after one collision"
+    );
+}

@@ -1,6 +1,7 @@
 //! The integration test binary: behaviour through the public API and the CLI.
 
 mod access;
+mod charts;
 mod cli_basics;
 mod common;
 mod core_model;
@@ -10,4 +11,5 @@ mod invariants;
 mod nothing_lost;
 mod parser_fuzz;
 mod policies;
+mod sweep;
 mod teach;

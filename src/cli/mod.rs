@@ -3,8 +3,11 @@
 //! 2 bad usage or an invalid scenario.
 
 mod lesson;
+mod merge;
+mod plot;
 mod policies;
 mod run;
+pub mod sweep;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -38,7 +41,7 @@ pub type CliResult = Result<(), CliError>;
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 a failure while running (e.g. an output that cannot be written),
-2 bad usage or an invalid scenario.
+2 bad usage or an invalid scenario, 130 interrupted (finished points are kept; --resume).
 
 Examples:
   csmacd run scenarios/two-saturated.toml
@@ -46,7 +49,11 @@ Examples:
   csmacd policies
   csmacd trace scenarios/lessons/2-collision.toml --until 300us
   csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out collision.png
-  csmacd lesson 2";
+  csmacd lesson 2
+
+  csmacd sweep scenarios/throughput-vs-load.toml
+  csmacd plot results/throughput-vs-load/summary.csv --x stations.0.traffic.load --y throughput \\
+      --series stations.0.count --out load.png";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -68,6 +75,9 @@ enum Command {
     Trace(trace::TraceArgs),
     Diagram(trace::DiagramArgs),
     Lesson(lesson::LessonArgs),
+    Sweep(sweep::SweepArgs),
+    Merge(merge::MergeArgs),
+    Plot(plot::PlotArgs),
 }
 
 /// Parses the arguments, runs the command, prints any error, returns the exit code.
@@ -86,6 +96,9 @@ pub fn run() -> ExitCode {
         Command::Trace(a) => trace::run_trace(a),
         Command::Diagram(a) => trace::run_diagram(a),
         Command::Lesson(a) => lesson::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Plot(a) => plot::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

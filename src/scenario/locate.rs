@@ -7,20 +7,28 @@ use toml::de::{DeTable, DeValue};
 /// is not in the file, the line of its nearest ancestor that is.
 pub fn line_of(source: &str, path: &str) -> Option<usize> {
     let doc = DeTable::parse(source).ok()?;
+    let segs: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
     let mut span = None;
     let mut table: Option<&DeTable> = Some(doc.get_ref());
     let mut value: Option<&DeValue> = None;
-    for seg in path.split('.').filter(|s| !s.is_empty()) {
+    let mut i = 0;
+    while i < segs.len() {
+        // A key may itself hold dots (`"stations.0.count" = [...]` in a
+        // [sweep] table): try the longest run of segments first.
         let next = if let Some(t) = table {
-            t.iter()
-                .find(|(k, _)| k.get_ref().as_ref() == seg)
-                .map(|(k, v)| (k.span(), v))
-        } else if let (Some(DeValue::Array(a)), Ok(i)) = (value, seg.parse::<usize>()) {
-            a.get(i).map(|v| (v.span(), v))
+            (i + 1..=segs.len()).rev().find_map(|j| {
+                let key = segs[i..j].join(".");
+                t.iter()
+                    .find(|(k, _)| k.get_ref().as_ref() == key)
+                    .map(|(k, v)| (j, k.span(), v))
+            })
+        } else if let (Some(DeValue::Array(a)), Ok(n)) = (value, segs[i].parse::<usize>()) {
+            a.get(n).map(|v| (i + 1, v.span(), v))
         } else {
             None
         };
-        let Some((s, v)) = next else { break };
+        let Some((j, s, v)) = next else { break };
+        i = j;
         span = Some(s);
         value = Some(v.get_ref());
         table = match v.get_ref() {
@@ -50,5 +58,7 @@ mod tests {
         assert_eq!(line_of(src, "stations.0.count"), Some(6));
         // Missing key: falls back to its parent.
         assert_eq!(line_of(src, "medium.speed"), Some(2));
+        let sweep = "name = \"x\"\n[sweep]\n\"stations.0.count\" = [1, 2]\n";
+        assert_eq!(line_of(sweep, "sweep.stations.0.count"), Some(3));
     }
 }

@@ -829,12 +829,16 @@ impl<'a, O: Observer> Sim<'a, O> {
         match self.access {
             Access::Aloha | Access::SlottedAloha => {
                 // No carrier sense: send at once, after the station's own gap;
-                // slotted, at the next slot boundary.
-                let mut at = self.st[i].own_end.map_or(now, |e| now.max(e + self.ifg));
-                if self.access == Access::SlottedAloha {
+                // slotted, at the next slot boundary. Slotted stations keep no
+                // gap: slots keep them apart, and a gap would push a retry
+                // drawn for the very next slot (r = 0) into the one after, the
+                // same slot as r = 1, so that pairs could never separate.
+                let at = if self.access == Access::SlottedAloha {
                     let slot = self.sc.medium.slot_ps;
-                    at = at.div_ceil(slot) * slot;
-                }
+                    now.div_ceil(slot).saturating_mul(slot)
+                } else {
+                    self.st[i].own_end.map_or(now, |e| now.max(e + self.ifg))
+                };
                 if at <= now {
                     self.start_tx(now, i);
                 } else {

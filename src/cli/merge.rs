@@ -1,0 +1,138 @@
+//! `csmacd merge`: joins the output directories of a sweep's shards into the
+//! files one unsharded run gives.
+
+use super::sweep::{finish, stem};
+use super::{CliError, CliResult};
+use crate::output::{self, PointKey};
+use crate::sweep;
+use anyhow::{anyhow, Context};
+use std::path::{Path, PathBuf};
+
+/// Join shard outputs of one sweep into a single result directory.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Each DIR is the --out of `csmacd sweep FILE --shard K/N` (or of an
+interrupted run). They must come from the same sweep file as resolved
+(identical DIR/scenario.toml). OUT then holds exactly the files one
+unsharded run writes: summary.csv, runs.csv, stations.csv, scenario.toml,
+points/ and charts/. OUT may be one of the DIRs.
+
+Example:
+  csmacd sweep scenarios/throughput-vs-load.toml --shard 1/2 --out results/t/1
+  csmacd sweep scenarios/throughput-vs-load.toml --shard 2/2 --out results/t/2
+  csmacd merge results/t/1 results/t/2 --out results/t/all")]
+pub struct MergeArgs {
+    /// Shard output directories.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The merged output directory.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Overwrite results of a different scenario in OUT.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+pub fn run(args: MergeArgs) -> CliResult {
+    let mut resolved: Option<(PathBuf, String)> = None;
+    for d in &args.dirs {
+        // A shard's plan is in points/; a finished run also has it on top.
+        let path = [output::plan_path(d), d.join("scenario.toml")]
+            .into_iter()
+            .find(|p| p.exists())
+            .unwrap_or_else(|| output::plan_path(d));
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            CliError::usage(anyhow!(
+                "{}: {e}; is {} the output directory of `csmacd sweep`?",
+                path.display(),
+                d.display()
+            ))
+        })?;
+        match &resolved {
+            None => resolved = Some((path, text)),
+            Some((first, t)) if *t != text => {
+                return Err(CliError::usage(anyhow!(
+                    "{} and {} come from different sweeps (their scenario.toml differ); merge shards of one sweep only",
+                    first.display(),
+                    path.display()
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    let Some((path, text)) = resolved else {
+        return Err(CliError::usage(anyhow!("give at least one directory")));
+    };
+    let plan = sweep::from_str(&path.display().to_string(), &stem(&path), &text, None)
+        .map_err(CliError::usage)?;
+
+    let out = &args.out;
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create output directory {}", out.display()))
+        .map_err(CliError::failure)?;
+    let out_is_input = args.dirs.iter().any(|d| same_dir(d, out));
+    let out_resolved = output::plan_path(out);
+    if !out_is_input {
+        let old = std::fs::read_to_string(out.join("scenario.toml"))
+            .or_else(|_| std::fs::read_to_string(&out_resolved));
+        if let Ok(old) = old {
+            if old != plan.resolved && !args.force {
+                return Err(CliError::usage(anyhow!(
+                    "{} holds results of another sweep; choose another --out or pass --force",
+                    out.display()
+                )));
+            }
+        }
+        output::clear_points(out).map_err(CliError::failure)?;
+    }
+    std::fs::create_dir_all(output::points_dir(out))
+        .and_then(|_| output::write_atomic(&out_resolved, plan.resolved.as_bytes()))
+        .with_context(|| format!("cannot write {}", out_resolved.display()))
+        .map_err(CliError::failure)?;
+
+    let mut missing = Vec::new();
+    for (i, p) in plan.points.iter().enumerate() {
+        let seeds = p.replication_seeds();
+        let key = PointKey {
+            axes: &p.axes,
+            seeds: &seeds,
+        };
+        let mut found = false;
+        for d in &args.dirs {
+            if matches!(output::read_point(d, i, &key), Ok(Some(_))) {
+                if !same_dir(d, out) {
+                    output::copy_point(d, out, i).map_err(CliError::failure)?;
+                }
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            missing.push(i);
+        }
+    }
+    if let Some(first) = missing.first() {
+        return Err(CliError::usage(anyhow!(
+            "{} of {} points are in none of the directories (first: point {first}, {}); \
+             run the missing shards, or `csmacd sweep FILE --resume --out DIR` on one of them",
+            missing.len(),
+            plan.points.len(),
+            plan.points[*first].describe()
+        )));
+    }
+    finish(&plan, out)?;
+    eprintln!(
+        "merged {} points from {} directories into {}",
+        plan.points.len(),
+        args.dirs.len(),
+        out.display()
+    );
+    Ok(())
+}

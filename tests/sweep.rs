@@ -1,0 +1,378 @@
+//! Sweeps: grid expansion and naming, seeds that depend only on a point's own
+//! values, validation naming axis and point, and byte-identical outputs for
+//! any thread count, for shards merged, and for resumed runs.
+
+use csmacd::sweep;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn csmacd(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_csmacd"))
+        .args(args)
+        .output()
+        .expect("the csmacd binary runs")
+}
+
+/// A scratch directory, removed when the test is done with it.
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn tmp_dir(name: &str) -> Scratch {
+    let d = std::env::temp_dir().join(format!("csmacd-sweep-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    Scratch(d)
+}
+
+/// A small sweep: 3 station counts x 2 loads, 2 replications, short runs.
+pub const SMALL: &str = r#"
+name = "small"
+seed = 7
+duration = "50ms"
+warmup = "5ms"
+replications = 2
+
+[[stations]]
+count = 2
+traffic = { kind = "poisson", load = 0.5 }
+frame = "512B"
+backoff = { kind = "beb" }
+
+[sweep]
+"stations.0.count" = [2, 8, 32]
+"stations.0.traffic.load" = [0.3, 0.9]
+"#;
+
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every file under `dir` (relative path, bytes), sorted.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+fn assert_same_tree(a: &Path, b: &Path) {
+    let (ta, tb) = (tree(a), tree(b));
+    let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&ta), names(&tb), "different files");
+    for ((n, x), (_, y)) in ta.iter().zip(&tb) {
+        assert!(
+            x == y,
+            "{n} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+#[test]
+fn grid_expands_in_order_with_dotted_names() {
+    let plan = sweep::from_str("small.toml", "small", SMALL, None).unwrap();
+    assert_eq!(plan.points.len(), 6);
+    assert_eq!(plan.runs(), 12);
+    let paths: Vec<&str> = plan.axes.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(paths, ["stations.0.count", "stations.0.traffic.load"]);
+    // First axis slowest, last fastest.
+    let got: Vec<String> = plan.points.iter().map(|p| p.describe()).collect();
+    assert_eq!(got[0], "stations.0.count=2, stations.0.traffic.load=0.3");
+    assert_eq!(got[1], "stations.0.count=2, stations.0.traffic.load=0.9");
+    assert_eq!(got[5], "stations.0.count=32, stations.0.traffic.load=0.9");
+    // Each point is its own scenario.
+    assert_eq!(plan.points[4].scenario.station_count(), 32);
+    let mut seeds: Vec<u64> = plan.points.iter().map(|p| p.seed).collect();
+    seeds.sort();
+    seeds.dedup();
+    assert_eq!(seeds.len(), 6, "every point has its own seed");
+    // Nested tables are the same axes as quoted dotted keys.
+    let nested = SMALL.replace(
+        "\"stations.0.count\" = [2, 8, 32]\n\"stations.0.traffic.load\" = [0.3, 0.9]",
+        "stations.0.count = [2, 8, 32]\nstations.0.traffic.load = [0.3, 0.9]",
+    );
+    let plan2 = sweep::from_str("n.toml", "small", &nested, None).unwrap();
+    assert_eq!(plan2.axes, plan.axes);
+}
+
+#[test]
+fn a_point_keeps_its_seed_when_values_are_added() {
+    let a = sweep::from_str("a", "a", SMALL, None).unwrap();
+    let more = SMALL.replace("[2, 8, 32]", "[2, 4, 8, 16, 32]");
+    let b = sweep::from_str("b", "b", &more, None).unwrap();
+    for p in &a.points {
+        let q = b.points.iter().find(|q| q.axes == p.axes).unwrap();
+        assert_eq!(p.seed, q.seed, "{}", p.describe());
+        assert_eq!(p.replication_seeds(), q.replication_seeds());
+    }
+}
+
+#[test]
+fn a_bad_value_names_its_axis_point_and_line() {
+    let bad = SMALL.replace("[0.3, 0.9]", "[0.3, -0.5]");
+    let e = sweep::from_str("bad.toml", "bad", &bad, None)
+        .unwrap_err()
+        .to_string();
+    // The axis is on line 16 of SMALL (which starts with a newline).
+    assert!(
+        e.starts_with("bad.toml:16: sweep axis `stations.0.traffic.load` = -0.5 at point 1 "),
+        "{e}"
+    );
+    assert!(e.contains("stations.0.count=2"), "{e}");
+    let missing = SMALL.replace("stations.0.count", "stations.3.count");
+    let e = sweep::from_str("m.toml", "m", &missing, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`stations.3.count`") && e.contains("1 item"),
+        "{e}"
+    );
+    let empty = SMALL.replace("[0.3, 0.9]", "[]");
+    let e = sweep::from_str("e.toml", "e", &empty, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("e.toml:16:") && e.contains("empty list"), "{e}");
+    // Through the CLI: exit code 2 and the message on stderr.
+    let dir = tmp_dir("bad-value");
+    let f = write_file(&dir, "bad.toml", &bad);
+    let out = csmacd(&["sweep", s(&f), "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sweep axis `stations.0.traffic.load`"));
+}
+
+#[test]
+fn dry_run_lists_the_points_of_a_shard() {
+    let dir = tmp_dir("dry");
+    let f = write_file(&dir, "small.toml", SMALL);
+    let out = csmacd(&["sweep", s(&f), "--dry-run", "--shard", "2/4"]);
+    ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("small: 2 points of 6, 4 runs in all"),
+        "{text}"
+    );
+    assert!(text.contains("stations.0.count=2, stations.0.traffic.load=0.9"));
+    assert!(text.contains("stations.0.count=32, stations.0.traffic.load=0.9"));
+    assert_eq!(text.lines().count(), 3);
+}
+
+#[test]
+fn one_thread_and_two_threads_give_the_same_bytes() {
+    let dir = tmp_dir("jobs");
+    let f = write_file(&dir, "small.toml", SMALL);
+    let (a, b) = (dir.join("j1"), dir.join("j2"));
+    ok(&csmacd(&["sweep", s(&f), "--jobs", "1", "--out", s(&a)]));
+    ok(&csmacd(&["sweep", s(&f), "--jobs", "2", "--out", s(&b)]));
+    assert_same_tree(&a, &b);
+    let summary = std::fs::read_to_string(a.join("summary.csv")).unwrap();
+    assert!(summary.starts_with(
+        "stations.0.count,stations.0.traffic.load,replications,throughput,throughput_ci95,"
+    ));
+    assert_eq!(summary.lines().count(), 7);
+    let runs = std::fs::read_to_string(a.join("runs.csv")).unwrap();
+    assert!(
+        runs.starts_with("stations.0.count,stations.0.traffic.load,replication,seed,throughput,")
+    );
+    assert_eq!(runs.lines().count(), 13);
+}
+
+#[test]
+fn merged_shards_equal_the_full_run() {
+    let dir = tmp_dir("shards");
+    let f = write_file(&dir, "small.toml", SMALL);
+    let full = dir.join("full");
+    ok(&csmacd(&["sweep", s(&f), "--out", s(&full)]));
+    let (s1, s2) = (dir.join("s1"), dir.join("s2"));
+    ok(&csmacd(&[
+        "sweep",
+        s(&f),
+        "--shard",
+        "1/2",
+        "--out",
+        s(&s1),
+    ]));
+    ok(&csmacd(&[
+        "sweep",
+        s(&f),
+        "--shard",
+        "2/2",
+        "--out",
+        s(&s2),
+    ]));
+    assert!(
+        !s1.join("summary.csv").exists(),
+        "a shard writes only its points"
+    );
+    // One shard alone is not a whole sweep.
+    let part = csmacd(&["merge", s(&s1), "--out", s(&dir.join("part"))]);
+    assert_eq!(part.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&part.stderr).contains("3 of 6 points"));
+    let merged = dir.join("merged");
+    ok(&csmacd(&["merge", s(&s1), s(&s2), "--out", s(&merged)]));
+    assert_same_tree(&full, &merged);
+    // Shards of another sweep are refused.
+    let other = write_file(&dir, "other.toml", &SMALL.replace("seed = 7", "seed = 8"));
+    let s3 = dir.join("s3");
+    ok(&csmacd(&[
+        "sweep",
+        s(&other),
+        "--shard",
+        "2/2",
+        "--out",
+        s(&s3),
+    ]));
+    let mixed = csmacd(&["merge", s(&s1), s(&s3), "--out", s(&dir.join("mixed"))]);
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("different sweeps"));
+}
+
+#[test]
+fn a_resumed_run_equals_a_clean_one() {
+    let dir = tmp_dir("resume");
+    let f = write_file(&dir, "small.toml", SMALL);
+    let clean = dir.join("clean");
+    ok(&csmacd(&["sweep", s(&f), "--out", s(&clean)]));
+    // An interrupted run: some points finished, no summary, a stray temporary.
+    let cut = dir.join("cut");
+    ok(&csmacd(&[
+        "sweep",
+        s(&f),
+        "--shard",
+        "1/3",
+        "--out",
+        s(&cut),
+    ]));
+    std::fs::write(cut.join("points").join(".000004.runs.tmp99.csv"), "half").unwrap();
+    ok(&csmacd(&["sweep", s(&f), "--resume", "--out", s(&cut)]));
+    assert_same_tree(&clean, &cut);
+    // Resuming with another file is refused.
+    let other = write_file(&dir, "other.toml", &SMALL.replace("seed = 7", "seed = 9"));
+    let out = csmacd(&["sweep", s(&other), "--resume", "--out", s(&cut)]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_keeps_finished_points_and_resume_completes_them() {
+    let dir = tmp_dir("interrupt");
+    // 24 points of about equal cost, run one at a time.
+    let text = SMALL
+        .replace("duration = \"50ms\"", "duration = \"400ms\"")
+        .replace("[2, 8, 32]", "[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]")
+        .replace("replications = 2", "replications = 1");
+    let f = write_file(&dir, "long.toml", &text);
+    let out = dir.join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_csmacd"))
+        .args(["sweep", s(&f), "--jobs", "1", "--out", s(&out)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let count = |d: &Path| {
+        std::fs::read_dir(d.join("points"))
+            .map(|r| {
+                r.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".runs.csv"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while count(&out) < 2 && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let result = child.wait_with_output().unwrap();
+    let kept = count(&out);
+    if result.status.code() == Some(0) {
+        // The sweep outran the signal; nothing to check about interruption.
+        assert_eq!(kept, 24);
+    } else {
+        assert_eq!(result.status.code(), Some(130));
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert!(
+            err.contains("interrupted") && err.contains("--resume"),
+            "{err}"
+        );
+        assert!((2..24).contains(&kept), "{kept} points kept");
+        assert!(!out.join("summary.csv").exists());
+    }
+    ok(&csmacd(&["sweep", s(&f), "--resume", "--out", s(&out)]));
+    let clean = dir.join("clean");
+    ok(&csmacd(&["sweep", s(&f), "--out", s(&clean)]));
+    assert_same_tree(&clean, &out);
+}
+
+#[test]
+fn run_is_the_one_point_case() {
+    let dir = tmp_dir("run");
+    let one = SMALL.split("[sweep]").next().unwrap();
+    let f = write_file(&dir, "one.toml", one);
+    let out = dir.join("out");
+    ok(&csmacd(&["run", s(&f), "--out", s(&out)]));
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.starts_with("replications,throughput,"));
+    assert_eq!(summary.lines().count(), 2);
+    // The same file through `sweep` gives the same bytes.
+    let out2 = dir.join("out2");
+    ok(&csmacd(&["sweep", s(&f), "--out", s(&out2)]));
+    assert_same_tree(&out, &out2);
+    // A sweep file is refused by `run`.
+    let g = write_file(&dir, "sweep.toml", SMALL);
+    assert_eq!(csmacd(&["run", s(&g)]).status.code(), Some(2));
+}
+
+#[test]
+fn every_scenario_file_validates() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) == Some("toml") {
+            let plan = sweep::load(&p, None).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!plan.points.is_empty());
+            n += 1;
+        }
+    }
+    assert!(n >= 8, "{n} scenario files");
+}
