@@ -257,7 +257,8 @@ fn slotted_aloha_retries_in_the_very_next_slot_when_r_is_zero() {
     // separates after the first collision with probability 1/2. A station
     // gap that pushed r = 0 into the slot of r = 1 made them collide until
     // both frames were discarded.
-    let text = "duration = \"1s\"\nnonstandard_frames = true\n[medium]\naccess = \"slotted-aloha\"\n\
+    let text =
+        "duration = \"1s\"\nnonstandard_frames = true\n[medium]\naccess = \"slotted-aloha\"\n\
                 [[stations]]\ncount = 2\ntraffic = { kind = \"burst\" }\nframe = \"40B\"\n";
     let sc = csmacd::scenario::from_str("t.toml", "t", text).unwrap();
     let reps = 4000;
