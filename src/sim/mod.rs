@@ -83,6 +83,9 @@ struct Frame {
 struct Signal {
     id: u64,
     station: u32,
+    /// The sender's propagation time from the origin (copied from its
+    /// station so that bus scans stay within this array).
+    prop: Time,
     start: Time,
     end: Time,
     /// The end is known for good (collision detected, or transmission over).
@@ -452,7 +455,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             .iter()
             .filter(|s| s.station as usize != i)
             .map(|s| {
-                let d = me.abs_diff(self.st[s.station as usize].prop);
+                let d = me.abs_diff(s.prop);
                 (s.start + d, s.end + d, s)
             });
         let mut cand = t0;
@@ -551,7 +554,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             .iter()
             .skip(seq.saturating_sub(self.base_id) as usize)
             .filter(|s| s.station as usize != i)
-            .map(|s| s.start + me.abs_diff(self.st[s.station as usize].prop))
+            .map(|s| s.start + me.abs_diff(s.prop))
             .filter(|&a| a < restart_before)
             .min();
         match first_new {
@@ -580,7 +583,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             if j == i {
                 continue;
             }
-            let d = me.abs_diff(self.st[j].prop);
+            let d = me.abs_diff(s.prop);
             if s.end + d > t {
                 detect = detect.min((s.start + d).max(t));
             }
@@ -604,6 +607,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         self.signals.push_back(Signal {
             id,
             station: i as u32,
+            prop: me,
             start: t,
             end: full_end,
             fixed: false,
@@ -619,7 +623,12 @@ impl<'a, O: Observer> Sim<'a, O> {
             self.q.push(detect, Event::Detect(i as u32, s.detect_token));
         }
         s.timer = s.timer.wrapping_add(1);
-        self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
+        // A detection before the end fixes a new end (and pushes its own
+        // TxEnd), which would leave this one stale: only push it when it can
+        // fire. A later start_tx can only move detection earlier.
+        if !(self.cd && detect < full_end) {
+            self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
+        }
         let attempt = s.collisions + 1;
         self.rec.attempt(t, i, frame.bytes);
         self.obs.on(
@@ -782,7 +791,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             if s.id == id {
                 return false;
             }
-            let dk = pd.abs_diff(self.st[s.station as usize].prop);
+            let dk = pd.abs_diff(s.prop);
             s.start + dk < b0 && a0 < s.end + dk
         });
         let delay = end - frame.arrival;
@@ -907,7 +916,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let me = self.st[i].prop;
         self.signals.iter().any(|s| {
             let j = s.station as usize;
-            let d = me.abs_diff(self.st[j].prop);
+            let d = me.abs_diff(s.prop);
             j != i && s.start + d <= t && t < s.end + d
         })
     }
@@ -925,7 +934,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             if s.id == id {
                 return false;
             }
-            let dk = pa.abs_diff(self.st[s.station as usize].prop);
+            let dk = pa.abs_diff(s.prop);
             s.start + dk < b0 && a0 < s.end + dk
         })
     }
