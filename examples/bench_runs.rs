@@ -54,9 +54,14 @@ fn peak_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs one scenario in this process and prints its figures on one line.
+/// Runs one scenario (a name under benches/scenarios, or a path to a .toml
+/// file) in this process and prints its figures on one line.
 fn child(name: &str) -> anyhow::Result<()> {
-    let path = scenario_dir().join(format!("{name}.toml"));
+    let path = if name.ends_with(".toml") {
+        PathBuf::from(name)
+    } else {
+        scenario_dir().join(format!("{name}.toml"))
+    };
     let sc = scenario::load(&path)?;
     // The same run seed `csmacd run` uses for the first replication.
     let seed = Point::new(Vec::new(), sc.clone()).replication_seeds()[0];
