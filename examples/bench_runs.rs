@@ -6,6 +6,7 @@
 //! cargo run --release --example bench_runs            # every scenario
 //! cargo run --release --example bench_runs -- --quick # skip the 10^5 and 10^6 crowds
 //! cargo run --release --example bench_runs -- burst   # scenarios whose name contains "burst"
+//! cargo run --release --example bench_runs -- --limit 600  # give each scenario up to 600 s (default 120)
 //! ```
 //!
 //! Each scenario runs in a child process of this program, so that the peak
@@ -16,7 +17,7 @@ use csmacd::scenario;
 use csmacd::sim;
 use csmacd::sweep::Point;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// The scenarios, in the order they run; `heavy` ones are left out by `--quick`.
@@ -84,10 +85,24 @@ fn child(name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn measure(name: &str) -> anyhow::Result<Figures> {
-    let out = Command::new(std::env::current_exe()?)
+/// Runs `name` in a child process, killed after `limit_s` seconds (`None`:
+/// it ran out of time).
+fn measure(name: &str, limit_s: f64) -> anyhow::Result<Option<Figures>> {
+    let mut child = Command::new(std::env::current_exe()?)
         .args(["--child", name])
-        .output()?;
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let t0 = Instant::now();
+    while child.try_wait()?.is_none() {
+        if t0.elapsed().as_secs_f64() > limit_s {
+            child.kill()?;
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output()?;
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
         .lines()
@@ -99,13 +114,13 @@ fn measure(name: &str) -> anyhow::Result<Figures> {
             )
         })?;
     let v: Vec<&str> = line.split_whitespace().collect();
-    Ok(Figures {
+    Ok(Some(Figures {
         wall_s: v[0].parse()?,
         events: v[1].parse()?,
         frames: v[2].parse()?,
         attempts: v[3].parse()?,
         peak_kib: v[4].parse()?,
-    })
+    }))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -116,7 +131,19 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let limit_s: f64 = match args.iter().position(|a| a == "--limit") {
+        Some(k) => args
+            .get(k + 1)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("--limit needs a number of seconds"))?,
+        None => 120.0,
+    };
+    let filters: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(k, a)| !a.starts_with("--") && !(*k > 0 && args[k - 1] == "--limit"))
+        .map(|(_, a)| a)
+        .collect();
     let chosen: Vec<&str> = SCENARIOS
         .iter()
         .filter(|(_, heavy)| !(quick && *heavy))
@@ -129,8 +156,13 @@ fn main() -> anyhow::Result<()> {
         "scenario", "wall s", "frames", "frames/s", "events/s", "ns/attempt", "peak MiB"
     );
     let mut got = Vec::new();
+    let mut timed_out = Vec::new();
     for name in chosen {
-        let f = measure(name)?;
+        let Some(f) = measure(name, limit_s)? else {
+            println!("{name:<18} stopped after {limit_s} s (--limit)");
+            timed_out.push(name);
+            continue;
+        };
         println!(
             "{:<18} {:>9.3} {:>12} {:>13.0} {:>13.0} {:>14.1} {:>10.1}",
             name,

@@ -633,12 +633,14 @@ impl<'a, O: Observer> Sim<'a, O> {
             if s.end + d > t {
                 detect = detect.min((s.start + d).max(t));
             }
-            if let Mac::Transmitting { signal } = self.st[j].mac {
-                if signal == s.id && !s.fixed {
-                    let arrive = t + d;
-                    if arrive < self.st[j].detect_at && arrive < s.end {
-                        updates.push((j, arrive));
-                    }
+            // A signal is unfixed exactly while its sender is transmitting it
+            // (detect and tx_end fix it before the sender moves on), so this
+            // needs no look at the sender's state.
+            if !s.fixed {
+                debug_assert!(self.st[j].mac == Mac::Transmitting { signal: s.id });
+                let arrive = t + d;
+                if arrive < self.st[j].detect_at && arrive < s.end {
+                    updates.push((j, arrive));
                 }
             }
         }
