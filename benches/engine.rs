@@ -51,7 +51,7 @@ fn engine_loop(inc: &[Time]) -> u64 {
     for &d in &inc[PENDING..] {
         let Some((t, ev)) = q.pop() else { break };
         acc = acc.wrapping_add(match ev {
-            Ev::A(i, _) => i as u64,
+            Ev::A(i, j) => i as u64 ^ j as u64,
             Ev::B(x) => x,
         });
         q.push(

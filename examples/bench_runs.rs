@@ -141,7 +141,7 @@ fn main() -> anyhow::Result<()> {
     let filters: Vec<&String> = args
         .iter()
         .enumerate()
-        .filter(|(k, a)| !a.starts_with("--") && !(*k > 0 && args[k - 1] == "--limit"))
+        .filter(|(k, a)| !(a.starts_with("--") || (*k > 0 && args[k - 1] == "--limit")))
         .map(|(_, a)| a)
         .collect();
     let chosen: Vec<&str> = SCENARIOS

@@ -597,8 +597,10 @@ impl<'a, O: Observer> Sim<'a, O> {
         let me = self.st[i].prop;
         let first_new = self
             .signals
-            .iter()
-            .skip(seq.saturating_sub(self.base_id) as usize)
+            .range(
+                seq.saturating_sub(self.base_id)
+                    .min(self.signals.len() as u64) as usize..,
+            )
             .filter(|s| s.station as usize != i)
             .map(|s| s.start + me.abs_diff(s.prop))
             .filter(|&a| a < restart_before)
