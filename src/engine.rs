@@ -7,15 +7,15 @@ use std::collections::BinaryHeap;
 /// Simulated time in integer picoseconds.
 pub type Time = u64;
 
+/// `key` is (time << 64) | sequence: one integer comparison orders the heap.
 struct Entry<E> {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -27,7 +27,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     // Reversed, so that the max-heap pops the earliest (time, seq) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -72,8 +72,7 @@ impl<E> EventQueue<E> {
         debug_assert!(time >= self.now, "event scheduled in the past");
         self.seq += 1;
         self.heap.push(Entry {
-            time,
-            seq: self.seq,
+            key: (time as u128) << 64 | self.seq as u128,
             event,
         });
     }
@@ -81,12 +80,12 @@ impl<E> EventQueue<E> {
     /// Removes the earliest event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = self.heap.pop()?;
-        self.now = e.time;
-        Some((e.time, e.event))
+        self.now = (e.key >> 64) as Time;
+        Some((self.now, e.event))
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| (e.key >> 64) as Time)
     }
 
     pub fn len(&self) -> usize {

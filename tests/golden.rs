@@ -67,6 +67,13 @@ fn golden_burst_1000() {
     check("burst-1000");
 }
 
+/// A crowd big enough that any bus index for crowds is exercised; generated
+/// by the O(signals) scans before that index existed.
+#[test]
+fn golden_burst_5000() {
+    check("burst-5000");
+}
+
 #[test]
 fn golden_long_bus() {
     check("long-bus");

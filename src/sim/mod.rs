@@ -86,6 +86,9 @@ struct Frame {
 struct Signal {
     id: u64,
     station: u32,
+    /// The sender's propagation time from the origin (copied from its
+    /// station so that bus scans stay within this array).
+    prop: Time,
     start: Time,
     end: Time,
     /// The end is known for good (collision detected, or transmission over).
@@ -169,6 +172,15 @@ pub fn positions(sc: &Scenario, run_seed: u64) -> Vec<f64> {
     out
 }
 
+/// A signal as one station sees it: present there on [arrive, leave).
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    arrive: Time,
+    leave: Time,
+    fixed: bool,
+    id: u64,
+}
+
 struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
     q: EventQueue<Event>,
@@ -189,6 +201,14 @@ struct Sim<'a, O: Observer> {
     cd: bool,
     /// What channel-aware backoff policies (BLAM) observe.
     channel: ChannelHistory,
+    /// Signals with ids below `live_from` are dead for every query at times
+    /// >= `live_since` (see [`Sim::live_index`]).
+    live_from: u64,
+    live_since: Time,
+    /// The largest propagation delay between two stations.
+    max_delay: Time,
+    /// Reused by [`Sim::deference`], so that it allocates nothing.
+    scratch: Vec<Seen>,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -223,6 +243,9 @@ impl<'a, O: Observer> Sim<'a, O> {
                 });
             }
         }
+        // From the stations' actual propagation times, so it bounds every delay.
+        let max_delay = st.iter().map(|s| s.prop).max().unwrap_or(0)
+            - st.iter().map(|s| s.prop).min().unwrap_or(0);
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
         Sim {
@@ -240,6 +263,10 @@ impl<'a, O: Observer> Sim<'a, O> {
             access: m.access,
             cd: m.access.detects_collisions(),
             channel: ChannelHistory::default(),
+            live_from: 0,
+            live_since: 0,
+            max_delay,
+            scratch: Vec::new(),
         }
     }
 
@@ -450,18 +477,40 @@ impl<'a, O: Observer> Sim<'a, O> {
     ///
     /// Returns `Ok((send_at, restart_before))`, or `Err((ctx, signal))` when the
     /// answer needs the end of a transmission still in progress.
-    fn deference(&self, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
+    fn deference(&mut self, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
         let me = self.st[i].prop;
         let ifg = self.ifg;
+        // One pass keeps the foreign signals that can still matter, as seen
+        // at i, in id order; the loops below then run over few of them. A
+        // signal whose carrier left i an interframe gap before t0 cannot: it
+        // covers no cand >= t0, its drop is too old to start a gap that
+        // reaches cand, and it arrived before any gap that does.
+        let mut seen = std::mem::take(&mut self.scratch);
+        seen.clear();
+        for s in self.signals.range(self.live_index(t0)..) {
+            if s.station as usize == i {
+                continue;
+            }
+            let d = me.abs_diff(s.prop);
+            if s.end + d + ifg > t0 {
+                seen.push(Seen {
+                    arrive: s.start + d,
+                    leave: s.end + d,
+                    fixed: s.fixed,
+                    id: s.id,
+                });
+            }
+        }
+        let r = self.defer_over(i, t0, &seen);
+        self.scratch = seen;
+        r
+    }
+
+    /// [`Sim::deference`] over the signals `seen` at station `i`.
+    fn defer_over(&self, i: usize, t0: Time, seen: &[Seen]) -> Result<(Time, Time), (Time, u64)> {
+        let ifg = self.ifg;
         let part1 = self.ifg_part1;
-        let foreign = self
-            .signals
-            .iter()
-            .filter(|s| s.station as usize != i)
-            .map(|s| {
-                let d = me.abs_diff(self.st[s.station as usize].prop);
-                (s.start + d, s.end + d, s)
-            });
+        let foreign = seen.iter().map(|s| (s.arrive, s.leave, s));
         let mut cand = t0;
         loop {
             let mut covered = false;
@@ -555,10 +604,12 @@ impl<'a, O: Observer> Sim<'a, O> {
         let me = self.st[i].prop;
         let first_new = self
             .signals
-            .iter()
-            .skip(seq.saturating_sub(self.base_id) as usize)
+            .range(
+                seq.saturating_sub(self.base_id)
+                    .min(self.signals.len() as u64) as usize..,
+            )
             .filter(|s| s.station as usize != i)
-            .map(|s| s.start + me.abs_diff(self.st[s.station as usize].prop))
+            .map(|s| s.start + me.abs_diff(s.prop))
             .filter(|&a| a < restart_before)
             .min();
         match first_new {
@@ -582,21 +633,23 @@ impl<'a, O: Observer> Sim<'a, O> {
         // before anything else does.
         let mut detect = Time::MAX;
         let mut updates: Vec<(usize, Time)> = Vec::new();
-        for s in &self.signals {
+        for s in self.signals.range(self.live_index(t)..) {
             let j = s.station as usize;
             if j == i {
                 continue;
             }
-            let d = me.abs_diff(self.st[j].prop);
+            let d = me.abs_diff(s.prop);
             if s.end + d > t {
                 detect = detect.min((s.start + d).max(t));
             }
-            if let Mac::Transmitting { signal } = self.st[j].mac {
-                if signal == s.id && !s.fixed {
-                    let arrive = t + d;
-                    if arrive < self.st[j].detect_at && arrive < s.end {
-                        updates.push((j, arrive));
-                    }
+            // A signal is unfixed exactly while its sender is transmitting it
+            // (detect and tx_end fix it before the sender moves on), so this
+            // needs no look at the sender's state.
+            if !s.fixed {
+                debug_assert!(self.st[j].mac == Mac::Transmitting { signal: s.id });
+                let arrive = t + d;
+                if arrive < self.st[j].detect_at && arrive < s.end {
+                    updates.push((j, arrive));
                 }
             }
         }
@@ -611,6 +664,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         self.signals.push_back(Signal {
             id,
             station: i as u32,
+            prop: me,
             start: t,
             end: full_end,
             fixed: false,
@@ -626,7 +680,12 @@ impl<'a, O: Observer> Sim<'a, O> {
             self.q.push(detect, Event::Detect(i as u32, s.detect_token));
         }
         s.timer = s.timer.wrapping_add(1);
-        self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
+        // A detection before the end fixes a new end (and pushes its own
+        // TxEnd), which would leave this one stale: only push it when it can
+        // fire. A later start_tx can only move detection earlier.
+        if !(self.cd && detect < full_end) {
+            self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
+        }
         let attempt = s.collisions + 1;
         self.rec.attempt(t, i, frame.bytes);
         self.obs.on(
@@ -773,7 +832,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         self.prune(t);
     }
 
-    /// Drops signals that can no longer matter to any station.
+    /// Drops signals that can no longer matter to any station, and moves the
+    /// start of the live signals past those that have left every station an
+    /// interframe gap ago.
     fn prune(&mut self, now: Time) {
         while let Some(s) = self.signals.front() {
             if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
@@ -782,6 +843,33 @@ impl<'a, O: Observer> Sim<'a, O> {
             } else {
                 break;
             }
+        }
+        let mut k = self.live_from.max(self.base_id);
+        while k < self.next_id {
+            let s = self.signal(k);
+            if s.fixed && s.end + self.max_delay + self.ifg <= now {
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        if k > self.live_from {
+            self.live_from = k;
+            self.live_since = now;
+        }
+    }
+
+    /// Index in `signals` of the first signal that can matter to carrier
+    /// sense, deferral or detection at any time >= `t`. The signals before
+    /// `live_from` had left every station an interframe gap before
+    /// `live_since`: at `t >= live_since` they cover nothing, start no gap
+    /// that is still running and arrive nowhere. Earlier `t` (a deferral
+    /// resumed from the past) scans everything.
+    fn live_index(&self, t: Time) -> usize {
+        if t >= self.live_since {
+            (self.live_from.max(self.base_id) - self.base_id) as usize
+        } else {
+            0
         }
     }
 
@@ -800,7 +888,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             if s.id == id {
                 return false;
             }
-            let dk = pd.abs_diff(self.st[s.station as usize].prop);
+            let dk = pd.abs_diff(s.prop);
             s.start + dk < b0 && a0 < s.end + dk
         });
         let delay = end - frame.arrival;
@@ -927,9 +1015,9 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// Whether another station's signal is present at station `i` at `t`.
     fn carrier_at(&self, i: usize, t: Time) -> bool {
         let me = self.st[i].prop;
-        self.signals.iter().any(|s| {
+        self.signals.range(self.live_index(t)..).any(|s| {
             let j = s.station as usize;
-            let d = me.abs_diff(self.st[j].prop);
+            let d = me.abs_diff(s.prop);
             j != i && s.start + d <= t && t < s.end + d
         })
     }
@@ -947,7 +1035,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             if s.id == id {
                 return false;
             }
-            let dk = pa.abs_diff(self.st[s.station as usize].prop);
+            let dk = pa.abs_diff(s.prop);
             s.start + dk < b0 && a0 < s.end + dk
         })
     }

@@ -1,0 +1,229 @@
+//! Whole-run benchmarks: runs the scenarios under `benches/scenarios/` and
+//! prints wall time, simulated frames per wall second, events per second and
+//! peak memory, then checks the targets of the performance issue.
+//!
+//! ```text
+//! cargo run --release --example bench_runs            # every scenario
+//! cargo run --release --example bench_runs -- --quick # skip the 10^5 and 10^6 crowds
+//! cargo run --release --example bench_runs -- burst   # scenarios whose name contains "burst"
+//! cargo run --release --example bench_runs -- --limit 600  # give each scenario up to 600 s (default 120)
+//! ```
+//!
+//! Each scenario runs in a child process of this program, so that the peak
+//! resident memory (VmHWM from /proc/self/status) belongs to that scenario
+//! alone.
+
+use csmacd::scenario;
+use csmacd::sim;
+use csmacd::sweep::Point;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// The scenarios, in the order they run; `heavy` ones are left out by `--quick`.
+const SCENARIOS: &[(&str, bool)] = &[
+    ("a-saturated-50", false),
+    ("b-poisson-10", false),
+    ("saturated-10", false),
+    ("saturated-1000", false),
+    ("c-burst-1000", false),
+    ("c-burst-100000", true),
+    ("d-burst-1000000", true),
+];
+
+/// What one child process measured.
+#[derive(Debug, Clone, Copy, Default)]
+struct Figures {
+    wall_s: f64,
+    events: u64,
+    frames: u64,
+    attempts: u64,
+    peak_kib: u64,
+}
+
+fn scenario_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/scenarios")
+}
+
+/// Peak resident set size of this process, in KiB (Linux only; 0 elsewhere).
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Runs one scenario (a name under benches/scenarios, or a path to a .toml
+/// file) in this process and prints its figures on one line.
+fn child(name: &str) -> anyhow::Result<()> {
+    let path = if name.ends_with(".toml") {
+        PathBuf::from(name)
+    } else {
+        scenario_dir().join(format!("{name}.toml"))
+    };
+    let sc = scenario::load(&path)?;
+    // The same run seed `csmacd run` uses for the first replication.
+    let seed = Point::new(Vec::new(), sc.clone()).replication_seeds()[0];
+    let t0 = Instant::now();
+    let r = sim::run(&sc, seed);
+    let wall_s = t0.elapsed().as_secs_f64();
+    let frames: u64 = r
+        .stations
+        .iter()
+        .map(|s| {
+            s.total_delivered + s.total_lost + s.total_dropped_excessive + s.total_dropped_queue
+        })
+        .sum();
+    let attempts: u64 = r.stations.iter().map(|s| s.attempts).sum();
+    println!(
+        "FIGURES {wall_s} {} {frames} {attempts} {}",
+        r.events,
+        peak_kib()
+    );
+    Ok(())
+}
+
+/// Runs `name` in a child process, killed after `limit_s` seconds (`None`:
+/// it ran out of time).
+fn measure(name: &str, limit_s: f64) -> anyhow::Result<Option<Figures>> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["--child", name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let t0 = Instant::now();
+    while child.try_wait()?.is_none() {
+        if t0.elapsed().as_secs_f64() > limit_s {
+            child.kill()?;
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("FIGURES "))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{name}: child failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
+    let v: Vec<&str> = line.split_whitespace().collect();
+    Ok(Some(Figures {
+        wall_s: v[0].parse()?,
+        events: v[1].parse()?,
+        frames: v[2].parse()?,
+        attempts: v[3].parse()?,
+        peak_kib: v[4].parse()?,
+    }))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, name] = args.as_slice() {
+        if flag == "--child" {
+            return child(name);
+        }
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let limit_s: f64 = match args.iter().position(|a| a == "--limit") {
+        Some(k) => args
+            .get(k + 1)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("--limit needs a number of seconds"))?,
+        None => 120.0,
+    };
+    let filters: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(k, a)| !(a.starts_with("--") || (*k > 0 && args[k - 1] == "--limit")))
+        .map(|(_, a)| a)
+        .collect();
+    let chosen: Vec<&str> = SCENARIOS
+        .iter()
+        .filter(|(_, heavy)| !(quick && *heavy))
+        .map(|(n, _)| *n)
+        .filter(|n| filters.is_empty() || filters.iter().any(|f| n.contains(f.as_str())))
+        .collect();
+
+    println!(
+        "{:<18} {:>9} {:>12} {:>13} {:>13} {:>14} {:>10}",
+        "scenario", "wall s", "frames", "frames/s", "events/s", "ns/attempt", "peak MiB"
+    );
+    let mut got = Vec::new();
+    let mut timed_out = Vec::new();
+    for name in chosen {
+        let Some(f) = measure(name, limit_s)? else {
+            println!("{name:<18} stopped after {limit_s} s (--limit)");
+            timed_out.push(name);
+            continue;
+        };
+        println!(
+            "{:<18} {:>9.3} {:>12} {:>13.0} {:>13.0} {:>14.1} {:>10.1}",
+            name,
+            f.wall_s,
+            f.frames,
+            f.frames as f64 / f.wall_s,
+            f.events as f64 / f.wall_s,
+            f.wall_s * 1e9 / f.attempts.max(1) as f64,
+            f.peak_kib as f64 / 1024.0
+        );
+        got.push((name, f));
+    }
+
+    println!();
+    let find = |n: &str| got.iter().find(|(g, _)| *g == n).map(|(_, f)| *f);
+    let mut all_met = true;
+    let mut check = |what: String, met: bool| {
+        all_met &= met;
+        println!("{} {what}", if met { "MET   " } else { "MISSED" });
+    };
+    if let Some(f) = find("a-saturated-50") {
+        check(
+            format!("(a) 50 saturated, 60 s: {:.3} s wall < 0.5 s", f.wall_s),
+            f.wall_s < 0.5,
+        );
+    }
+    if let (Some(s10), Some(s1000)) = (find("saturated-10"), find("saturated-1000")) {
+        let per = |f: Figures| f.wall_s / f.attempts.max(1) as f64;
+        let ratio = per(s1000) / per(s10);
+        check(
+            format!(
+                "cost per attempt, 1000 vs 10 saturated: {:.1} ns / {:.1} ns = {ratio:.2} <= 2",
+                per(s1000) * 1e9,
+                per(s10) * 1e9
+            ),
+            ratio <= 2.0,
+        );
+    }
+    if let Some(f) = find("c-burst-100000") {
+        check(
+            format!("(c) 100 000 burst: {:.3} s wall < 5 s", f.wall_s),
+            f.wall_s < 5.0,
+        );
+    }
+    if let Some(f) = find("d-burst-1000000") {
+        let mib = f.peak_kib as f64 / 1024.0;
+        check(
+            format!(
+                "(d) 1 000 000 burst: {:.3} s wall < 60 s, peak {mib:.0} MiB < 2048 MiB",
+                f.wall_s
+            ),
+            f.wall_s < 60.0 && mib < 2048.0,
+        );
+    }
+    println!(
+        "{}",
+        if all_met {
+            "all targets met"
+        } else {
+            "some targets missed"
+        }
+    );
+    Ok(())
+}
