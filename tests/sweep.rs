@@ -294,7 +294,21 @@ fn a_resumed_run_equals_a_clean_one() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_keeps_finished_points_and_resume_completes_them() {
-    let dir = tmp_dir("interrupt");
+    interrupt_then_resume(libc::SIGINT, "interrupt");
+}
+
+/// `kill -9` gives the sweep no chance to clean up: every point it finished
+/// is still on disk (each stored whole, by rename), and `--resume` runs only
+/// the rest and ends with the bytes of an uninterrupted run.
+#[cfg(unix)]
+#[test]
+fn kill_9_keeps_finished_points_and_resume_completes_them() {
+    interrupt_then_resume(libc::SIGKILL, "kill9");
+}
+
+#[cfg(unix)]
+fn interrupt_then_resume(signal: i32, tag: &str) {
+    let dir = tmp_dir(tag);
     // 24 points of about equal cost, run one at a time.
     let text = SMALL
         .replace("duration = \"50ms\"", "duration = \"400ms\"")
@@ -312,7 +326,10 @@ fn ctrl_c_keeps_finished_points_and_resume_completes_them() {
         std::fs::read_dir(d.join("points"))
             .map(|r| {
                 r.flatten()
-                    .filter(|e| e.file_name().to_string_lossy().ends_with(".runs.csv"))
+                    .filter(|e| {
+                        let n = e.file_name().to_string_lossy().into_owned();
+                        n.ends_with(".runs.csv") && !n.starts_with('.')
+                    })
                     .count()
             })
             .unwrap_or(0)
@@ -321,19 +338,24 @@ fn ctrl_c_keeps_finished_points_and_resume_completes_them() {
     while count(&out) < 2 && start.elapsed().as_secs() < 60 {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let result = child.wait_with_output().unwrap();
     let kept = count(&out);
+    eprintln!("{tag}: exit {:?}, {kept} points kept", result.status.code());
     if result.status.code() == Some(0) {
         // The sweep outran the signal; nothing to check about interruption.
         assert_eq!(kept, 24);
     } else {
-        assert_eq!(result.status.code(), Some(130));
-        let err = String::from_utf8_lossy(&result.stderr);
-        assert!(
-            err.contains("interrupted") && err.contains("--resume"),
-            "{err}"
-        );
+        if signal == libc::SIGINT {
+            assert_eq!(result.status.code(), Some(130));
+            let err = String::from_utf8_lossy(&result.stderr);
+            assert!(
+                err.contains("interrupted") && err.contains("--resume"),
+                "{err}"
+            );
+        } else {
+            assert_eq!(result.status.code(), None, "killed by the signal");
+        }
         assert!((2..24).contains(&kept), "{kept} points kept");
         assert!(!out.join("summary.csv").exists());
     }
