@@ -40,15 +40,7 @@ pub fn run_values(run: &RunResult) -> Vec<f64> {
 /// Writes `bytes` to `path` atomically: a reader sees the old file or the new
 /// one, never half of one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let tmp = temp_name(path, "");
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -61,13 +53,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// A hidden temporary name beside `path`, unique to this process, ending in
+/// `suffix`.
+fn temp_name(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(".{name}.tmp{}{suffix}", std::process::id()))
+}
+
+/// A temporary file name beside `path`, ending in `.ext` (for writers, such
+/// as the PNG encoder, that choose the format by extension).
+pub fn temp_beside(path: &Path, ext: &str) -> std::path::PathBuf {
+    temp_name(path, &format!(".{ext}"))
+}
+
 /// Writes several files into `dir` as one step: every file goes to a
 /// temporary name first, and only when all are written and synced are they
 /// renamed into place. A write error (e.g. a full disk) removes the temporary
 /// files and leaves the directory as it was: no half-written file, and no mix
 /// of new and old results.
 pub fn write_files_atomic(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Result<()> {
-    let tmp_of = |name: &str| dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let tmp_of = |name: &str| temp_name(&dir.join(name), "");
     let mut written = Vec::with_capacity(files.len());
     let result = (|| {
         for (name, bytes) in files {
@@ -98,20 +110,6 @@ pub fn write_files_atomic(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Resul
         }
     }
     result
-}
-
-/// A temporary file name beside `path`, ending in `.ext` (for writers, such
-/// as the PNG encoder, that choose the format by extension).
-pub fn temp_beside(path: &Path, ext: &str) -> std::path::PathBuf {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dir.join(format!(".{name}.tmp{}.{ext}", std::process::id()))
 }
 
 /// A number as CSV text: shortest round-trip form, empty when undefined.

@@ -936,15 +936,7 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
         Ok(out)
     })?;
     let destination = f.integer("destination", 0, i64::MAX)?.map(|d| d as usize);
-    f.finish(&[
-        "count",
-        "traffic",
-        "frame",
-        "backoff",
-        "queue",
-        "positions",
-        "destination",
-    ])?;
+    f.finish(GROUP_KEYS)?;
     Ok(Group {
         count,
         arrivals,
