@@ -554,7 +554,10 @@ where
         if width < until * 0.004 {
             let y = row(b.station);
             chart.draw_series(std::iter::once(Rectangle::new(
-                [(us(b.start), y + 0.1), (us(b.start) + until * 0.004, y + 0.9)],
+                [
+                    (us(b.start), y + 0.1),
+                    (us(b.start) + until * 0.004, y + 0.9),
+                ],
                 BACKOFF.filled(),
             )))?;
         }

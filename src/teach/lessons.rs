@@ -951,12 +951,7 @@ impl AccessPoint {
         } else {
             0.0
         };
-        AccessPoint {
-            s,
-            g,
-            attempts,
-            sd,
-        }
+        AccessPoint { s, g, attempts, sd }
     }
 }
 
@@ -1039,7 +1034,10 @@ fn access_methods(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
             let sd = (p.attempts * survive * (1.0 - survive)).sqrt() * p.g / p.attempts;
             let law = if a == 0 { "G e^-2G" } else { "G e^-Gs" };
             checks.push(check(
-                format!("{name}, offered {load:.1}: S = {law} at the measured G = {:.3}", p.g),
+                format!(
+                    "{name}, offered {load:.1}: S = {law} at the measured G = {:.3}",
+                    p.g
+                ),
                 format!("{expect:.3} ± {:.3}", 4.0 * sd),
                 format!("{:.3}", p.s),
                 (p.s - expect).abs() <= 4.0 * sd,
@@ -1130,10 +1128,7 @@ fn jitter(
             overrides,
             &[
                 ("stations.0.backoff", b),
-                (
-                    "replications",
-                    Value::Integer(LESSON9_REPLICATIONS as i64),
-                ),
+                ("replications", Value::Integer(LESSON9_REPLICATIONS as i64)),
             ],
         )?;
         variants.push((kind, v));
@@ -1152,10 +1147,7 @@ fn jitter(
         "collisions per frame".into(),
     ]];
     let per_frame = |rs: &[RunResult]| {
-        let v: Vec<f64> = rs
-            .iter()
-            .map(|r| r.metrics.get("collisions") / n)
-            .collect();
+        let v: Vec<f64> = rs.iter().map(|r| r.metrics.get("collisions") / n).collect();
         crate::stats::mean_ci95(&v)
     };
     let total = |rs: &[RunResult], c: &str| rs.iter().map(|r| r.metrics.get(c)).sum::<f64>();
