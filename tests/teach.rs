@@ -209,39 +209,123 @@ fn trace_cli_formats_and_filters() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-#[test]
-fn every_lesson_validates_runs_and_shows_its_numbers() {
-    for l in LESSONS {
-        let sc = scenario::load(&repo(l.file)).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!sc.name.is_empty());
-        assert!(l.text.starts_with(&format!("# Lesson {}", l.number)));
-        let out =
-            lessons::run(l.number, &[]).unwrap_or_else(|e| panic!("lesson {}: {e}", l.number));
+/// Runs lesson `number` as `csmacd lesson N` does, and asserts every number
+/// its text promises (the lesson's own checks); returns the outcome.
+fn lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
+    let l = lessons::find(number).expect("lesson exists");
+    let sc = scenario::load(&repo(l.file)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!sc.name.is_empty());
+    assert!(l.text.starts_with(&format!("# Lesson {}", l.number)));
+    let out = lessons::run(l.number, &[]).unwrap_or_else(|e| panic!("lesson {}: {e}", l.number));
+    assert!(
+        out.checks.len() >= 3,
+        "lesson {} states its numbers",
+        l.number
+    );
+    for c in &out.checks {
         assert!(
-            out.checks.len() >= 3,
-            "lesson {} states its numbers",
-            l.number
+            c.ok,
+            "lesson {}: {}: expected {}, seen {}",
+            l.number, c.what, c.expected, c.seen
         );
-        for c in &out.checks {
-            assert!(
-                c.ok,
-                "lesson {}: {}: expected {}, seen {}",
-                l.number, c.what, c.expected, c.seen
-            );
-        }
+    }
+    out
+}
+
+#[test]
+fn lessons_are_numbered_1_to_9_with_none_pending() {
+    let numbers: Vec<u32> = LESSONS.iter().map(|l| l.number).collect();
+    assert_eq!(numbers, (1..=9).collect::<Vec<_>>());
+    assert!(lessons::PENDING.is_empty());
+}
+
+#[test]
+fn lesson_1_shows_its_numbers() {
+    lesson_shows_its_numbers(1);
+}
+
+#[test]
+fn lesson_2_shows_its_numbers() {
+    lesson_shows_its_numbers(2);
+}
+
+#[test]
+fn lesson_3_shows_its_numbers() {
+    lesson_shows_its_numbers(3);
+}
+
+#[test]
+fn lesson_4_shows_its_numbers() {
+    lesson_shows_its_numbers(4);
+}
+
+#[test]
+fn lesson_5_shows_its_numbers() {
+    lesson_shows_its_numbers(5);
+}
+
+#[test]
+fn lesson_6_capture_under_beb_and_a_fair_coin_under_blam() {
+    let out = lesson_shows_its_numbers(6);
+    // The checks cover: beb's mean run >= 20 and its drops, blam's mean run
+    // within 4 standard errors of 2, blam's fewer drops and lower throughput.
+    assert!(out.checks.iter().any(|c| c.what.contains("fair coin's 2")));
+    assert_eq!(out.table.len(), 3, "header, beb, blam");
+}
+
+#[test]
+fn lesson_7_shows_its_numbers() {
+    lesson_shows_its_numbers(7);
+}
+
+#[test]
+fn lesson_8_orders_aloha_slotted_csma_csmacd_and_matches_the_closed_forms() {
+    let out = lesson_shows_its_numbers(8);
+    // One closed-form check per ALOHA point and three ordering checks.
+    let n = lessons::LESSON8_LOADS.len();
+    assert_eq!(
+        out.checks
+            .iter()
+            .filter(|c| c.what.contains("at the measured G"))
+            .count(),
+        2 * n
+    );
+    assert_eq!(
+        out.checks.iter().filter(|c| c.what.contains(" < ")).count(),
+        3
+    );
+}
+
+#[test]
+fn lesson_9_no_jitter_collides_every_time_and_jitter_resolves() {
+    let out = lesson_shows_its_numbers(9);
+    assert!(out.checks.iter().any(|c| c.what.contains("same instant")));
+    assert_eq!(out.more_pictures.len(), 1, "the full-jitter picture");
+}
+
+#[test]
+fn lesson_9_out_draws_both_diagrams() {
+    let dir = tmp("lesson9");
+    let o = csmacd(&["lesson", "9", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "diagram.png",
+        "timeline.png",
+        "diagram-full-jitter.png",
+        "timeline-full-jitter.png",
+    ] {
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{f} is a PNG");
     }
 }
 
 #[test]
-fn lesson_cli_prints_text_and_checks_and_refuses_pending_lessons() {
+fn lesson_cli_prints_text_and_checks_and_refuses_unknown_lessons() {
     let o = csmacd(&["lesson", "2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.starts_with("# Lesson 2"));
     assert!(text.contains("[ok  ] S1 detects"));
-    let o = csmacd(&["lesson", "6"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("pending"));
     let o = csmacd(&["lesson", "42"]);
     assert_eq!(o.status.code(), Some(2));
     let o = csmacd(&["lesson", "4", "--quiet", "--set", "medium.length=12km"]);

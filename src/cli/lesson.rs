@@ -18,6 +18,7 @@ directory). Exit code 1 if a promised number does not show.
 
 Examples:
   csmacd lesson 2 --out results/lesson2      # also draws diagram.png, timeline.png
+  csmacd lesson 9 --out results/lesson9      # no jitter and full jitter, side by side
   csmacd lesson 7 --set stations.0.count=100000")]
 pub struct LessonArgs {
     /// The lesson's number.
@@ -26,8 +27,9 @@ pub struct LessonArgs {
     /// stations.0.count=100000 or medium.length=5km (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
-    /// Also write pictures (lessons 1 and 2: the space-time diagram and the
-    /// station timeline, PNG) into this directory.
+    /// Also write pictures into this directory: the space-time diagram and
+    /// the station timeline, PNG (lessons 1, 2 and 9; lesson 9 also draws
+    /// diagram-full-jitter.png and timeline-full-jitter.png).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Do not print the explanation, only run.
@@ -96,6 +98,15 @@ pub fn run(args: LessonArgs) -> CliResult {
         draw::write_diagram(&pic, &title, &d).map_err(CliError::failure)?;
         draw::write_timeline(&pic, &title, &t).map_err(CliError::failure)?;
         eprintln!("wrote {} and {}", d.display(), t.display());
+        for (name, sc, until) in &outcome.more_pictures {
+            let pic = picture(sc, *until);
+            let title = format!("{}: first {} µs", sc.name, crate::teach::trace::us(*until));
+            let d = dir.join(format!("diagram-{name}.png"));
+            let t = dir.join(format!("timeline-{name}.png"));
+            draw::write_diagram(&pic, &title, &d).map_err(CliError::failure)?;
+            draw::write_timeline(&pic, &title, &t).map_err(CliError::failure)?;
+            eprintln!("wrote {} and {}", d.display(), t.display());
+        }
     }
     if failed > 0 {
         return Err(CliError::failure(anyhow!(

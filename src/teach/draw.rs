@@ -366,7 +366,8 @@ where
         let label = match b.r {
             Some(0) => format!("backoff n={}, r=0: no wait", b.n),
             Some(r) => format!("backoff n={}, r={r}", b.n),
-            None => format!("backoff n={}", b.n),
+            // Time-based policies draw no r: say how long the wait is.
+            None => format!("backoff n={}: {} µs", b.n, trim(us(b.end - b.start))),
         };
         let anchor = if side_of(x) > 0.0 {
             HPos::Left
@@ -466,7 +467,12 @@ where
         vec![(22, y), (22, y + 18)],
         BACKOFF.stroke_width(4),
     ))?;
-    area.draw(&Text::new("backoff: wait r slots", (42, y), font.clone()))?;
+    let what = if pic.backoffs.iter().all(|b| b.r.is_some()) {
+        "backoff: wait r slots"
+    } else {
+        "backoff: the wait"
+    };
+    area.draw(&Text::new(what, (42, y), font.clone()))?;
     y += line - 6;
     area.draw(&Text::new("after collision n", (42, y), font.clone()))?;
     y += line;
@@ -539,10 +545,29 @@ where
         )))?;
     }
     for b in &pic.backoffs {
-        if us(b.start) >= until || (b.end - b.start) as f64 / 1e6 < until * 0.07 {
+        let width = (b.end - b.start) as f64 / 1e6;
+        if us(b.start) >= until {
             continue;
         }
-        let r = b.r.map(|r| format!(", r={r}")).unwrap_or_default();
+        // A wait of r = 0 (or one too short to see) still happened: mark it
+        // with a thin bar, or a student reads "no backoff after this collision".
+        if width < until * 0.004 {
+            let y = row(b.station);
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [
+                    (us(b.start), y + 0.1),
+                    (us(b.start) + until * 0.004, y + 0.9),
+                ],
+                BACKOFF.filled(),
+            )))?;
+        }
+        if width < until * 0.07 {
+            continue;
+        }
+        let r = match b.r {
+            Some(r) => format!(", r={r}"),
+            None => format!(": {} µs", trim(width)),
+        };
         chart.draw_series(std::iter::once(Text::new(
             format!("n={}{r}", b.n),
             (us(b.start) + until * 0.004, row(b.station) + 0.5),
@@ -566,14 +591,23 @@ where
     }
     let mut x = 20;
     let font = (FONT, 15).into_font();
+    let thin = pic
+        .backoffs
+        .iter()
+        .any(|b| ((b.end - b.start) as f64 / 1e6) < until * 0.004 && us(b.start) < until);
     for s in State::ALL {
+        let name = if s == State::Backoff && thin {
+            "backoff (thin bar: r = 0, no wait)"
+        } else {
+            s.name()
+        };
         legend.draw(&Rectangle::new(
             [(x, 10), (x + 22, 26)],
             state_colour(s).filled(),
         ))?;
         legend.draw(&Rectangle::new([(x, 10), (x + 22, 26)], BLACK.mix(0.3)))?;
-        legend.draw(&Text::new(s.name(), (x + 28, 10), font.clone()))?;
-        let (w, _) = legend.estimate_text_size(s.name(), &font.clone().into())?;
+        legend.draw(&Text::new(name, (x + 28, 10), font.clone()))?;
+        let (w, _) = legend.estimate_text_size(name, &font.clone().into())?;
         x += 28 + w as i32 + 30;
     }
     Ok(())

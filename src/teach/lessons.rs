@@ -5,6 +5,7 @@
 //! checks, so a lesson's text cannot silently stop being true.
 
 use super::trace::{self, TraceFilter, TraceKind, TraceRow};
+use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 use crate::scenario::{self, reader::FieldError, Scenario, ScenarioError};
 use crate::sim::{self, MacEvent, Observer, RunResult};
@@ -44,27 +45,23 @@ pub const LESSONS: &[Lesson] = &[
         "Offered load vs throughput: the 37 % myth",
         "5-load-throughput"
     ),
+    lesson!(6, "The capture effect, and BLAM", "6-capture-blam"),
     lesson!(
         7,
         "The thundering herd and BEB's 1024-slot cap",
         "7-thundering-herd"
     ),
-];
-
-/// Lessons written but waiting for simulator features (see scenarios/lessons/pending/).
-pub const PENDING: &[(u32, &str, &str)] = &[
-    (6, "The capture effect, and BLAM", "backoff kind `blam`"),
-    (
-        8,
-        "ALOHA vs CSMA vs CSMA/CD",
-        "`[medium] access = \"aloha\" | \"csma\"`",
-    ),
-    (
+    lesson!(8, "ALOHA vs CSMA vs CSMA/CD", "8-aloha-csma-csmacd"),
+    lesson!(
         9,
         "Jitter: why backoff without it keeps colliding",
-        "backoff kinds `exponential-no-jitter`, `full-jitter`",
+        "9-jitter"
     ),
 ];
+
+/// Lessons written but waiting for simulator features (number, title, what
+/// they need); their files would live in scenarios/lessons/pending/. None now.
+pub const PENDING: &[(u32, &str, &str)] = &[];
 
 pub fn find(number: u32) -> Option<&'static Lesson> {
     LESSONS.iter().find(|l| l.number == number)
@@ -105,6 +102,8 @@ pub struct Outcome {
     pub diagram_until: Option<Time>,
     /// The scenario as run (after overrides).
     pub scenario: Option<Scenario>,
+    /// Further pictures beside the main one: (name, scenario, window).
+    pub more_pictures: Vec<(String, Scenario, Time)>,
 }
 
 /// Why a lesson could not run: its scenario (with the overrides) is invalid.
@@ -211,7 +210,10 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
         3 => beb_race(&sc),
         4 => minimum_frame(lesson, overrides, &sc)?,
         5 => load_throughput(lesson, overrides)?,
-        _ => thundering_herd(&sc),
+        6 => capture(lesson, overrides)?,
+        7 => thundering_herd(&sc),
+        8 => access_methods(lesson, overrides)?,
+        _ => jitter(lesson, overrides, &sc)?,
     };
     out.scenario = Some(sc);
     Ok(out)
@@ -353,7 +355,12 @@ fn collision(sc: &Scenario) -> Outcome {
             format!("S{s}'s first backoff: n=1, r drawn from {{0, 1}}"),
             "k=1, r in {0, 1}",
             match n1.map(|r| &r.kind) {
-                Some(TraceKind::Backoff { k, r, .. }) => format!("k={k:?}, r={r:?}"),
+                Some(TraceKind::Backoff {
+                    k: Some(k),
+                    r: Some(r),
+                    ..
+                }) => format!("k={k}, r={r}"),
+                Some(TraceKind::Backoff { .. }) => "a wait without k and r".into(),
                 _ => "none".into(),
             },
             r_ok,
@@ -741,6 +748,548 @@ fn thundering_herd(sc: &Scenario) -> Outcome {
         checks,
         ..Default::default()
     }
+}
+
+/// A backoff table of another `kind`, carrying over the parameters named in
+/// `keep` from the lesson's `stations.0.backoff` (after `overrides`).
+fn backoff_of_kind(
+    lesson: &Lesson,
+    overrides: &[(String, Value)],
+    kind: &str,
+    keep: &[&str],
+) -> Result<Value, LessonError> {
+    let mut table = scenario::parse_table(lesson.file, lesson.scenario)?;
+    for (p, v) in overrides {
+        set_path(&mut table, p, v.clone()).map_err(|e| LessonError::Override(p.clone(), e))?;
+    }
+    let old = table
+        .get("stations")
+        .and_then(|s| s.get(0))
+        .and_then(|g| g.get("backoff"))
+        .and_then(Value::as_table)
+        .cloned()
+        .unwrap_or_default();
+    let mut backoff = Table::new();
+    backoff.insert("kind".into(), Value::String(kind.into()));
+    for key in keep {
+        if let Some(v) = old.get(*key) {
+            backoff.insert(key.to_string(), v.clone());
+        }
+    }
+    Ok(Value::Table(backoff))
+}
+
+/// The mean of a metric over a point's replications, with its 95 % half-width.
+fn mean_of(results: &[RunResult], column: &str) -> (f64, f64) {
+    let v: Vec<f64> = results.iter().map(|r| r.metrics.get(column)).collect();
+    crate::stats::mean_ci95(&v)
+}
+
+fn fmt_ci((m, hw): (f64, f64)) -> String {
+    if hw.is_finite() {
+        format!("{m:.3} ± {hw:.3}")
+    } else {
+        format!("{m:.3}")
+    }
+}
+
+/// Lesson 6: two saturated stations under `beb` (the scenario as written)
+/// and under `blam`, on the same seeds (common random numbers).
+fn capture(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
+    let beb_sc = scenario_with(lesson, overrides, &[])?;
+    let blam = backoff_of_kind(
+        lesson,
+        overrides,
+        "blam",
+        &["backoff_limit", "attempt_limit"],
+    )?;
+    let blam_sc = scenario_with(lesson, overrides, &[("stations.0.backoff", blam)])?;
+    let pts = vec![
+        Point::new(vec![], beb_sc.clone()),
+        Point::new(vec![], blam_sc),
+    ];
+    let res = sweep::run_points(&pts, &|| {});
+    let (beb, blam) = (&res[0], &res[1]);
+    let cols = [
+        "capture_mean_run",
+        "capture_max_run",
+        "dropped_excessive",
+        "collisions",
+        "throughput",
+        "fairness",
+    ];
+    let reps = beb.len();
+    let mut table = vec![[format!("policy (mean of {reps} runs)")]
+        .into_iter()
+        .chain(cols.iter().map(|s| s.to_string()))
+        .collect::<Vec<_>>()];
+    for (name, r) in [(beb_sc.groups[0].backoff.kind(), beb), ("blam", blam)] {
+        let mut row = vec![name.to_string()];
+        for c in cols {
+            let (m, _) = mean_of(r, c);
+            row.push(if c == "throughput" || c == "fairness" {
+                format!("{m:.3}")
+            } else {
+                format!("{m:.1}")
+            });
+        }
+        table.push(row);
+    }
+    let fair = 2.0;
+    let (beb_run, _) = mean_of(beb, "capture_mean_run");
+    let (beb_max, _) = mean_of(beb, "capture_max_run");
+    let (blam_run, _) = mean_of(blam, "capture_mean_run");
+    // Under a fair coin each success goes to either station with probability
+    // 1/2, independently: run lengths are geometric on 1, 2, ... with mean 2
+    // and variance 2. Over M runs in all, the mean run has standard error
+    // sqrt(2 / M); 4 of them leave a 6e-5 chance of a false alarm. M is the
+    // successes divided by the mean run, summed over the replications.
+    let runs_total: f64 = blam
+        .iter()
+        .map(|r| {
+            let m = r.metrics.get("capture_mean_run");
+            if m > 0.0 {
+                r.metrics.get("delivered") / m
+            } else {
+                0.0
+            }
+        })
+        .sum();
+    let tol = 4.0 * (2.0 / runs_total.max(1.0)).sqrt();
+    let beb_drops: f64 = beb.iter().map(|r| r.metrics.get("dropped_excessive")).sum();
+    let blam_drops: f64 = blam
+        .iter()
+        .map(|r| r.metrics.get("dropped_excessive"))
+        .sum();
+    // Discards are rare, nearly independent events: their counts are close
+    // to Poisson, so the difference of the two totals has standard deviation
+    // sqrt(a + b).
+    let drop_margin = 4.0 * (beb_drops + blam_drops).sqrt();
+    let (beb_s, beb_hw) = mean_of(beb, "throughput");
+    let (blam_s, blam_hw) = mean_of(blam, "throughput");
+    let m = &beb_sc.medium;
+    let frame_bits = beb_sc.groups[0].frame.mean_bits();
+    let ceiling = frame_bits / (frame_bits + (m.preamble_ps + m.ifg_ps) as f64 / m.bit_ps as f64);
+    let checks = vec![
+        check(
+            "beb: mean capture run, far above a fair coin's 2 (at least 10 times)",
+            format!(">= {}", 10.0 * fair),
+            format!("{beb_run:.1}"),
+            beb_run >= 10.0 * fair,
+        ),
+        check(
+            "beb: the longest capture run (mean over the runs), hundreds of frames",
+            ">= 100",
+            format!("{beb_max:.0}"),
+            beb_max >= 100.0,
+        ),
+        check(
+            "beb: frames discarded after 16 collisions (starved by capture)",
+            "> 0",
+            format!("{:.1} per run", beb_drops / reps as f64),
+            beb_drops > 0.0,
+        ),
+        check(
+            "beb: throughput near one station's ceiling F / (F + preamble + gap)",
+            format!("> {:.3} - 0.01", ceiling),
+            fmt_ci((beb_s, beb_hw)),
+            beb_s > ceiling - 0.01,
+        ),
+        check(
+            "blam: mean capture run = a fair coin's 2",
+            format!("{fair} ± {tol:.3}"),
+            format!("{blam_run:.3}"),
+            (blam_run - fair).abs() <= tol,
+        ),
+        check(
+            "blam: fewer discards than beb (by more than 4 Poisson sd)",
+            format!("< {:.0} in all", beb_drops - drop_margin),
+            format!("{blam_drops:.0} in all (beb {beb_drops:.0})"),
+            blam_drops < beb_drops - drop_margin,
+        ),
+        check(
+            "blam: lower throughput than beb (95 % intervals apart): the price of fair contention",
+            format!("< {:.3}", beb_s - beb_hw - blam_hw.max(0.0)),
+            fmt_ci((blam_s, blam_hw)),
+            blam_s + blam_hw < beb_s - beb_hw,
+        ),
+    ];
+    Ok(Outcome {
+        table,
+        checks,
+        ..Default::default()
+    })
+}
+
+/// The access methods lesson 8 compares, in the textbook's order (worst
+/// first at high load), and the offered loads it sweeps.
+pub const LESSON8_ACCESS: &[&str] = &["aloha", "slotted-aloha", "csma", "csma-cd"];
+pub const LESSON8_LOADS: &[f64] = &[0.1, 0.2, 0.3, 0.6, 1.0, 2.0];
+
+/// One point of lesson 8: throughput S, attempt load G, and S's standard error.
+struct AccessPoint {
+    s: f64,
+    g: f64,
+    attempts: f64,
+    sd: f64,
+}
+
+impl AccessPoint {
+    fn of(r: &RunResult) -> Self {
+        let (s, g) = (r.metrics.get("throughput"), r.metrics.get("attempt_load"));
+        let attempts = r.metrics.get("attempts");
+        let delivered = r.metrics.get("delivered");
+        // Successes out of A attempts, close to Binomial(A, q): S = K G / A
+        // has standard deviation sqrt(A q (1 - q)) G / A, q = K / A.
+        let q = if attempts > 0.0 {
+            delivered / attempts
+        } else {
+            0.0
+        };
+        let sd = if attempts > 0.0 {
+            (attempts * q * (1.0 - q)).max(1.0).sqrt() * g / attempts
+        } else {
+            0.0
+        };
+        AccessPoint { s, g, attempts, sd }
+    }
+}
+
+/// Lesson 8: the same stations under each access method, load by load.
+fn access_methods(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
+    let mut points = Vec::new();
+    for &access in LESSON8_ACCESS {
+        for &load in LESSON8_LOADS {
+            let sc = scenario_with(
+                lesson,
+                overrides,
+                &[
+                    ("medium.access", Value::String(access.into())),
+                    ("stations.0.traffic.load", Value::Float(load)),
+                ],
+            )?;
+            points.push(Point::new(
+                vec![
+                    ("medium.access".into(), access.into()),
+                    ("stations.0.traffic.load".into(), load.to_string()),
+                ],
+                sc,
+            ));
+        }
+    }
+    let results = sweep::run_points(&points, &|| {});
+    let nl = LESSON8_LOADS.len();
+    let at = |a: usize, l: usize| AccessPoint::of(&results[a * nl + l][0]);
+    let mut table = vec![["offered load"]
+        .iter()
+        .chain(LESSON8_ACCESS.iter())
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()];
+    for (l, load) in LESSON8_LOADS.iter().enumerate() {
+        let mut row = vec![format!("{load:.1}")];
+        for a in 0..LESSON8_ACCESS.len() {
+            let p = at(a, l);
+            row.push(format!("S {:.3} (G {:.2})", p.s, p.g));
+        }
+        table.push(row);
+    }
+    let sc = &points[0].scenario;
+    // Slotted ALOHA: a frame fills frame/slot of a slot (the rest is guard).
+    let frame_bits = sc.groups[0].frame.mean_bits();
+    let fill = frame_bits * sc.medium.bit_ps as f64 / sc.medium.slot_ps as f64;
+    let e = std::f64::consts::E;
+    table.push(vec![
+        "theory, peak".into(),
+        format!("S {:.3} (G 0.50)", 1.0 / (2.0 * e)),
+        format!("S {:.3} (G {fill:.2})", fill / e),
+        String::new(),
+        String::new(),
+    ]);
+
+    let mut checks = Vec::new();
+    let window_ps = (sc.duration - sc.warmup) as f64;
+    let slots = window_ps / sc.medium.slot_ps as f64;
+    for (a, name) in [(0usize, "aloha"), (1, "slotted-aloha")] {
+        for (l, load) in LESSON8_LOADS.iter().enumerate() {
+            let p = at(a, l);
+            if p.attempts == 0.0 {
+                continue;
+            }
+            // Pure ALOHA: a frame survives if no other attempt starts within
+            // one frame time before or after it: P = e^(-2G), S = G e^(-2G).
+            // Slotted: if no other attempt shares its slot: with G_s attempts
+            // per slot, P = e^(-G_s), S = G e^(-G_s). Given the A attempts, the
+            // successes are close to Binomial(A, P): standard deviation
+            // sqrt(A P (1 - P)) G / A; the bound is 4 of them. (Pure ALOHA on
+            // a 100 m bus: a frame clean at its sender can still be hit at its
+            // destination, widening the vulnerable time by at most the
+            // end-to-end delay, a = 0.01 frame: S lower by at most a factor
+            // e^(-aG), 2 % at G = 2, well inside the bound.)
+            let survive = if a == 0 {
+                (-2.0 * p.g).exp()
+            } else {
+                (-p.attempts / slots).exp()
+            };
+            let expect = p.g * survive;
+            let sd = (p.attempts * survive * (1.0 - survive)).sqrt() * p.g / p.attempts;
+            let law = if a == 0 { "G e^-2G" } else { "G e^-Gs" };
+            checks.push(check(
+                format!(
+                    "{name}, offered {load:.1}: S = {law} at the measured G = {:.3}",
+                    p.g
+                ),
+                format!("{expect:.3} ± {:.3}", 4.0 * sd),
+                format!("{:.3}", p.s),
+                (p.s - expect).abs() <= 4.0 * sd,
+            ));
+        }
+    }
+    let high = nl - 1;
+    for a in 1..LESSON8_ACCESS.len() {
+        let (lo, hi) = (at(a - 1, high), at(a, high));
+        // The two throughputs are independent runs: their difference has
+        // standard deviation sqrt(sd_lo^2 + sd_hi^2).
+        let margin = 4.0 * (lo.sd.powi(2) + hi.sd.powi(2)).sqrt();
+        checks.push(check(
+            format!(
+                "offered {:.1}: {} < {} (by more than 4 sd)",
+                LESSON8_LOADS[high],
+                LESSON8_ACCESS[a - 1],
+                LESSON8_ACCESS[a]
+            ),
+            format!("{:.3} < {:.3} - {margin:.3}", lo.s, hi.s),
+            format!("{:.3} < {:.3}", lo.s, hi.s),
+            lo.s + margin < hi.s,
+        ));
+    }
+    Ok(Outcome {
+        table,
+        checks,
+        ..Default::default()
+    })
+}
+
+/// What lesson 9 watches in its traced run: each attempt's start per
+/// station, each backoff wait, and the discards.
+#[derive(Default)]
+struct RetryStats {
+    /// starts[attempt - 1]: the start times of that attempt, all stations.
+    starts: Vec<Vec<Time>>,
+    /// (station, n, wait).
+    waits: Vec<(u32, u32, Time)>,
+    discards: Vec<(u32, Time)>,
+}
+
+impl Observer for RetryStats {
+    fn on(&mut self, t: Time, station: u32, ev: &MacEvent) {
+        match ev {
+            MacEvent::TxStart { attempt, .. } => {
+                let i = (*attempt as usize).saturating_sub(1);
+                if self.starts.len() <= i {
+                    self.starts.resize(i + 1, Vec::new());
+                }
+                self.starts[i].push(t);
+            }
+            MacEvent::Backoff { n, delay, .. } => self.waits.push((station, *n, *delay)),
+            MacEvent::Discard { .. } => self.discards.push((station, t)),
+            _ => {}
+        }
+    }
+}
+
+/// Replications of lesson 9's jittered variants: enough to show that a
+/// jittered contention always ends, and to measure its mean length.
+pub const LESSON9_REPLICATIONS: u32 = 1000;
+/// Lesson 9's pictures cover this much: five synchronised collisions.
+const LESSON9_WINDOW: Time = 900_000_000;
+
+/// Lesson 9: synchronised stations under exponential backoff without jitter
+/// (the scenario as written), then with full jitter and with beb.
+fn jitter(
+    lesson: &Lesson,
+    overrides: &[(String, Value)],
+    sc: &Scenario,
+) -> Result<Outcome, LessonError> {
+    let n = sc.station_count() as f64;
+    let mut stats = RetryStats::default();
+    let r = sim::run_observed(sc, trace::run_seed(sc), &mut stats);
+    let g = |c: &str| r.metrics.get(c);
+    let spec = &sc.groups[0].backoff;
+    let limit = spec.attempt_limit();
+
+    let mut variants = Vec::new();
+    for (kind, keep) in [
+        ("full-jitter", &["base", "cap", "attempt_limit"][..]),
+        ("beb", &["attempt_limit"][..]),
+    ] {
+        let b = backoff_of_kind(lesson, overrides, kind, keep)?;
+        let v = scenario_with(
+            lesson,
+            overrides,
+            &[
+                ("stations.0.backoff", b),
+                ("replications", Value::Integer(LESSON9_REPLICATIONS as i64)),
+            ],
+        )?;
+        variants.push((kind, v));
+    }
+    let pts: Vec<Point> = variants
+        .iter()
+        .map(|(_, v)| Point::new(vec![], v.clone()))
+        .collect();
+    let res = sweep::run_points(&pts, &|| {});
+
+    let mut table = vec![vec![
+        "policy".to_string(),
+        "runs".into(),
+        "delivered".into(),
+        "discarded".into(),
+        "collisions per frame".into(),
+    ]];
+    let per_frame = |rs: &[RunResult]| {
+        let v: Vec<f64> = rs.iter().map(|r| r.metrics.get("collisions") / n).collect();
+        crate::stats::mean_ci95(&v)
+    };
+    let total = |rs: &[RunResult], c: &str| rs.iter().map(|r| r.metrics.get(c)).sum::<f64>();
+    table.push(vec![
+        spec.kind().to_string(),
+        "1 (all alike)".into(),
+        format!("{}", g("delivered")),
+        format!("{}", g("dropped_excessive")),
+        format!("{}", g("collisions") / n),
+    ]);
+    for ((kind, _), rs) in variants.iter().zip(&res) {
+        table.push(vec![
+            kind.to_string(),
+            rs.len().to_string(),
+            format!("{}", total(rs, "delivered")),
+            format!("{}", total(rs, "dropped_excessive")),
+            fmt_ci(per_frame(rs)),
+        ]);
+    }
+
+    let mut checks = Vec::new();
+    if let BackoffSpec::ExponentialNoJitter { base, cap, .. } = *spec {
+        // Every attempt starts at one instant for all stations.
+        let split = stats
+            .starts
+            .iter()
+            .position(|s| s.iter().any(|&t| t != s[0]) || s.len() as f64 != n);
+        checks.push(check(
+            "no jitter: at every attempt all stations start at the same instant",
+            format!("attempts 1 to {limit}, together"),
+            match split {
+                None => format!("attempts 1 to {}, together", stats.starts.len()),
+                Some(i) => format!("attempt {} apart", i + 1),
+            },
+            split.is_none() && stats.starts.len() == limit as usize,
+        ));
+        let law = |k: u32| -> Time {
+            let shift = k.saturating_sub(1).min(62);
+            base.saturating_mul(1u64 << shift).min(cap)
+        };
+        let wrong = stats.waits.iter().find(|&&(_, k, d)| d != law(k));
+        let shown: Vec<String> = (1..limit)
+            .map(|k| format!("{}", law(k) / sc.medium.slot_ps.max(1)))
+            .collect();
+        checks.push(check(
+            "no jitter: the wait after collision n is exactly min(cap, base 2^(n-1)), in slots",
+            shown.join(", "),
+            match wrong {
+                None => format!("all {} waits so", stats.waits.len()),
+                Some(&(s, k, d)) => format!("S{s} after n={k}: {} µs", trace::us(d)),
+            },
+            wrong.is_none() && !stats.waits.is_empty(),
+        ));
+        checks.push(check(
+            "no jitter: every attempt collides (attempts = collisions = limit x stations)",
+            format!("{} and {}", limit as f64 * n, limit as f64 * n),
+            format!("{} and {}", g("attempts"), g("collisions")),
+            g("attempts") == limit as f64 * n && g("collisions") == limit as f64 * n,
+        ));
+        checks.push(check(
+            "no jitter: frames delivered, and discarded at the attempt limit",
+            format!("0 and {n}"),
+            format!("{} and {}", g("delivered"), g("dropped_excessive")),
+            g("delivered") == 0.0 && g("dropped_excessive") == n,
+        ));
+        // Station 0's discard: each of its `limit` attempts lasts until its
+        // jam ends (detection when the nearest station's first bit arrives,
+        // the jam after the preamble at the earliest, 32 bits), and the
+        // waits after collisions 1 to limit - 1 lie between them.
+        let m = &sc.medium;
+        let nearest = (1..sc.station_count())
+            .map(|j| delay(sc, 0, j))
+            .min()
+            .unwrap_or(0);
+        let cycle = nearest.max(m.preamble_ps) + m.jam_ps;
+        let expect: Time = limit as Time * cycle + (1..limit).map(law).sum::<Time>();
+        let seen = stats.discards.iter().find(|d| d.0 == 0).map(|d| d.1);
+        checks.push(check(
+            "no jitter: S0 gives up at limit x (detect + jam) + the sum of the waits",
+            format!("{:.4} ms", expect as f64 / 1e9),
+            seen.map(|t| format!("{:.4} ms", t as f64 / 1e9))
+                .unwrap_or_else(|| "never".into()),
+            seen == Some(expect),
+        ));
+    } else {
+        checks.push(check(
+            "the lesson's scenario uses backoff exponential-no-jitter",
+            "exponential-no-jitter",
+            spec.kind(),
+            false,
+        ));
+    }
+    for ((kind, _), rs) in variants.iter().zip(&res) {
+        // Jitter makes a further collision ever less likely (the windows
+        // double), so that a contention lasts to the attempt limit has a
+        // probability far below 1e-9 per run: any discard is a failure.
+        let frames = n * rs.len() as f64;
+        let delivered = total(rs, "delivered");
+        checks.push(check(
+            format!("{kind}: every frame delivered, in every run"),
+            format!("{frames}"),
+            format!("{delivered}"),
+            delivered == frames,
+        ));
+    }
+    if sc.station_count() == 2 {
+        // beb with two stations is lesson 3's race: E[C] = 1.6416 exactly.
+        let pmf = contention_pmf(16);
+        let mean: f64 = pmf
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (k + 1) as f64 * p)
+            .sum();
+        let var: f64 = pmf
+            .iter()
+            .enumerate()
+            .map(|(k, p)| ((k + 1) as f64 - mean).powi(2) * p)
+            .sum();
+        let rs = &res[1];
+        let (seen, _) = per_frame(rs);
+        let tol = 4.0 * (var / rs.len() as f64).sqrt();
+        checks.push(check(
+            "beb: collisions per frame = lesson 3's E[C] (whole-slot jitter)",
+            format!("{mean:.4} ± {tol:.4}"),
+            format!("{seen:.4}"),
+            (seen - mean).abs() <= tol,
+        ));
+    }
+    let mut fj = variants[0].1.clone();
+    fj.replications = 1;
+    fj.name = if sc.name.contains(spec.kind()) {
+        sc.name.replace(spec.kind(), "full-jitter")
+    } else {
+        format!("{} (full-jitter)", sc.name)
+    };
+    Ok(Outcome {
+        table,
+        checks,
+        diagram_until: Some(LESSON9_WINDOW),
+        more_pictures: vec![("full-jitter".into(), fj, LESSON9_WINDOW)],
+        ..Default::default()
+    })
 }
 
 #[cfg(test)]
