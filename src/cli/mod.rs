@@ -50,7 +50,6 @@ Examples:
   csmacd trace scenarios/lessons/2-collision.toml --until 300us
   csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out collision.png
   csmacd lesson 2
-
   csmacd sweep scenarios/throughput-vs-load.toml
   csmacd plot results/throughput-vs-load/summary.csv --x stations.0.traffic.load --y throughput \\
       --series stations.0.count --out load.png";
