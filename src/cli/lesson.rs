@@ -4,7 +4,7 @@
 use super::trace::{picture, text_line};
 use super::{CliError, CliResult};
 use crate::teach::draw;
-use crate::teach::lessons::{self, LessonError, LESSONS, PENDING};
+use crate::teach::lessons::{self, LessonError, LESSONS};
 use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -43,9 +43,6 @@ pub fn run(args: LessonArgs) -> CliResult {
         for l in LESSONS {
             println!("  {}  {}", l.number, l.title);
         }
-        for (n, title, needs) in PENDING {
-            println!("  {n}  {title}  [pending: needs {needs}]");
-        }
         return Ok(());
     };
     let overrides = args
@@ -60,10 +57,9 @@ pub fn run(args: LessonArgs) -> CliResult {
         }
     }
     let outcome = lessons::run(number, &overrides).map_err(|e| match e {
-        LessonError::Unknown(..) | LessonError::Pending(..) | LessonError::Override(..) => {
+        LessonError::Unknown(..) | LessonError::Override(..) | LessonError::Scenario(_) => {
             CliError::usage(e)
         }
-        LessonError::Scenario(_) => CliError::usage(e),
     })?;
     let colour = std::io::stdout().is_terminal();
     if let Some(sc) = &outcome.scenario {

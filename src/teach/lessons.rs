@@ -59,10 +59,6 @@ pub const LESSONS: &[Lesson] = &[
     ),
 ];
 
-/// Lessons written but waiting for simulator features (number, title, what
-/// they need); their files would live in scenarios/lessons/pending/. None now.
-pub const PENDING: &[(u32, &str, &str)] = &[];
-
 pub fn find(number: u32) -> Option<&'static Lesson> {
     LESSONS.iter().find(|l| l.number == number)
 }
@@ -111,8 +107,6 @@ pub struct Outcome {
 pub enum LessonError {
     #[error("no lesson {0}; lessons: {1}")]
     Unknown(u32, String),
-    #[error("lesson {0} is not runnable yet: it needs {1}; its text and scenario are in scenarios/lessons/pending/")]
-    Pending(u32, &'static str),
     #[error("--set {0}: {1}")]
     Override(String, String),
     #[error(transparent)]
@@ -196,9 +190,6 @@ fn scenario_with(
 
 /// Runs lesson `number` with `overrides` (dotted path, value) on its scenario.
 pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
-    if let Some(&(n, _, needs)) = PENDING.iter().find(|p| p.0 == number) {
-        return Err(LessonError::Pending(n, needs));
-    }
     let lesson = find(number).ok_or_else(|| {
         let list: Vec<String> = LESSONS.iter().map(|l| l.number.to_string()).collect();
         LessonError::Unknown(number, list.join(", "))
