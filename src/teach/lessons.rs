@@ -113,48 +113,9 @@ pub enum LessonError {
     Scenario(#[from] ScenarioError),
 }
 
-/// Sets a dotted path ("stations.0.count") in a scenario table.
-pub fn set_path(table: &mut Table, path: &str, value: Value) -> Result<(), String> {
-    let parts: Vec<&str> = path.split('.').collect();
-    let mut root = Value::Table(std::mem::take(table));
-    let result = set_in(&mut root, &parts, value);
-    if let Value::Table(t) = root {
-        *table = t;
-    }
-    result
-}
-
-fn set_in(v: &mut Value, parts: &[&str], value: Value) -> Result<(), String> {
-    let Some((head, rest)) = parts.split_first() else {
-        return Err("the path is empty".into());
-    };
-    let child = match v {
-        Value::Table(t) => {
-            if rest.is_empty() {
-                t.insert(head.to_string(), value);
-                return Ok(());
-            }
-            t.entry(head.to_string())
-                .or_insert_with(|| Value::Table(Table::new()))
-        }
-        Value::Array(a) => {
-            let i: usize = head
-                .parse()
-                .map_err(|_| format!("`{head}` is not an index into the list"))?;
-            let len = a.len();
-            let slot = a
-                .get_mut(i)
-                .ok_or_else(|| format!("index {i} is past the {len} entries"))?;
-            if rest.is_empty() {
-                *slot = value;
-                return Ok(());
-            }
-            slot
-        }
-        _ => return Err(format!("`{head}` is inside a value that is not a table")),
-    };
-    set_in(child, rest, value)
-}
+/// Sets a dotted path ("stations.0.count") in a scenario table: the same
+/// rule as a sweep axis.
+pub use crate::sweep::set_path;
 
 /// Parses `PATH=VALUE` (VALUE as TOML, else as a string).
 pub fn parse_override(text: &str) -> Result<(String, Value), String> {
