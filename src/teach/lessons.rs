@@ -514,31 +514,50 @@ fn minimum_frame(
     })
 }
 
-/// The loads lesson 5 sweeps, and the frame sizes it compares.
-pub const LESSON5_LOADS: &[f64] = &[0.1, 0.3, 0.5, 0.7, 0.9, 1.2, 2.0];
-pub const LESSON5_FRAMES: &[&str] = &["1518B", "64B"];
-
-fn load_throughput(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
+/// The points of a two-axis grid over the lesson's scenario: `axis` takes
+/// each of `values` (outer), the offered load each of `loads` (inner).
+fn by_load_points(
+    lesson: &Lesson,
+    overrides: &[(String, Value)],
+    axis: &str,
+    values: &[&str],
+    loads: &[f64],
+) -> Result<Vec<Point>, LessonError> {
     let mut points = Vec::new();
-    for &frame in LESSON5_FRAMES {
-        for &load in LESSON5_LOADS {
+    for &v in values {
+        for &load in loads {
             let sc = scenario_with(
                 lesson,
                 overrides,
                 &[
-                    ("stations.0.frame", Value::String(frame.into())),
+                    (axis, Value::String(v.into())),
                     ("stations.0.traffic.load", Value::Float(load)),
                 ],
             )?;
             points.push(Point::new(
                 vec![
-                    ("stations.0.frame".into(), frame.into()),
+                    (axis.into(), v.into()),
                     ("stations.0.traffic.load".into(), load.to_string()),
                 ],
                 sc,
             ));
         }
     }
+    Ok(points)
+}
+
+/// The loads lesson 5 sweeps, and the frame sizes it compares.
+pub const LESSON5_LOADS: &[f64] = &[0.1, 0.3, 0.5, 0.7, 0.9, 1.2, 2.0];
+pub const LESSON5_FRAMES: &[&str] = &["1518B", "64B"];
+
+fn load_throughput(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
+    let points = by_load_points(
+        lesson,
+        overrides,
+        "stations.0.frame",
+        LESSON5_FRAMES,
+        LESSON5_LOADS,
+    )?;
     let results = sweep::run_points(&points, &|| {});
     let cols = [
         "offered_load",
@@ -909,26 +928,13 @@ impl AccessPoint {
 
 /// Lesson 8: the same stations under each access method, load by load.
 fn access_methods(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
-    let mut points = Vec::new();
-    for &access in LESSON8_ACCESS {
-        for &load in LESSON8_LOADS {
-            let sc = scenario_with(
-                lesson,
-                overrides,
-                &[
-                    ("medium.access", Value::String(access.into())),
-                    ("stations.0.traffic.load", Value::Float(load)),
-                ],
-            )?;
-            points.push(Point::new(
-                vec![
-                    ("medium.access".into(), access.into()),
-                    ("stations.0.traffic.load".into(), load.to_string()),
-                ],
-                sc,
-            ));
-        }
-    }
+    let points = by_load_points(
+        lesson,
+        overrides,
+        "medium.access",
+        LESSON8_ACCESS,
+        LESSON8_LOADS,
+    )?;
     let results = sweep::run_points(&points, &|| {});
     let nl = LESSON8_LOADS.len();
     let at = |a: usize, l: usize| AccessPoint::of(&results[a * nl + l][0]);
