@@ -1,7 +1,7 @@
 //! The CLI: determinism of output bytes, validation of every shipped scenario,
 //! and clear errors (file, key, line) with no output for broken files.
 
-use crate::common::{bin, repo, scenario_files, temp_dir};
+use crate::common::{bin, repo, run_into, scenario_files, temp_dir};
 
 #[test]
 fn same_scenario_and_seed_give_identical_bytes() {
@@ -123,13 +123,7 @@ fn broken_scenarios_name_key_and_line_and_write_nothing() {
         let file = dir.join("broken.toml");
         std::fs::write(&file, &text).unwrap();
         let out_dir = dir.join("out");
-        let out = bin()
-            .arg("run")
-            .arg(&file)
-            .arg("--out")
-            .arg(&out_dir)
-            .output()
-            .unwrap();
+        let out = run_into(&file, &out_dir);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{to}: {err}");
         assert!(

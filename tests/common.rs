@@ -47,6 +47,20 @@ pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_csmacd"))
 }
 
+/// `csmacd run FILE --out DIR`, its output collected.
+pub fn run_into(
+    file: impl AsRef<std::path::Path>,
+    out: impl AsRef<std::path::Path>,
+) -> std::process::Output {
+    bin()
+        .arg("run")
+        .arg(file.as_ref())
+        .arg("--out")
+        .arg(out.as_ref())
+        .output()
+        .unwrap()
+}
+
 /// The repository's top directory.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 //! words, and no output written. Plus the hostile cases that are not files:
 //! a missing file, a directory, an output directory that cannot be written.
 
-use crate::common::{bin, repo, temp_dir};
+use crate::common::{bin, repo, run_into, temp_dir};
 
 struct Expected {
     file: String,
@@ -51,13 +51,7 @@ fn every_hostile_input_fails_clearly_and_writes_nothing() {
     for r in &rows {
         let path = repo().join("tests/hostile").join(&r.file);
         let out_dir = tmp.join(&r.file);
-        let out = bin()
-            .arg("run")
-            .arg(&path)
-            .arg("--out")
-            .arg(&out_dir)
-            .output()
-            .unwrap();
+        let out = run_into(&path, &out_dir);
         let err = String::from_utf8_lossy(&out.stderr);
         let mut wrong = Vec::new();
         if out.status.code() != Some(r.exit) {
@@ -130,13 +124,7 @@ fn missing_file_directory_and_unwritable_output() {
     let blocker = dir.join("blocker");
     std::fs::write(&blocker, "not a directory").unwrap();
     let out_dir = blocker.join("out");
-    let out = bin()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = run_into(&file, &out_dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("cannot create output directory"), "{err}");

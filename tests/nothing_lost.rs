@@ -2,7 +2,7 @@
 //! directory as it was, and a run refuses another scenario's results without
 //! `--force`. (Killing a sweep and `--resume` belong to the sweep command.)
 
-use crate::common::{bin, temp_dir};
+use crate::common::{bin, run_into, temp_dir};
 use csmacd::output::write_files_atomic;
 use std::path::Path;
 
@@ -52,13 +52,7 @@ fn a_write_error_leaves_no_half_written_csv() {
     std::fs::write(&file, GOOD).unwrap();
     let out_dir = dir.join("out");
     // A first, complete run.
-    let ok = bin()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let ok = run_into(&file, &out_dir);
     assert!(
         ok.status.success(),
         "{}",
@@ -145,13 +139,7 @@ fn another_scenarios_results_need_force() {
     let foreign = dir.join("foreign");
     std::fs::create_dir(&foreign).unwrap();
     std::fs::write(foreign.join("summary.csv"), "mine\n").unwrap();
-    let out = bin()
-        .arg("run")
-        .arg(&a)
-        .arg("--out")
-        .arg(&foreign)
-        .output()
-        .unwrap();
+    let out = run_into(&a, &foreign);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         std::fs::read(foreign.join("summary.csv")).unwrap(),
@@ -163,13 +151,7 @@ fn another_scenarios_results_need_force() {
     std::fs::write(&nameless, GOOD.replace("name = \"alpha\"\n", "")).unwrap();
     let out_g = dir.join("out-g");
     for _ in 0..2 {
-        let out = bin()
-            .arg("run")
-            .arg(&nameless)
-            .arg("--out")
-            .arg(&out_g)
-            .output()
-            .unwrap();
+        let out = run_into(&nameless, &out_g);
         assert!(
             out.status.success(),
             "{}",
