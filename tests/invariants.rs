@@ -374,6 +374,58 @@ proptest! {
     }
 }
 
+/// The bus index (used from `sim::CROWD` stations up) answers every carrier,
+/// deferral, detection and delivery question exactly as the scan over all
+/// signals does: the same events in the same order, and the same results.
+fn same_with_and_without_index(sc: &Scenario, seed: u64) -> Result<(), TestCaseError> {
+    let (mut plain, mut indexed) = (Tape::default(), Tape::default());
+    let a = sim::run_with_index(sc, seed, false, &mut plain);
+    let b = sim::run_with_index(sc, seed, true, &mut indexed);
+    prop_assert_eq!(plain.events.len(), indexed.events.len());
+    for (x, y) in plain.events.iter().zip(&indexed.events) {
+        prop_assert_eq!(x, y);
+    }
+    prop_assert_eq!(a.events, b.events);
+    prop_assert_eq!(a.busy_ps, b.busy_ps);
+    prop_assert_eq!(&a.stations, &b.stations);
+    let bits = |r: &RunResult| {
+        r.metrics
+            .values
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    };
+    prop_assert_eq!(bits(&a), bits(&b));
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(24), ..ProptestConfig::default() })]
+
+    #[test]
+    fn bus_index_is_exact_within_802_3_limits(text in scenario_text(true), seed in any::<u64>()) {
+        same_with_and_without_index(&scenario(&text), seed)?;
+    }
+
+    #[test]
+    fn bus_index_is_exact_outside_802_3_limits(text in scenario_text(false), seed in any::<u64>()) {
+        same_with_and_without_index(&scenario(&text), seed)?;
+    }
+}
+
+/// A crowd released at once, the case the index is for: 300 stations on a
+/// full-length bus, each with a burst of frames, on every access mode.
+#[test]
+fn bus_index_is_exact_for_crowds() {
+    for access in ACCESS_MODES {
+        let sc = scenario(&format!(
+            "duration = \"3000slot\"\n[medium]\naccess = {access}\nplacement = \"random\"\n\
+             [[stations]]\ncount = 300\nframe = \"64B\"\ntraffic = {{ kind = \"burst\", frames = 2, at = \"0s\" }}\n"
+        ));
+        same_with_and_without_index(&sc, 7).unwrap();
+    }
+}
+
 /// Many saturated stations on a full-length bus: the busiest case, once, with
 /// a known seed.
 #[test]

@@ -168,9 +168,10 @@ impl Scenario {
     /// plus the per-station result rows of every replication, which are kept
     /// until the output is written. Checked before any work is done.
     pub fn memory_estimate_bytes(&self) -> f64 {
-        // Sizes of sim::Station, sim::StationResult and a queued frame,
-        // rounded up; exactness does not matter, the order of magnitude does.
-        const STATION_BYTES: f64 = 256.0;
+        // Sizes of sim::Station (with its two boxed generators),
+        // sim::StationResult and a queued frame, rounded up; exactness does
+        // not matter, the order of magnitude does.
+        const STATION_BYTES: f64 = 1024.0;
         const RESULT_BYTES: f64 = 192.0;
         const FRAME_BYTES: f64 = 24.0;
         let duration_s = self.duration as f64 / PS_PER_S;
@@ -188,6 +189,9 @@ impl Scenario {
             }
             .min(g.queue as f64);
             per_run += g.count as f64 * (STATION_BYTES + RESULT_BYTES + queued * FRAME_BYTES);
+        }
+        if self.station_count() >= crate::sim::CROWD {
+            per_run += self.station_count() as f64 * crate::sim::index_bytes_per_station() as f64;
         }
         let results = self.replications as f64 * self.station_count() as f64 * RESULT_BYTES;
         per_run + results

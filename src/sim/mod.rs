@@ -6,7 +6,15 @@
 //! sense, deferral and collision detection cost O(signals), never O(stations);
 //! a station gets events only for its own arrivals, timers and transmissions.
 
+mod bus;
 mod metrics;
+
+pub use bus::CROWD;
+
+/// Bytes the bus index holds per station, when it is used (see [`CROWD`]).
+pub fn index_bytes_per_station() -> usize {
+    BusIndex::bytes_per_station()
+}
 
 pub use metrics::{RunMetrics, RunResult, StationResult, METRIC_COLUMNS};
 
@@ -15,10 +23,12 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::{Access, Placement, Scenario};
 use crate::seed;
 use crate::traffic::{exponential_ps, pareto_ps, Arrivals, FrameLaw};
+use bus::{BusIndex, Key, Trees, BURIED, FADING};
 use metrics::Recorder;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// What a station does, for observers (the trace and the diagrams).
 #[derive(Clone, Debug, PartialEq)]
@@ -111,10 +121,11 @@ enum Mac {
         ctx: Time,
     },
     /// Will send at the TxStart event unless a signal newer than `seq`
-    /// reaches the station before `restart_before`.
+    /// reaches the station before `restart_before`; scheduled at `since`.
     Scheduled {
         restart_before: Time,
         seq: u64,
+        since: Time,
     },
     Transmitting {
         signal: u64,
@@ -148,7 +159,23 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
 
 /// Runs one replication, reporting every MAC event to `obs`.
 pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, obs: &mut O) -> RunResult {
-    let mut sim = Sim::new(sc, run_seed, obs);
+    let indexed = sc.station_count() >= CROWD;
+    let mut sim = Sim::new(sc, run_seed, obs, indexed);
+    sim.run();
+    sim.finish()
+}
+
+/// Runs one replication with the bus index on or off, whatever the number of
+/// stations. Results and events are the same either way; the tests check
+/// that.
+#[doc(hidden)]
+pub fn run_with_index<O: Observer>(
+    sc: &Scenario,
+    run_seed: u64,
+    indexed: bool,
+    obs: &mut O,
+) -> RunResult {
+    let mut sim = Sim::new(sc, run_seed, obs, indexed);
     sim.run();
     sim.finish()
 }
@@ -211,10 +238,28 @@ struct Sim<'a, O: Observer> {
     max_delay: Time,
     /// Reused by [`Sim::deference`], so that it allocates nothing.
     scratch: Vec<Seen>,
+    /// For crowds: the signals that matter at the current time, by station
+    /// position (see [`bus`]).
+    ix: Option<BusIndex>,
+    /// Fixed signals in the index, by the time they next change trees:
+    /// (when, id, station): to the fading tree at end + max_delay (gone from
+    /// the wire), to the buried tree an interframe gap later (gone for any
+    /// query from then on), and out after the longest look-back. The last two
+    /// are queued in time order as they are pushed.
+    dying: BinaryHeap<Reverse<(Time, u64, u32)>>,
+    burying: VecDeque<(Time, u64, u32)>,
+    removing: VecDeque<(Time, u64, u32)>,
+    /// The last time a signal left the wire tree, and the last time one was
+    /// buried: a query about a later time need not look at those trees.
+    fade_last: Time,
+    bury_last: Time,
+    /// Queries about times before this need the full scan (a signal buried
+    /// then has been removed).
+    removed_floor: Time,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
-    fn new(sc: &'a Scenario, run_seed: u64, obs: &'a mut O) -> Self {
+    fn new(sc: &'a Scenario, run_seed: u64, obs: &'a mut O, indexed: bool) -> Self {
         let n = sc.station_count();
         let pos = positions(sc, run_seed);
         let mut st = Vec::with_capacity(n);
@@ -250,6 +295,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             - st.iter().map(|s| s.prop).min().unwrap_or(0);
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
+        let ix = indexed.then(|| BusIndex::new(&st.iter().map(|s| s.prop).collect::<Vec<_>>()));
         Sim {
             sc,
             q: EventQueue::with_capacity(n.min(1 << 20) + 16),
@@ -269,6 +315,13 @@ impl<'a, O: Observer> Sim<'a, O> {
             live_since: 0,
             max_delay,
             scratch: Vec::new(),
+            ix,
+            dying: BinaryHeap::new(),
+            burying: VecDeque::new(),
+            removing: VecDeque::new(),
+            fade_last: 0,
+            bury_last: 0,
+            removed_floor: 0,
         }
     }
 
@@ -308,6 +361,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 break;
             }
             self.rec.events += 1;
+            self.index_gc(t);
             self.dispatch(t, ev);
         }
         // Transmissions that ended before the duration still reach their
@@ -483,6 +537,9 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// Returns `Ok((send_at, restart_before))`, or `Err((ctx, signal))` when the
     /// answer needs the end of a transmission still in progress.
     fn deference(&mut self, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
+        if self.ix.is_some() && t0 >= self.removed_floor {
+            return self.defer_indexed(i, t0);
+        }
         let me = self.st[i].prop;
         let ifg = self.ifg;
         // One pass keeps the foreign signals that can still matter, as seen
@@ -567,6 +624,59 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
     }
 
+    /// The trees a query about time `t` must look at.
+    fn trees(&self, t: Time) -> Trees {
+        Trees {
+            fading: t < self.fade_last,
+            buried: t < self.bury_last,
+        }
+    }
+
+    /// [`Sim::deference`] by the bus index: the loop of [`Sim::defer_over`],
+    /// asking the index the same questions.
+    fn defer_indexed(&self, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
+        let Some(ix) = self.ix.as_ref() else {
+            return self.defer_over(i, t0, &[]);
+        };
+        let ifg = self.ifg;
+        let part1 = self.ifg_part1;
+        let mut cand = t0;
+        loop {
+            let covered = ix.present(i, cand, self.trees(cand));
+            let c = if covered {
+                // Follow the busy period to its end.
+                let mut c = cand;
+                loop {
+                    match ix.busy_until(i, c, self.trees(c)) {
+                        Err(id) => return Err((c, id)),
+                        Ok(Some(e)) => c = e,
+                        Ok(None) => break,
+                    }
+                }
+                c
+            } else {
+                let lo = cand as i64 - ifg as i64;
+                let own = self.st[i].own_end.filter(|&e| e <= cand && e + ifg > cand);
+                // Ends in the gap window: fading signals always count.
+                let trees = Trees {
+                    fading: true,
+                    ..self.trees(cand)
+                };
+                match own.max(ix.last_end_in(i, lo, cand, trees)) {
+                    Some(c) => c,
+                    None => return Ok((cand, cand)),
+                }
+            };
+            let restart = ix
+                .first_start_after(i, c, self.trees(c))
+                .filter(|&a| a < c + part1);
+            match restart {
+                Some(a) => cand = a,
+                None => return Ok((c + ifg, c + part1)),
+            }
+        }
+    }
+
     /// Station `i` has a frame at the head of its queue and may contend,
     /// deferring as it must from time `from` (<= now).
     fn contend(&mut self, now: Time, i: usize, from: Time) {
@@ -581,6 +691,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 s.mac = Mac::Scheduled {
                     restart_before,
                     seq: self.next_id,
+                    since: now,
                 };
                 s.timer = s.timer.wrapping_add(1);
                 self.q.push(at, Event::TxStart(i as u32, s.timer));
@@ -602,21 +713,28 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Mac::Scheduled {
             restart_before,
             seq,
+            since,
         } = self.st[i].mac
         else {
             return;
         };
         let me = self.st[i].prop;
-        let first_new = self
-            .signals
-            .range(
-                seq.saturating_sub(self.base_id)
-                    .min(self.signals.len() as u64) as usize..,
-            )
-            .filter(|s| s.station as usize != i)
-            .map(|s| s.start + me.abs_diff(s.prop))
-            .filter(|&a| a < restart_before)
-            .min();
+        let first_new = if let (Some(ix), true) = (&self.ix, since >= self.removed_floor) {
+            // Signals with id >= seq started at or after `since`: those moved
+            // to the fading or buried trees were moved after it.
+            ix.first_arrival_since(i, seq, self.trees(since))
+                .filter(|&a| a < restart_before)
+        } else {
+            self.signals
+                .range(
+                    seq.saturating_sub(self.base_id)
+                        .min(self.signals.len() as u64) as usize..,
+                )
+                .filter(|s| s.station as usize != i)
+                .map(|s| s.start + me.abs_diff(s.prop))
+                .filter(|&a| a < restart_before)
+                .min()
+        };
         match first_new {
             None => self.send_now(t, i),
             Some(a) => self.contend(t, i, a),
@@ -638,7 +756,38 @@ impl<'a, O: Observer> Sim<'a, O> {
         // before anything else does.
         let mut detect = Time::MAX;
         let mut updates: Vec<(usize, Time)> = Vec::new();
-        for s in self.signals.range(self.live_index(t)..) {
+        if let Some(ix) = &self.ix {
+            // Removed signals have left every station before now.
+            let trees = self.trees(t);
+            detect = if ix.present(i, t, trees) {
+                t
+            } else {
+                ix.first_start_after(i, t, trees).unwrap_or(Time::MAX)
+            };
+            // Only the nearest transmitter on each side can be reached by
+            // this signal first: a farther one j has a nearer one j' between
+            // it and i, whose signal (sent no later than now) reaches j no
+            // later than this one does, and j's detection time already
+            // accounts for j' (set at j's start or lowered at j''s).
+            let mut near = ix.nearest_unfixed(i);
+            if let [Some(x), Some(y)] = near {
+                if y.1 < x.1 {
+                    near = [Some(y), Some(x)];
+                }
+            }
+            for (j, sid) in near.into_iter().flatten() {
+                debug_assert!(self.st[j].mac == Mac::Transmitting { signal: sid });
+                let arrive = t + me.abs_diff(self.st[j].prop);
+                if arrive < self.st[j].detect_at && arrive < self.signal(sid).end {
+                    updates.push((j, arrive));
+                }
+            }
+        }
+        for s in self
+            .signals
+            .range(self.live_index(t)..)
+            .filter(|_| self.ix.is_none())
+        {
             let j = s.station as usize;
             if j == i {
                 continue;
@@ -666,6 +815,18 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
         let id = self.next_id;
         self.next_id += 1;
+        if let Some(ix) = &mut self.ix {
+            ix.add(
+                i,
+                Key {
+                    id,
+                    start: t,
+                    end: full_end,
+                    fixed: false,
+                    tree: bus::WIRE as u8,
+                },
+            );
+        }
         self.signals.push_back(Signal {
             id,
             station: i as u32,
@@ -731,6 +892,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             s.fixed = true;
             s.collided = true;
         }
+        self.index_fixed(i, signal, jam_end);
         let st = &mut self.st[i];
         st.detect_at = Time::MAX;
         st.timer = st.timer.wrapping_add(1);
@@ -752,11 +914,21 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Mac::Transmitting { signal } = self.st[i].mac else {
             return;
         };
-        let (collided, frame, mut waiters, start) = {
+        let (collided, frame, mut waiters, start, was_fixed) = {
             let s = self.signal_mut(signal);
+            let was_fixed = s.fixed;
             s.fixed = true;
-            (s.collided, s.frame, std::mem::take(&mut s.waiters), s.start)
+            (
+                s.collided,
+                s.frame,
+                std::mem::take(&mut s.waiters),
+                s.start,
+                was_fixed,
+            )
         };
+        if !was_fixed {
+            self.index_fixed(i, signal, t);
+        }
         // Without collision detection the sender learns at the end of its
         // frame whether another signal overlapped it (at the sender).
         let collided = collided || (!self.cd && self.overlapped_at(signal, i));
@@ -841,6 +1013,7 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// start of the live signals past those that have left every station an
     /// interframe gap ago.
     fn prune(&mut self, now: Time) {
+        self.index_gc(now);
         while let Some(s) = self.signals.front() {
             if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
                 self.signals.pop_front();
@@ -861,6 +1034,54 @@ impl<'a, O: Observer> Sim<'a, O> {
         if k > self.live_from {
             self.live_from = k;
             self.live_since = now;
+        }
+    }
+
+    /// Signal `id` of station `i` now ends at `end`, for good.
+    fn index_fixed(&mut self, i: usize, id: u64, end: Time) {
+        if let Some(ix) = &mut self.ix {
+            ix.set_end(i, id, end, true);
+            self.dying
+                .push(Reverse((end + self.max_delay, id, i as u32)));
+        }
+    }
+
+    /// Moves signals down the index's trees as time passes: off the wire once
+    /// they have left every station; buried an interframe gap later, when from
+    /// now on they cover nothing, start no running gap and arrive nowhere; and
+    /// removed once no query can look back to before their burial.
+    fn index_gc(&mut self, now: Time) {
+        let Some(ix) = &mut self.ix else {
+            return;
+        };
+        // Look-backs are shorter than a transmission plus the longest delay
+        // and a gap; keep twice the horizon, and scan everything before that.
+        let keep = 2 * self.horizon;
+        while let Some(&Reverse((when, id, station))) = self.dying.peek() {
+            if when > now {
+                break;
+            }
+            self.dying.pop();
+            ix.demote(station as usize, id, FADING);
+            self.fade_last = now;
+            self.burying.push_back((when + self.ifg, id, station));
+        }
+        while let Some(&(when, id, station)) = self.burying.front() {
+            if when > now {
+                break;
+            }
+            self.burying.pop_front();
+            ix.demote(station as usize, id, BURIED);
+            self.bury_last = now;
+            self.removing.push_back((now + keep, id, station));
+        }
+        while let Some(&(when, id, station)) = self.removing.front() {
+            if when > now {
+                break;
+            }
+            self.removing.pop_front();
+            ix.remove(station as usize, id);
+            self.removed_floor = self.removed_floor.max(when - keep);
         }
     }
 
@@ -888,14 +1109,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let dst = frame.dst as usize;
         let d = self.delay(i, dst);
         let (a0, b0) = (start + d, end + d);
-        let pd = self.st[dst].prop;
-        let corrupted = self.signals.iter().any(|s| {
-            if s.id == id {
-                return false;
-            }
-            let dk = pd.abs_diff(s.prop);
-            s.start + dk < b0 && a0 < s.end + dk
-        });
+        let corrupted = self.overlapped(id, dst, a0, b0);
         let delay = end - frame.arrival;
         self.rec.delivered(end, i, frame.bytes, delay, !corrupted);
         self.obs.on(
@@ -940,6 +1154,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                     s.mac = Mac::Scheduled {
                         restart_before: 0,
                         seq: self.next_id,
+                        since: now,
                     };
                     s.timer = s.timer.wrapping_add(1);
                     self.q.push(at, Event::TxStart(i as u32, s.timer));
@@ -1019,6 +1234,10 @@ impl<'a, O: Observer> Sim<'a, O> {
 
     /// Whether another station's signal is present at station `i` at `t`.
     fn carrier_at(&self, i: usize, t: Time) -> bool {
+        if let Some(ix) = &self.ix {
+            // Only called at the current time: removed signals are gone.
+            return ix.present(i, t, self.trees(t));
+        }
         let me = self.st[i].prop;
         self.signals.range(self.live_index(t)..).any(|s| {
             let j = s.station as usize;
@@ -1033,16 +1252,27 @@ impl<'a, O: Observer> Sim<'a, O> {
             let s = self.signal(id);
             (s.start, s.end, s.station as usize)
         };
+        let d = self.st[at].prop.abs_diff(self.st[from].prop);
+        self.overlapped(id, at, start + d, end + d)
+    }
+
+    /// Whether any signal but `id` is present at station `at` at some time in
+    /// [a0, b0).
+    fn overlapped(&self, id: u64, at: usize, a0: Time, b0: Time) -> bool {
         let pa = self.st[at].prop;
-        let d = pa.abs_diff(self.st[from].prop);
-        let (a0, b0) = (start + d, end + d);
-        self.signals.iter().any(|s| {
-            if s.id == id {
-                return false;
-            }
-            let dk = pa.abs_diff(s.prop);
-            s.start + dk < b0 && a0 < s.end + dk
-        })
+        let hit = |id_k: u64, prop: Time, start: Time, end: Time| {
+            let dk = pa.abs_diff(prop);
+            id_k != id && start + dk < b0 && a0 < end + dk
+        };
+        match &self.ix {
+            // A signal removed at r has left every station by r, so only
+            // those removed after a0 can overlap.
+            Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0, self.trees(a0)),
+            _ => self
+                .signals
+                .iter()
+                .any(|s| hit(s.id, s.prop, s.start, s.end)),
+        }
     }
 
     fn finish(self) -> RunResult {

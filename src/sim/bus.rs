@@ -1,0 +1,656 @@
+//! An index of the signals on the bus by station position, so that carrier
+//! sense, deferral, collision detection and delivery checks at one station
+//! visit a few tree nodes instead of every signal on the bus. Crowds (a
+//! thousand stations released at once put a thousand signals on the bus)
+//! need it; the simulator uses it from [`CROWD`] stations up.
+//!
+//! Why this is exact: with integer propagation times p (ps from the bus
+//! origin), a signal sent by k on [s, e) is present at j on
+//! [s + |p_k - p_j|, e + |p_k - p_j|). For every k left of j (p_k <= p_j) that
+//! is [(s - p_k) + p_j, (e - p_k) + p_j): in the *left frame* (key = time at j
+//! minus p_j) the interval [s - p_k, e - p_k) does not depend on j. Likewise
+//! for k right of j in the *right frame*, with keys s + p_k and e + p_k. A
+//! segment tree over the stations in position order keeps, per frame, bounds
+//! of the keys of its signals (of all, and of the unfixed ones) and of their
+//! ids. A query over the stations left of j (or right of j) skips subtrees
+//! whose bounds rule them out, takes a subtree's bound as the answer when the
+//! bounds prove it, and looks at single signals only where neither holds. The
+//! answers are those of a scan over all signals; only the work differs.
+//!
+//! The index holds the signals that can still matter to a query at the
+//! current time; the simulator removes a signal once it has left every
+//! station an interframe gap ago (see `Sim::index_gc`).
+
+use crate::engine::Time;
+use std::cell::Cell;
+
+/// From this many stations up, the simulator keeps a [`BusIndex`]. Below it
+/// a scan over the few signals on the bus is cheaper.
+pub const CROWD: usize = 1024;
+
+/// One signal as the index sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Key {
+    pub id: u64,
+    pub start: Time,
+    pub end: Time,
+    pub fixed: bool,
+    /// Which tree holds it: [`WIRE`], [`FADING`] or [`BURIED`].
+    pub tree: u8,
+}
+
+/// The three trees: signals still on the wire somewhere; signals gone from
+/// the wire whose interframe gaps may still be running; and signals that
+/// matter no more at the current time but may to a query that looks back (a
+/// deferral resumed from the past). Keeping them apart keeps each tree's
+/// bounds tight: a crowd's successive waves of signals would otherwise share
+/// subtrees, and bounds mixing an old wave's ended signals with a new wave's
+/// unarrived ones prove nothing.
+pub const WIRE: usize = 0;
+pub const FADING: usize = 1;
+pub const BURIED: usize = 2;
+
+/// Bounds of the frame keys of a set of signals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Agg {
+    a_min: i64,
+    a_max: i64,
+    b_min: i64,
+    b_max: i64,
+    /// The same over the unfixed signals only.
+    ua_min: i64,
+    ub_max: i64,
+    id_min: u64,
+    id_max: u64,
+}
+
+const EMPTY: Agg = Agg {
+    a_min: i64::MAX,
+    a_max: i64::MIN,
+    b_min: i64::MAX,
+    b_max: i64::MIN,
+    ua_min: i64::MAX,
+    ub_max: i64::MIN,
+    id_min: u64::MAX,
+    id_max: 0,
+};
+
+impl Agg {
+    #[inline]
+    fn join(x: &Agg, y: &Agg) -> Agg {
+        Agg {
+            a_min: x.a_min.min(y.a_min),
+            a_max: x.a_max.max(y.a_max),
+            b_min: x.b_min.min(y.b_min),
+            b_max: x.b_max.max(y.b_max),
+            ua_min: x.ua_min.min(y.ua_min),
+            ub_max: x.ub_max.max(y.ub_max),
+            id_min: x.id_min.min(y.id_min),
+            id_max: x.id_max.max(y.id_max),
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, a: i64, b: i64, id: u64, fixed: bool) {
+        self.a_min = self.a_min.min(a);
+        self.a_max = self.a_max.max(a);
+        self.b_min = self.b_min.min(b);
+        self.b_max = self.b_max.max(b);
+        if !fixed {
+            self.ua_min = self.ua_min.min(a);
+            self.ub_max = self.ub_max.max(b);
+        }
+        self.id_min = self.id_min.min(id);
+        self.id_max = self.id_max.max(id);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.a_min == i64::MAX
+    }
+
+    fn has_unfixed(&self) -> bool {
+        self.ua_min != i64::MAX
+    }
+}
+
+/// Which trees besides [`WIRE`] a query must look at.
+#[derive(Clone, Copy, Debug)]
+pub struct Trees {
+    pub fading: bool,
+    pub buried: bool,
+}
+
+/// What a query does with a subtree, judged from its bounds.
+#[derive(PartialEq)]
+enum Step {
+    /// Nothing more to learn here (or the bounds were the answer).
+    Skip,
+    /// Look at the children.
+    Descend,
+    /// The query is answered: stop the walk.
+    Stop,
+}
+
+/// Left frame (stations before the query station) and right frame.
+const LEFT: usize = 0;
+const RIGHT: usize = 1;
+
+/// Converts a time to the signed frame arithmetic (times stay far below 2^63).
+#[inline]
+fn sx(t: Time) -> i64 {
+    t as i64
+}
+
+pub struct BusIndex {
+    /// Propagation time from the origin, per station.
+    prop: Vec<i64>,
+    /// Rank of each station in position order, and the station at each rank.
+    rank: Vec<u32>,
+    by_rank: Vec<u32>,
+    /// Leaves are ranks: node `size + rank`.
+    size: usize,
+    /// Per tree ([`WIRE`], [`FADING`]) and node, the bounds in the left and
+    /// the right frame.
+    tree: [Vec<[Agg; 2]>; 3],
+    /// The indexed signals of each station, in start order.
+    keys: Vec<Vec<Key>>,
+}
+
+impl BusIndex {
+    pub fn new(prop: &[Time]) -> Self {
+        let n = prop.len();
+        let mut by_rank: Vec<u32> = (0..n as u32).collect();
+        by_rank.sort_by_key(|&i| (prop[i as usize], i));
+        let mut rank = vec![0u32; n];
+        for (r, &i) in by_rank.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let size = n.next_power_of_two().max(1);
+        BusIndex {
+            prop: prop.iter().map(|&p| sx(p)).collect(),
+            rank,
+            by_rank,
+            size,
+            tree: std::array::from_fn(|_| vec![[EMPTY; 2]; 2 * size]),
+            keys: vec![Vec::new(); n],
+        }
+    }
+
+    /// Bytes per station, for the memory estimate: three trees of two nodes
+    /// per leaf (leaves rounded up to a power of two: up to twice that), and
+    /// a key list with its first allocation.
+    pub fn bytes_per_station() -> usize {
+        3 * 4 * std::mem::size_of::<[Agg; 2]>()
+            + std::mem::size_of::<Vec<Key>>()
+            + 2 * std::mem::size_of::<Key>()
+    }
+
+    fn refresh(&mut self, i: usize, which: usize) {
+        let p = self.prop[i];
+        let mut l = EMPTY;
+        let mut r = EMPTY;
+        for k in self.keys[i].iter().filter(|k| k.tree as usize == which) {
+            let (s, e) = (sx(k.start), sx(k.end));
+            l.add(s - p, e - p, k.id, k.fixed);
+            r.add(s + p, e + p, k.id, k.fixed);
+        }
+        let tree = &mut self.tree[which];
+        let mut node = self.size + self.rank[i] as usize;
+        tree[node] = [l, r];
+        while node > 1 {
+            node /= 2;
+            let (x, y) = (&tree[2 * node], &tree[2 * node + 1]);
+            let joined = [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])];
+            if tree[node] == joined {
+                // The ancestors' bounds are unchanged too.
+                break;
+            }
+            tree[node] = joined;
+        }
+    }
+
+    pub fn add(&mut self, station: usize, key: Key) {
+        let ks = &mut self.keys[station];
+        if ks.capacity() == 0 {
+            ks.reserve_exact(2);
+        }
+        ks.push(key);
+        self.refresh(station, WIRE);
+    }
+
+    /// The signal's end is now `end`; `fixed` once it is known for good.
+    pub fn set_end(&mut self, station: usize, id: u64, end: Time, fixed: bool) {
+        let Some(k) = self.keys[station].iter_mut().find(|k| k.id == id) else {
+            return;
+        };
+        if k.end == end && k.fixed == fixed {
+            return;
+        }
+        k.end = end;
+        k.fixed = fixed;
+        let which = k.tree as usize;
+        self.refresh(station, which);
+    }
+
+    /// Moves the signal to tree `to` ([`FADING`] or [`BURIED`]).
+    pub fn demote(&mut self, station: usize, id: u64, to: usize) {
+        if let Some(k) = self.keys[station].iter_mut().find(|k| k.id == id) {
+            let from = k.tree as usize;
+            k.tree = to as u8;
+            self.refresh(station, from);
+            self.refresh(station, to);
+        }
+    }
+
+    pub fn remove(&mut self, station: usize, id: u64) {
+        let ks = &mut self.keys[station];
+        let which = match ks.iter().find(|k| k.id == id) {
+            Some(k) => k.tree as usize,
+            None => return,
+        };
+        ks.retain(|k| k.id != id);
+        self.refresh(station, which);
+    }
+
+    /// Walks the stations of ranks [lo, hi) in one frame: `node` judges each
+    /// subtree inside the range from its bounds; `leaf` sees each signal of a
+    /// station whose bounds were not enough, as (key, frame start, frame end),
+    /// and returns false to stop. Returns false when stopped.
+    #[allow(clippy::too_many_arguments)]
+    fn walk<N, L>(
+        &self,
+        which: usize,
+        side: usize,
+        lo: usize,
+        hi: usize,
+        node: &mut N,
+        leaf: &mut L,
+    ) -> bool
+    where
+        N: FnMut(&Agg, bool) -> Step,
+        L: FnMut(&Key, i64, i64) -> bool,
+    {
+        if lo >= hi {
+            return true;
+        }
+        self.rec(which, side, 1, 0, self.size, lo, hi, node, leaf)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rec<N, L>(
+        &self,
+        which: usize,
+        side: usize,
+        n: usize,
+        nlo: usize,
+        nhi: usize,
+        lo: usize,
+        hi: usize,
+        node: &mut N,
+        leaf: &mut L,
+    ) -> bool
+    where
+        N: FnMut(&Agg, bool) -> Step,
+        L: FnMut(&Key, i64, i64) -> bool,
+    {
+        let agg = &self.tree[which][n][side];
+        if agg.is_empty() {
+            return true;
+        }
+        // Bounds of a node partly outside the range still rule it out; only
+        // a node wholly inside may be answered from them.
+        let inside = lo <= nlo && nhi <= hi;
+        match node(agg, inside) {
+            Step::Skip => return true,
+            Step::Stop => return false,
+            Step::Descend => {}
+        }
+        if inside && nhi - nlo == 1 {
+            let st = self.by_rank[nlo] as usize;
+            let p = self.prop[st];
+            for k in self.keys[st].iter().filter(|k| k.tree as usize == which) {
+                let (s, e) = (sx(k.start), sx(k.end));
+                let (a, b) = if side == LEFT {
+                    (s - p, e - p)
+                } else {
+                    (s + p, e + p)
+                };
+                if !leaf(k, a, b) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        let mid = (nlo + nhi) / 2;
+        if lo < mid && !self.rec(which, side, 2 * n, nlo, mid, lo, hi, node, leaf) {
+            return false;
+        }
+        if mid < hi && !self.rec(which, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
+            return false;
+        }
+        true
+    }
+
+    /// The two frames around station `i`: (side, rank range, offset), where
+    /// a frame key k is the time k + offset at `i`. `with_self` includes i's
+    /// own rank (in the left frame, where its delay is 0).
+    #[inline]
+    fn frames(
+        &self,
+        i: usize,
+        with_self: bool,
+        trees: Trees,
+    ) -> impl Iterator<Item = (usize, usize, usize, usize, i64)> {
+        let r = self.rank[i] as usize;
+        let p = self.prop[i];
+        let n = self.rank.len();
+        let on = [true, trees.fading, trees.buried];
+        (0..3).filter(move |&w| on[w]).flat_map(move |w| {
+            [
+                (w, LEFT, 0, if with_self { r + 1 } else { r }, p),
+                (w, RIGHT, r + 1, n, -p),
+            ]
+        })
+    }
+
+    /// Whether a signal of another station is present at `i` at time `c`.
+    pub fn present(&self, i: usize, c: Time, trees: Trees) -> bool {
+        let found = Cell::new(false);
+        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+            let u = sx(c) - off;
+            self.walk(
+                w,
+                side,
+                lo,
+                hi,
+                &mut |g: &Agg, inside: bool| {
+                    if g.a_min > u || g.b_max <= u {
+                        Step::Skip
+                    } else if inside && g.a_max <= u {
+                        // Every signal here has reached i: one is present iff
+                        // the latest end is still to pass (b_max > u, above).
+                        found.set(true);
+                        Step::Stop
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |_, a, b| {
+                    found.set(a <= u && u < b);
+                    !found.get()
+                },
+            );
+            if found.get() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The earliest arrival at `i`, strictly after `c`, of the start of
+    /// another station's signal.
+    pub fn first_start_after(&self, i: usize, c: Time, trees: Trees) -> Option<Time> {
+        let mut best = i64::MAX;
+        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+            let u = sx(c) - off;
+            // Keys must beat the best arrival found so far.
+            let side_best = Cell::new(best.saturating_sub(off));
+            self.walk(
+                w,
+                side,
+                lo,
+                hi,
+                &mut |g: &Agg, inside: bool| {
+                    if g.a_max <= u || g.a_min >= side_best.get() {
+                        Step::Skip
+                    } else if inside && g.a_min > u {
+                        side_best.set(g.a_min);
+                        Step::Skip
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |_, a, _| {
+                    if a > u && a < side_best.get() {
+                        side_best.set(a);
+                    }
+                    true
+                },
+            );
+            if side_best.get() != i64::MAX {
+                best = best.min(side_best.get() + off);
+            }
+        }
+        (best != i64::MAX).then_some(best as Time)
+    }
+
+    /// The latest arrival at `i` of the end of another station's signal in
+    /// (lo, c].
+    pub fn last_end_in(&self, i: usize, lo: i64, c: Time, trees: Trees) -> Option<Time> {
+        let mut best = i64::MIN;
+        for (w, side, rlo, rhi, off) in self.frames(i, false, trees) {
+            let u = sx(c) - off;
+            let l = lo - off;
+            let side_best = Cell::new(if best == i64::MIN {
+                i64::MIN
+            } else {
+                best - off
+            });
+            self.walk(
+                w,
+                side,
+                rlo,
+                rhi,
+                &mut |g: &Agg, inside: bool| {
+                    if g.b_min > u || g.b_max <= l || g.b_max <= side_best.get() {
+                        Step::Skip
+                    } else if inside && g.b_max <= u {
+                        side_best.set(g.b_max);
+                        Step::Skip
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |_, _, b| {
+                    if b > l && b <= u && b > side_best.get() {
+                        side_best.set(b);
+                    }
+                    true
+                },
+            );
+            if side_best.get() != i64::MIN {
+                best = best.max(side_best.get() + off);
+            }
+        }
+        (best != i64::MIN).then_some(best as Time)
+    }
+
+    /// Among other stations' signals present at `i` at time `c`: the least id
+    /// of an unfixed one if any (`Err`), else the latest arrival of an end
+    /// (`Ok`, `None` when none is present).
+    pub fn busy_until(&self, i: usize, c: Time, trees: Trees) -> Result<Option<Time>, u64> {
+        let unfixed = Cell::new(u64::MAX);
+        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+            let u = sx(c) - off;
+            self.walk(
+                w,
+                side,
+                lo,
+                hi,
+                &mut |g: &Agg, _inside: bool| {
+                    if g.ua_min > u || g.ub_max <= u || g.id_min >= unfixed.get() {
+                        Step::Skip
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |k, a, b| {
+                    if !k.fixed && a <= u && u < b && k.id < unfixed.get() {
+                        unfixed.set(k.id);
+                    }
+                    true
+                },
+            );
+        }
+        if unfixed.get() != u64::MAX {
+            return Err(unfixed.get());
+        }
+        let mut best = i64::MIN;
+        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+            let u = sx(c) - off;
+            let side_best = Cell::new(if best == i64::MIN {
+                i64::MIN
+            } else {
+                best - off
+            });
+            self.walk(
+                w,
+                side,
+                lo,
+                hi,
+                &mut |g: &Agg, inside: bool| {
+                    if g.a_min > u || g.b_max <= u || g.b_max <= side_best.get() {
+                        Step::Skip
+                    } else if inside && g.a_max <= u {
+                        side_best.set(g.b_max);
+                        Step::Skip
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |_, a, b| {
+                    if a <= u && u < b && b > side_best.get() {
+                        side_best.set(b);
+                    }
+                    true
+                },
+            );
+            if side_best.get() != i64::MIN {
+                best = best.max(side_best.get() + off);
+            }
+        }
+        Ok((best != i64::MIN).then_some(best as Time))
+    }
+
+    /// The earliest arrival at `i` of the start of another station's signal
+    /// with id >= `seq`.
+    pub fn first_arrival_since(&self, i: usize, seq: u64, trees: Trees) -> Option<Time> {
+        let mut best = i64::MAX;
+        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+            let side_best = Cell::new(best.saturating_sub(off));
+            self.walk(
+                w,
+                side,
+                lo,
+                hi,
+                &mut |g: &Agg, inside: bool| {
+                    if g.id_max < seq || g.a_min >= side_best.get() {
+                        Step::Skip
+                    } else if inside && g.id_min >= seq {
+                        side_best.set(g.a_min);
+                        Step::Skip
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |k, a, _| {
+                    if k.id >= seq && a < side_best.get() {
+                        side_best.set(a);
+                    }
+                    true
+                },
+            );
+            if side_best.get() != i64::MAX {
+                best = best.min(side_best.get() + off);
+            }
+        }
+        (best != i64::MAX).then_some(best as Time)
+    }
+
+    /// Whether any signal but `id` (of any station, `dst`'s own included) is
+    /// present at `dst` at some time in [a0, b0).
+    pub fn overlaps(&self, dst: usize, id: u64, a0: Time, b0: Time, trees: Trees) -> bool {
+        let found = Cell::new(false);
+        for (w, side, lo, hi, off) in self.frames(dst, true, trees) {
+            let (l, h) = (sx(a0) - off, sx(b0) - off);
+            self.walk(
+                w,
+                side,
+                lo,
+                hi,
+                &mut |g: &Agg, _inside: bool| {
+                    if g.a_min >= h || g.b_max <= l {
+                        Step::Skip
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |k, a, b| {
+                    found.set(k.id != id && a < h && l < b);
+                    !found.get()
+                },
+            );
+            if found.get() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The nearest stations in position order on each side of `i` (before,
+    /// after) that are transmitting a signal whose end is not yet known,
+    /// with that signal's id.
+    pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
+        let r = self.rank[i] as usize;
+        let before = self.last_unfixed_below(r);
+        let after = self.first_unfixed_above(r);
+        [before, after].map(|rank| {
+            rank.and_then(|rk| {
+                let st = self.by_rank[rk] as usize;
+                self.keys[st].iter().find(|k| !k.fixed).map(|k| (st, k.id))
+            })
+        })
+    }
+
+    /// The greatest rank < `r` whose station has an unfixed signal.
+    fn last_unfixed_below(&self, r: usize) -> Option<usize> {
+        // Climb from the leaf; at each left sibling with unfixed signals,
+        // descend to its rightmost such leaf.
+        let mut n = self.size + r;
+        while n > 1 {
+            if !n.is_multiple_of(2) && self.tree[WIRE][n - 1][0].has_unfixed() {
+                let mut m = n - 1;
+                while m < self.size {
+                    m = if self.tree[WIRE][2 * m + 1][0].has_unfixed() {
+                        2 * m + 1
+                    } else {
+                        2 * m
+                    };
+                }
+                return Some(m - self.size);
+            }
+            n /= 2;
+        }
+        None
+    }
+
+    /// The least rank > `r` whose station has an unfixed signal.
+    fn first_unfixed_above(&self, r: usize) -> Option<usize> {
+        let mut n = self.size + r;
+        while n > 1 {
+            if n.is_multiple_of(2) && self.tree[WIRE][n + 1][0].has_unfixed() {
+                let mut m = n + 1;
+                while m < self.size {
+                    m = if self.tree[WIRE][2 * m][0].has_unfixed() {
+                        2 * m
+                    } else {
+                        2 * m + 1
+                    };
+                }
+                return Some(m - self.size);
+            }
+            n /= 2;
+        }
+        None
+    }
+}
