@@ -387,82 +387,92 @@ impl BusIndex {
         false
     }
 
+    /// The best time at `i` over both frames: the least if `least`, else the
+    /// greatest. `walk_frame(tree, side, lo, hi, offset, best)` walks one frame,
+    /// lowering (raising) `best`, which holds the best frame key so far: keys
+    /// must beat it, so each frame starts from the other's answer.
+    fn best_over<F>(&self, i: usize, trees: Trees, least: bool, mut walk_frame: F) -> Option<Time>
+    where
+        F: FnMut(usize, usize, usize, usize, i64, &Cell<i64>),
+    {
+        let none = if least { i64::MAX } else { i64::MIN };
+        let mut best = none;
+        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+            let side_best = Cell::new(if best == none { none } else { best - off });
+            walk_frame(w, side, lo, hi, off, &side_best);
+            if side_best.get() != none {
+                let t = side_best.get() + off;
+                best = if best == none {
+                    t
+                } else if least {
+                    best.min(t)
+                } else {
+                    best.max(t)
+                };
+            }
+        }
+        (best != none).then_some(best as Time)
+    }
+
     /// The earliest arrival at `i`, strictly after `c`, of the start of
     /// another station's signal.
     pub fn first_start_after(&self, i: usize, c: Time, trees: Trees) -> Option<Time> {
-        let mut best = i64::MAX;
-        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+        self.best_over(i, trees, true, |w, side, lo, hi, off, best| {
             let u = sx(c) - off;
-            // Keys must beat the best arrival found so far.
-            let side_best = Cell::new(best.saturating_sub(off));
             self.walk(
                 w,
                 side,
                 lo,
                 hi,
                 &mut |g: &Agg, inside: bool| {
-                    if g.a_max <= u || g.a_min >= side_best.get() {
+                    if g.a_max <= u || g.a_min >= best.get() {
                         Step::Skip
                     } else if inside && g.a_min > u {
-                        side_best.set(g.a_min);
+                        best.set(g.a_min);
                         Step::Skip
                     } else {
                         Step::Descend
                     }
                 },
                 &mut |_, a, _| {
-                    if a > u && a < side_best.get() {
-                        side_best.set(a);
+                    if a > u && a < best.get() {
+                        best.set(a);
                     }
                     true
                 },
             );
-            if side_best.get() != i64::MAX {
-                best = best.min(side_best.get() + off);
-            }
-        }
-        (best != i64::MAX).then_some(best as Time)
+        })
     }
 
     /// The latest arrival at `i` of the end of another station's signal in
     /// (lo, c].
     pub fn last_end_in(&self, i: usize, lo: i64, c: Time, trees: Trees) -> Option<Time> {
-        let mut best = i64::MIN;
-        for (w, side, rlo, rhi, off) in self.frames(i, false, trees) {
+        self.best_over(i, trees, false, |w, side, rlo, rhi, off, best| {
             let u = sx(c) - off;
             let l = lo - off;
-            let side_best = Cell::new(if best == i64::MIN {
-                i64::MIN
-            } else {
-                best - off
-            });
             self.walk(
                 w,
                 side,
                 rlo,
                 rhi,
                 &mut |g: &Agg, inside: bool| {
-                    if g.b_min > u || g.b_max <= l || g.b_max <= side_best.get() {
+                    if g.b_min > u || g.b_max <= l || g.b_max <= best.get() {
                         Step::Skip
                     } else if inside && g.b_max <= u {
-                        side_best.set(g.b_max);
+                        best.set(g.b_max);
                         Step::Skip
                     } else {
                         Step::Descend
                     }
                 },
                 &mut |_, _, b| {
-                    if b > l && b <= u && b > side_best.get() {
-                        side_best.set(b);
+                    if b > l && b <= u && b > best.get() {
+                        best.set(b);
                     }
                     true
                 },
             );
-            if side_best.get() != i64::MIN {
-                best = best.max(side_best.get() + off);
-            }
-        }
-        (best != i64::MIN).then_some(best as Time)
+        })
     }
 
     /// Among other stations' signals present at `i` at time `c`: the least id
@@ -495,76 +505,61 @@ impl BusIndex {
         if unfixed.get() != u64::MAX {
             return Err(unfixed.get());
         }
-        let mut best = i64::MIN;
-        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+        let end = self.best_over(i, trees, false, |w, side, lo, hi, off, best| {
             let u = sx(c) - off;
-            let side_best = Cell::new(if best == i64::MIN {
-                i64::MIN
-            } else {
-                best - off
-            });
             self.walk(
                 w,
                 side,
                 lo,
                 hi,
                 &mut |g: &Agg, inside: bool| {
-                    if g.a_min > u || g.b_max <= u || g.b_max <= side_best.get() {
+                    if g.a_min > u || g.b_max <= u || g.b_max <= best.get() {
                         Step::Skip
                     } else if inside && g.a_max <= u {
-                        side_best.set(g.b_max);
+                        best.set(g.b_max);
                         Step::Skip
                     } else {
                         Step::Descend
                     }
                 },
                 &mut |_, a, b| {
-                    if a <= u && u < b && b > side_best.get() {
-                        side_best.set(b);
+                    if a <= u && u < b && b > best.get() {
+                        best.set(b);
                     }
                     true
                 },
             );
-            if side_best.get() != i64::MIN {
-                best = best.max(side_best.get() + off);
-            }
-        }
-        Ok((best != i64::MIN).then_some(best as Time))
+        });
+        Ok(end)
     }
 
     /// The earliest arrival at `i` of the start of another station's signal
     /// with id >= `seq`.
     pub fn first_arrival_since(&self, i: usize, seq: u64, trees: Trees) -> Option<Time> {
-        let mut best = i64::MAX;
-        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
-            let side_best = Cell::new(best.saturating_sub(off));
+        self.best_over(i, trees, true, |w, side, lo, hi, _, best| {
             self.walk(
                 w,
                 side,
                 lo,
                 hi,
                 &mut |g: &Agg, inside: bool| {
-                    if g.id_max < seq || g.a_min >= side_best.get() {
+                    if g.id_max < seq || g.a_min >= best.get() {
                         Step::Skip
                     } else if inside && g.id_min >= seq {
-                        side_best.set(g.a_min);
+                        best.set(g.a_min);
                         Step::Skip
                     } else {
                         Step::Descend
                     }
                 },
                 &mut |k, a, _| {
-                    if k.id >= seq && a < side_best.get() {
-                        side_best.set(a);
+                    if k.id >= seq && a < best.get() {
+                        best.set(a);
                     }
                     true
                 },
             );
-            if side_best.get() != i64::MAX {
-                best = best.min(side_best.get() + off);
-            }
-        }
-        (best != i64::MAX).then_some(best as Time)
+        })
     }
 
     /// Whether any signal but `id` (of any station, `dst`'s own included) is

@@ -159,10 +159,7 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
 
 /// Runs one replication, reporting every MAC event to `obs`.
 pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, obs: &mut O) -> RunResult {
-    let indexed = sc.station_count() >= CROWD;
-    let mut sim = Sim::new(sc, run_seed, obs, indexed);
-    sim.run();
-    sim.finish()
+    run_with_index(sc, run_seed, sc.station_count() >= CROWD, obs)
 }
 
 /// Runs one replication with the bus index on or off, whatever the number of
@@ -537,8 +534,8 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// Returns `Ok((send_at, restart_before))`, or `Err((ctx, signal))` when the
     /// answer needs the end of a transmission still in progress.
     fn deference(&mut self, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
-        if self.ix.is_some() && t0 >= self.removed_floor {
-            return self.defer_indexed(i, t0);
+        if let (Some(ix), true) = (&self.ix, t0 >= self.removed_floor) {
+            return self.defer_indexed(ix, i, t0);
         }
         let me = self.st[i].prop;
         let ifg = self.ifg;
@@ -634,10 +631,12 @@ impl<'a, O: Observer> Sim<'a, O> {
 
     /// [`Sim::deference`] by the bus index: the loop of [`Sim::defer_over`],
     /// asking the index the same questions.
-    fn defer_indexed(&self, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
-        let Some(ix) = self.ix.as_ref() else {
-            return self.defer_over(i, t0, &[]);
-        };
+    fn defer_indexed(
+        &self,
+        ix: &BusIndex,
+        i: usize,
+        t0: Time,
+    ) -> Result<(Time, Time), (Time, u64)> {
         let ifg = self.ifg;
         let part1 = self.ifg_part1;
         let mut cand = t0;
@@ -782,28 +781,25 @@ impl<'a, O: Observer> Sim<'a, O> {
                     updates.push((j, arrive));
                 }
             }
-        }
-        for s in self
-            .signals
-            .range(self.live_index(t)..)
-            .filter(|_| self.ix.is_none())
-        {
-            let j = s.station as usize;
-            if j == i {
-                continue;
-            }
-            let d = me.abs_diff(s.prop);
-            if s.end + d > t {
-                detect = detect.min((s.start + d).max(t));
-            }
-            // A signal is unfixed exactly while its sender is transmitting it
-            // (detect and tx_end fix it before the sender moves on), so this
-            // needs no look at the sender's state.
-            if !s.fixed {
-                debug_assert!(self.st[j].mac == Mac::Transmitting { signal: s.id });
-                let arrive = t + d;
-                if arrive < self.st[j].detect_at && arrive < s.end {
-                    updates.push((j, arrive));
+        } else {
+            for s in self.signals.range(self.live_index(t)..) {
+                let j = s.station as usize;
+                if j == i {
+                    continue;
+                }
+                let d = me.abs_diff(s.prop);
+                if s.end + d > t {
+                    detect = detect.min((s.start + d).max(t));
+                }
+                // A signal is unfixed exactly while its sender is transmitting it
+                // (detect and tx_end fix it before the sender moves on), so this
+                // needs no look at the sender's state.
+                if !s.fixed {
+                    debug_assert!(self.st[j].mac == Mac::Transmitting { signal: s.id });
+                    let arrive = t + d;
+                    if arrive < self.st[j].detect_at && arrive < s.end {
+                        updates.push((j, arrive));
+                    }
                 }
             }
         }
@@ -1013,7 +1009,6 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// start of the live signals past those that have left every station an
     /// interframe gap ago.
     fn prune(&mut self, now: Time) {
-        self.index_gc(now);
         while let Some(s) = self.signals.front() {
             if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
                 self.signals.pop_front();
