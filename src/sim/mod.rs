@@ -685,18 +685,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let from = self.slot_sample_time(now, i, from);
         match self.deference(i, from) {
             Ok((at, _)) if at <= now => self.send_now(now, i),
-            Ok((at, restart_before)) => {
-                let s = &mut self.st[i];
-                s.mac = Mac::Scheduled {
-                    restart_before,
-                    seq: self.next_id,
-                    since: now,
-                };
-                s.timer = s.timer.wrapping_add(1);
-                self.q.push(at, Event::TxStart(i as u32, s.timer));
-                self.obs
-                    .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
-            }
+            Ok((at, restart_before)) => self.schedule_start(now, i, at, restart_before),
             Err(_) if self.access == Access::CsmaCdNonPersistent => self.sense_later(now, i),
             Err((ctx, on)) => {
                 self.st[i].mac = Mac::Blocked { on, ctx };
@@ -704,6 +693,21 @@ impl<'a, O: Observer> Sim<'a, O> {
                 self.obs.on(now, i as u32, &MacEvent::Defer { until: None });
             }
         }
+    }
+
+    /// Station `i` will send at `at` unless a signal that starts from now on
+    /// reaches it before `restart_before`.
+    fn schedule_start(&mut self, now: Time, i: usize, at: Time, restart_before: Time) {
+        let s = &mut self.st[i];
+        s.mac = Mac::Scheduled {
+            restart_before,
+            seq: self.next_id,
+            since: now,
+        };
+        s.timer = s.timer.wrapping_add(1);
+        self.q.push(at, Event::TxStart(i as u32, s.timer));
+        self.obs
+            .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
     }
 
     /// The scheduled send time has come: send, unless a signal that started
@@ -1144,17 +1148,8 @@ impl<'a, O: Observer> Sim<'a, O> {
                 if at <= now {
                     self.start_tx(now, i);
                 } else {
-                    let s = &mut self.st[i];
                     // No carrier can restart it: `restart_before` 0.
-                    s.mac = Mac::Scheduled {
-                        restart_before: 0,
-                        seq: self.next_id,
-                        since: now,
-                    };
-                    s.timer = s.timer.wrapping_add(1);
-                    self.q.push(at, Event::TxStart(i as u32, s.timer));
-                    self.obs
-                        .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
+                    self.schedule_start(now, i, at, 0);
                 }
                 true
             }
