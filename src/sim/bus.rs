@@ -30,14 +30,18 @@ pub const CROWD: usize = 1024;
 
 /// One signal as the index sees it.
 #[derive(Clone, Copy, Debug)]
-pub struct Key {
-    pub id: u64,
-    pub start: Time,
-    pub end: Time,
-    pub fixed: bool,
-    /// Which tree holds it: [`WIRE`], [`FADING`] or [`BURIED`].
-    pub tree: u8,
+struct Key {
+    id: u64,
+    start: Time,
+    end: Time,
+    /// The sender's rank in position order.
+    rank: u32,
+    fixed: bool,
 }
+
+/// Stations per leaf of the trees: a leaf's signals are scanned, which keeps
+/// the trees shallow and small enough to stay in cache.
+const BUCKET: usize = 16;
 
 /// The three trees: signals still on the wire somewhere; signals gone from
 /// the wire whose interframe gaps may still be running; and signals that
@@ -142,18 +146,18 @@ fn sx(t: Time) -> i64 {
 }
 
 pub struct BusIndex {
-    /// Propagation time from the origin, per station.
-    prop: Vec<i64>,
-    /// Rank of each station in position order, and the station at each rank.
+    /// Rank of each station in position order, the station at each rank,
+    /// and the propagation time from the origin at each rank.
     rank: Vec<u32>,
     by_rank: Vec<u32>,
-    /// Leaves are ranks: node `size + rank`.
+    prop: Vec<i64>,
+    /// Leaves are buckets of [`BUCKET`] ranks: node `size + rank / BUCKET`.
     size: usize,
-    /// Per tree ([`WIRE`], [`FADING`]) and node, the bounds in the left and
-    /// the right frame.
+    /// Per tree ([`WIRE`], [`FADING`], [`BURIED`]) and node, the bounds in
+    /// the left and the right frame.
     tree: [Vec<[Agg; 2]>; 3],
-    /// The indexed signals of each station, in start order.
-    keys: Vec<Vec<Key>>,
+    /// Per tree and bucket, the signals it holds.
+    keys: [Vec<Vec<Key>>; 3],
 }
 
 impl BusIndex {
@@ -165,37 +169,36 @@ impl BusIndex {
         for (r, &i) in by_rank.iter().enumerate() {
             rank[i as usize] = r as u32;
         }
-        let size = n.next_power_of_two().max(1);
+        let buckets = n.div_ceil(BUCKET).max(1);
+        let size = buckets.next_power_of_two();
         BusIndex {
-            prop: prop.iter().map(|&p| sx(p)).collect(),
+            prop: by_rank.iter().map(|&i| sx(prop[i as usize])).collect(),
             rank,
             by_rank,
             size,
             tree: std::array::from_fn(|_| vec![[EMPTY; 2]; 2 * size]),
-            keys: vec![Vec::new(); n],
+            keys: std::array::from_fn(|_| vec![Vec::new(); buckets]),
         }
     }
 
-    /// Bytes per station, for the memory estimate: three trees of two nodes
-    /// per leaf (leaves rounded up to a power of two: up to twice that), and
-    /// a key list with its first allocation.
+    /// Bytes per station, for the memory estimate: three trees of up to four
+    /// nodes per bucket, and the signals' keys (a few per bucket and tree).
     pub fn bytes_per_station() -> usize {
-        3 * 4 * std::mem::size_of::<[Agg; 2]>()
-            + std::mem::size_of::<Vec<Key>>()
+        (3 * 4 * std::mem::size_of::<[Agg; 2]>() + 3 * std::mem::size_of::<Vec<Key>>()) / BUCKET
             + 2 * std::mem::size_of::<Key>()
     }
 
-    fn refresh(&mut self, i: usize, which: usize) {
-        let p = self.prop[i];
+    fn refresh(&mut self, bucket: usize, which: usize) {
         let mut l = EMPTY;
         let mut r = EMPTY;
-        for k in self.keys[i].iter().filter(|k| k.tree as usize == which) {
+        for k in &self.keys[which][bucket] {
+            let p = self.prop[k.rank as usize];
             let (s, e) = (sx(k.start), sx(k.end));
             l.add(s - p, e - p, k.id, k.fixed);
             r.add(s + p, e + p, k.id, k.fixed);
         }
         let tree = &mut self.tree[which];
-        let mut node = self.size + self.rank[i] as usize;
+        let mut node = self.size + bucket;
         tree[node] = [l, r];
         while node > 1 {
             node /= 2;
@@ -209,47 +212,57 @@ impl BusIndex {
         }
     }
 
-    pub fn add(&mut self, station: usize, key: Key) {
-        let ks = &mut self.keys[station];
-        if ks.capacity() == 0 {
-            ks.reserve_exact(2);
-        }
-        ks.push(key);
-        self.refresh(station, WIRE);
+    fn bucket(&self, station: usize) -> usize {
+        self.rank[station] as usize / BUCKET
     }
 
-    /// The signal's end is now `end`; `fixed` once it is known for good.
-    pub fn set_end(&mut self, station: usize, id: u64, end: Time, fixed: bool) {
-        let Some(k) = self.keys[station].iter_mut().find(|k| k.id == id) else {
+    /// Station `station` starts signal `id` on [start, end) (end not final).
+    pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
+        let b = self.bucket(station);
+        self.keys[WIRE][b].push(Key {
+            id,
+            start,
+            end,
+            rank: self.rank[station],
+            fixed: false,
+        });
+        self.refresh(b, WIRE);
+    }
+
+    /// The signal's end is now `end`, for good.
+    pub fn fix(&mut self, station: usize, id: u64, end: Time) {
+        let b = self.bucket(station);
+        let Some(k) = self.keys[WIRE][b].iter_mut().find(|k| k.id == id) else {
             return;
         };
-        if k.end == end && k.fixed == fixed {
+        if k.end == end && k.fixed {
             return;
         }
         k.end = end;
-        k.fixed = fixed;
-        let which = k.tree as usize;
-        self.refresh(station, which);
+        k.fixed = true;
+        self.refresh(b, WIRE);
     }
 
-    /// Moves the signal to tree `to` ([`FADING`] or [`BURIED`]).
+    /// Moves the signal from the tree before `to` to `to` ([`FADING`] or
+    /// [`BURIED`]).
     pub fn demote(&mut self, station: usize, id: u64, to: usize) {
-        if let Some(k) = self.keys[station].iter_mut().find(|k| k.id == id) {
-            let from = k.tree as usize;
-            k.tree = to as u8;
-            self.refresh(station, from);
-            self.refresh(station, to);
+        let b = self.bucket(station);
+        let from = to - 1;
+        if let Some(pos) = self.keys[from][b].iter().position(|k| k.id == id) {
+            let k = self.keys[from][b].swap_remove(pos);
+            self.keys[to][b].push(k);
+            self.refresh(b, from);
+            self.refresh(b, to);
         }
     }
 
+    /// Removes the signal from the [`BURIED`] tree.
     pub fn remove(&mut self, station: usize, id: u64) {
-        let ks = &mut self.keys[station];
-        let which = match ks.iter().find(|k| k.id == id) {
-            Some(k) => k.tree as usize,
-            None => return,
-        };
-        ks.retain(|k| k.id != id);
-        self.refresh(station, which);
+        let b = self.bucket(station);
+        if let Some(pos) = self.keys[BURIED][b].iter().position(|k| k.id == id) {
+            self.keys[BURIED][b].swap_remove(pos);
+            self.refresh(b, BURIED);
+        }
     }
 
     /// Walks the stations of ranks [lo, hi) in one frame: `node` judges each
@@ -273,7 +286,7 @@ impl BusIndex {
         if lo >= hi {
             return true;
         }
-        self.rec(which, side, 1, 0, self.size, lo, hi, node, leaf)
+        self.rec(which, side, 1, 0, self.size * BUCKET, lo, hi, node, leaf)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -305,10 +318,14 @@ impl BusIndex {
             Step::Stop => return false,
             Step::Descend => {}
         }
-        if inside && nhi - nlo == 1 {
-            let st = self.by_rank[nlo] as usize;
-            let p = self.prop[st];
-            for k in self.keys[st].iter().filter(|k| k.tree as usize == which) {
+        if nhi - nlo == BUCKET {
+            // A leaf: its signals, those of stations in the range.
+            for k in &self.keys[which][nlo / BUCKET] {
+                let r = k.rank as usize;
+                if r < lo || r >= hi {
+                    continue;
+                }
+                let p = self.prop[r];
                 let (s, e) = (sx(k.start), sx(k.end));
                 let (a, b) = if side == LEFT {
                     (s - p, e - p)
@@ -342,7 +359,7 @@ impl BusIndex {
         trees: Trees,
     ) -> impl Iterator<Item = (usize, usize, usize, usize, i64)> {
         let r = self.rank[i] as usize;
-        let p = self.prop[i];
+        let p = self.prop[r];
         let n = self.rank.len();
         let on = [true, trees.fading, trees.buried];
         (0..3).filter(move |&w| on[w]).flat_map(move |w| {
@@ -596,27 +613,37 @@ impl BusIndex {
     /// after) that are transmitting a signal whose end is not yet known,
     /// with that signal's id.
     pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
-        let r = self.rank[i] as usize;
-        let before = self.last_unfixed_below(r);
-        let after = self.first_unfixed_above(r);
-        [before, after].map(|rank| {
-            rank.and_then(|rk| {
-                let st = self.by_rank[rk] as usize;
-                self.keys[st].iter().find(|k| !k.fixed).map(|k| (st, k.id))
-            })
-        })
+        let r = self.rank[i];
+        let own = r as usize / BUCKET;
+        let unfixed = |b: usize| self.keys[WIRE][b].iter().filter(|k| !k.fixed);
+        let before = unfixed(own)
+            .filter(|k| k.rank < r)
+            .max_by_key(|k| k.rank)
+            .or_else(|| {
+                let b = self.last_unfixed_below(own)?;
+                unfixed(b).max_by_key(|k| k.rank)
+            });
+        let after = unfixed(own)
+            .filter(|k| k.rank > r)
+            .min_by_key(|k| k.rank)
+            .or_else(|| {
+                let b = self.first_unfixed_above(own)?;
+                unfixed(b).min_by_key(|k| k.rank)
+            });
+        [before, after].map(|k| k.map(|k| (self.by_rank[k.rank as usize] as usize, k.id)))
     }
 
-    /// The greatest rank < `r` whose station has an unfixed signal.
-    fn last_unfixed_below(&self, r: usize) -> Option<usize> {
-        // Climb from the leaf; at each left sibling with unfixed signals,
-        // descend to its rightmost such leaf.
-        let mut n = self.size + r;
+    /// The greatest bucket < `b` with an unfixed signal.
+    fn last_unfixed_below(&self, b: usize) -> Option<usize> {
+        // Climb from the leaf; at the first left sibling with unfixed
+        // signals, descend to its rightmost such leaf.
+        let t = &self.tree[WIRE];
+        let mut n = self.size + b;
         while n > 1 {
-            if !n.is_multiple_of(2) && self.tree[WIRE][n - 1][0].has_unfixed() {
+            if !n.is_multiple_of(2) && t[n - 1][0].has_unfixed() {
                 let mut m = n - 1;
                 while m < self.size {
-                    m = if self.tree[WIRE][2 * m + 1][0].has_unfixed() {
+                    m = if t[2 * m + 1][0].has_unfixed() {
                         2 * m + 1
                     } else {
                         2 * m
@@ -629,14 +656,15 @@ impl BusIndex {
         None
     }
 
-    /// The least rank > `r` whose station has an unfixed signal.
-    fn first_unfixed_above(&self, r: usize) -> Option<usize> {
-        let mut n = self.size + r;
+    /// The least bucket > `b` with an unfixed signal.
+    fn first_unfixed_above(&self, b: usize) -> Option<usize> {
+        let t = &self.tree[WIRE];
+        let mut n = self.size + b;
         while n > 1 {
-            if n.is_multiple_of(2) && self.tree[WIRE][n + 1][0].has_unfixed() {
+            if n.is_multiple_of(2) && t[n + 1][0].has_unfixed() {
                 let mut m = n + 1;
                 while m < self.size {
-                    m = if self.tree[WIRE][2 * m][0].has_unfixed() {
+                    m = if t[2 * m][0].has_unfixed() {
                         2 * m
                     } else {
                         2 * m + 1

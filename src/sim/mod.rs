@@ -23,7 +23,7 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::{Access, Placement, Scenario};
 use crate::seed;
 use crate::traffic::{exponential_ps, pareto_ps, Arrivals, FrameLaw};
-use bus::{BusIndex, Key, Trees, BURIED, FADING};
+use bus::{BusIndex, Trees, BURIED, FADING};
 use metrics::Recorder;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -816,16 +816,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let id = self.next_id;
         self.next_id += 1;
         if let Some(ix) = &mut self.ix {
-            ix.add(
-                i,
-                Key {
-                    id,
-                    start: t,
-                    end: full_end,
-                    fixed: false,
-                    tree: bus::WIRE as u8,
-                },
-            );
+            ix.add(i, id, t, full_end);
         }
         self.signals.push_back(Signal {
             id,
@@ -1039,7 +1030,7 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// Signal `id` of station `i` now ends at `end`, for good.
     fn index_fixed(&mut self, i: usize, id: u64, end: Time) {
         if let Some(ix) = &mut self.ix {
-            ix.set_end(i, id, end, true);
+            ix.fix(i, id, end);
             self.dying
                 .push(Reverse((end + self.max_delay, id, i as u32)));
         }
