@@ -158,6 +158,9 @@ pub struct BusIndex {
     tree: [Vec<[Agg; 2]>; 3],
     /// Per tree and bucket, the signals it holds.
     keys: [Vec<Vec<Key>>; 3],
+    /// Per tree, the leaves whose bounds are stale (see [`BusIndex::flush`]).
+    dirty: [Vec<u32>; 3],
+    dirty_flag: [Vec<bool>; 3],
 }
 
 impl BusIndex {
@@ -178,6 +181,8 @@ impl BusIndex {
             size,
             tree: std::array::from_fn(|_| vec![[EMPTY; 2]; 2 * size]),
             keys: std::array::from_fn(|_| vec![Vec::new(); buckets]),
+            dirty: std::array::from_fn(|_| Vec::new()),
+            dirty_flag: std::array::from_fn(|_| vec![false; 2 * size]),
         }
     }
 
@@ -244,24 +249,70 @@ impl BusIndex {
     }
 
     /// Moves the signal from the tree before `to` to `to` ([`FADING`] or
-    /// [`BURIED`]).
+    /// [`BURIED`]). The bounds are stale until [`BusIndex::flush`].
     pub fn demote(&mut self, station: usize, id: u64, to: usize) {
         let b = self.bucket(station);
         let from = to - 1;
         if let Some(pos) = self.keys[from][b].iter().position(|k| k.id == id) {
             let k = self.keys[from][b].swap_remove(pos);
             self.keys[to][b].push(k);
-            self.refresh(b, from);
-            self.refresh(b, to);
+            self.mark(b, from);
+            self.mark(b, to);
         }
     }
 
-    /// Removes the signal from the [`BURIED`] tree.
+    /// Removes the signal from the [`BURIED`] tree. The bounds are stale
+    /// until [`BusIndex::flush`].
     pub fn remove(&mut self, station: usize, id: u64) {
         let b = self.bucket(station);
         if let Some(pos) = self.keys[BURIED][b].iter().position(|k| k.id == id) {
             self.keys[BURIED][b].swap_remove(pos);
-            self.refresh(b, BURIED);
+            self.mark(b, BURIED);
+        }
+    }
+
+    fn mark(&mut self, bucket: usize, which: usize) {
+        let node = self.size + bucket;
+        if !self.dirty_flag[which][node] {
+            self.dirty_flag[which][node] = true;
+            self.dirty[which].push(node as u32);
+        }
+    }
+
+    /// Brings the bounds up to date after [`BusIndex::demote`] and
+    /// [`BusIndex::remove`]: each changed leaf and each of their ancestors is
+    /// recomputed once, however many signals moved.
+    pub fn flush(&mut self) {
+        for which in 0..3 {
+            let mut level = std::mem::take(&mut self.dirty[which]);
+            for &n in &level {
+                self.dirty_flag[which][n as usize] = false;
+                let bucket = n as usize - self.size;
+                let mut l = EMPTY;
+                let mut r = EMPTY;
+                for k in &self.keys[which][bucket] {
+                    let p = self.prop[k.rank as usize];
+                    let (s, e) = (sx(k.start), sx(k.end));
+                    l.add(s - p, e - p, k.id, k.fixed);
+                    r.add(s + p, e + p, k.id, k.fixed);
+                }
+                self.tree[which][n as usize] = [l, r];
+            }
+            let tree = &mut self.tree[which];
+            while !level.is_empty() && level[0] > 1 {
+                for n in level.iter_mut() {
+                    *n /= 2;
+                }
+                level.sort_unstable();
+                level.dedup();
+                for &n in &level {
+                    let n = n as usize;
+                    let (x, y) = (&tree[2 * n], &tree[2 * n + 1]);
+                    tree[n] = [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])];
+                }
+            }
+            level.clear();
+            self.dirty[which] = level;
         }
     }
 

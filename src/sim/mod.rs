@@ -253,6 +253,10 @@ struct Sim<'a, O: Observer> {
     /// Queries about times before this need the full scan (a signal buried
     /// then has been removed).
     removed_floor: Time,
+    /// The next time signals move down the trees: moving them late is exact
+    /// (a query looks at every tree a signal might still matter in), and
+    /// moving many at once shares the updates of their common ancestors.
+    gc_next: Time,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -319,6 +323,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             fade_last: 0,
             bury_last: 0,
             removed_floor: 0,
+            gc_next: 0,
         }
     }
 
@@ -1044,6 +1049,10 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Some(ix) = &mut self.ix else {
             return;
         };
+        if now < self.gc_next {
+            return;
+        }
+        self.gc_next = now + (self.ifg_part1 / 4).max(1);
         // Look-backs are shorter than a transmission plus the longest delay
         // and a gap; keep twice the horizon, and scan everything before that.
         let keep = 2 * self.horizon;
@@ -1073,6 +1082,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             ix.remove(station as usize, id);
             self.removed_floor = self.removed_floor.max(when - keep);
         }
+        ix.flush();
     }
 
     /// Index in `signals` of the first signal that can matter to carrier
