@@ -146,10 +146,43 @@ struct Station {
     own_end: Option<Time>,
     on_until: Time,
     backoff: BackoffState,
-    // Boxed: each generator carries a 256-byte buffer, and keeping them out
-    // of line keeps the fields touched on every event close together.
-    rng_traffic: Box<ChaCha8Rng>,
-    rng_backoff: Box<ChaCha8Rng>,
+    rng_traffic: Stream,
+    rng_backoff: Stream,
+}
+
+/// A station's random stream: a ChaCha8 generator, boxed (it carries a
+/// 256-byte buffer, and keeping it out of line keeps the fields touched on
+/// every event close together); or, in crowds, only its seed and position,
+/// the generator being rebuilt at that position for each use. Both give the
+/// same numbers: the stream is addressed by word position.
+enum Stream {
+    Live(Box<ChaCha8Rng>),
+    Parked { seed: u64, word_pos: u128 },
+}
+
+impl Stream {
+    fn new(seed: u64, parked: bool) -> Self {
+        if parked {
+            Stream::Parked { seed, word_pos: 0 }
+        } else {
+            Stream::Live(Box::new(ChaCha8Rng::seed_from_u64(seed)))
+        }
+    }
+
+    /// Runs `f` with the generator at the stream's position, and moves the
+    /// position past what `f` drew.
+    fn with<R>(&mut self, f: impl FnOnce(&mut ChaCha8Rng) -> R) -> R {
+        match self {
+            Stream::Live(rng) => f(rng),
+            Stream::Parked { seed, word_pos } => {
+                let mut rng = ChaCha8Rng::seed_from_u64(*seed);
+                rng.set_word_pos(*word_pos);
+                let out = f(&mut rng);
+                *word_pos = rng.get_word_pos();
+                out
+            }
+        }
+    }
 }
 
 /// Runs one replication of `sc` with the given run seed.
@@ -280,14 +313,14 @@ impl<'a, O: Observer> Sim<'a, O> {
                     own_end: None,
                     on_until: 0,
                     backoff: BackoffState::new(&g.backoff),
-                    rng_traffic: Box::new(ChaCha8Rng::seed_from_u64(seed::derive(
-                        run_seed,
-                        &[seed::TRAFFIC, i as u64],
-                    ))),
-                    rng_backoff: Box::new(ChaCha8Rng::seed_from_u64(seed::derive(
-                        run_seed,
-                        &[seed::BACKOFF, i as u64],
-                    ))),
+                    rng_traffic: Stream::new(
+                        seed::derive(run_seed, &[seed::TRAFFIC, i as u64]),
+                        indexed,
+                    ),
+                    rng_backoff: Stream::new(
+                        seed::derive(run_seed, &[seed::BACKOFF, i as u64]),
+                        indexed,
+                    ),
                 });
             }
         }
@@ -404,13 +437,15 @@ impl<'a, O: Observer> Sim<'a, O> {
                 self.add_frame(0, i);
             }
             Arrivals::Poisson { rate } => {
-                let first = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
+                let first = self.st[i]
+                    .rng_traffic
+                    .with(|r| exponential_ps(r, 1e12 / rate));
                 self.q.push(first, Event::Arrival(i as u32));
             }
             Arrivals::Periodic { interval, phase } => {
                 let first = match phase {
                     Some(p) => p,
-                    None => self.st[i].rng_traffic.random_range(0..interval),
+                    None => self.st[i].rng_traffic.with(|r| r.random_range(0..interval)),
                 };
                 self.q.push(first, Event::Arrival(i as u32));
             }
@@ -422,8 +457,11 @@ impl<'a, O: Observer> Sim<'a, O> {
                 ..
             } => {
                 let s = &mut self.st[i];
-                s.on_until = pareto_ps(&mut s.rng_traffic, alpha, mean_on as f64);
-                let first = exponential_ps(&mut s.rng_traffic, 1e12 / rate);
+                let (on_until, first) = s.rng_traffic.with(|r| {
+                    let on = pareto_ps(r, alpha, mean_on as f64);
+                    (on, exponential_ps(r, 1e12 / rate))
+                });
+                s.on_until = on_until;
                 self.schedule_on_off(i, first);
             }
         }
@@ -445,11 +483,15 @@ impl<'a, O: Observer> Sim<'a, O> {
             // with saturated times, `next` could otherwise never fall inside.
             let duration = self.sc.duration;
             while next >= s.on_until && next < duration {
-                let off = pareto_ps(&mut s.rng_traffic, alpha, mean_off as f64);
-                let on_start = s.on_until.saturating_add(off);
-                s.on_until =
-                    on_start.saturating_add(pareto_ps(&mut s.rng_traffic, alpha, mean_on as f64));
-                next = on_start.saturating_add(exponential_ps(&mut s.rng_traffic, 1e12 / rate));
+                let on_until = s.on_until;
+                let (on_start, on, gap) = s.rng_traffic.with(|r| {
+                    let off = pareto_ps(r, alpha, mean_off as f64);
+                    let on_start = on_until.saturating_add(off);
+                    let on = pareto_ps(r, alpha, mean_on as f64);
+                    (on_start, on, exponential_ps(r, 1e12 / rate))
+                });
+                s.on_until = on_start.saturating_add(on);
+                next = on_start.saturating_add(gap);
             }
             self.q.push(next, Event::Arrival(i as u32));
         }
@@ -460,7 +502,9 @@ impl<'a, O: Observer> Sim<'a, O> {
             Arrivals::Saturated => {}
             Arrivals::Poisson { rate } => {
                 self.add_frame(t, i);
-                let gap = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
+                let gap = self.st[i]
+                    .rng_traffic
+                    .with(|r| exponential_ps(r, 1e12 / rate));
                 self.q.push(t.saturating_add(gap), Event::Arrival(i as u32));
             }
             Arrivals::Periodic { interval, .. } => {
@@ -475,7 +519,9 @@ impl<'a, O: Observer> Sim<'a, O> {
             }
             Arrivals::OnOff { rate, .. } => {
                 self.add_frame(t, i);
-                let gap = exponential_ps(&mut self.st[i].rng_traffic, 1e12 / rate);
+                let gap = self.st[i]
+                    .rng_traffic
+                    .with(|r| exponential_ps(r, 1e12 / rate));
                 self.schedule_on_off(i, t.saturating_add(gap));
             }
         }
@@ -486,19 +532,22 @@ impl<'a, O: Observer> Sim<'a, O> {
         let law = self.frame_law(i);
         let fixed_dst = self.sc.groups[self.st[i].group as usize].destination;
         let s = &mut self.st[i];
-        let bytes = law.sample(&mut s.rng_traffic);
-        let dst = match fixed_dst {
-            Some(d) => d as u32,
-            None if n > 1 => {
-                let r = s.rng_traffic.random_range(0..n - 1);
-                if r >= i as u32 {
-                    r + 1
-                } else {
-                    r
+        let (bytes, dst) = s.rng_traffic.with(|rng| {
+            let bytes = law.sample(rng);
+            let dst = match fixed_dst {
+                Some(d) => d as u32,
+                None if n > 1 => {
+                    let r = rng.random_range(0..n - 1);
+                    if r >= i as u32 {
+                        r + 1
+                    } else {
+                        r
+                    }
                 }
-            }
-            None => i as u32,
-        };
+                None => i as u32,
+            };
+            (bytes, dst)
+        });
         let queued = s.queue.len() < s.capacity;
         self.rec.arrival(t, i, bytes, queued);
         self.obs
@@ -950,13 +999,10 @@ impl<'a, O: Observer> Sim<'a, O> {
                 self.obs.on(t, i as u32, &MacEvent::Discard { attempts: n });
                 self.next_frame(t, i);
             } else {
-                let draw = s.backoff.draw(
-                    spec,
-                    n,
-                    self.sc.medium.slot_ps,
-                    &self.channel,
-                    &mut s.rng_backoff,
-                );
+                let slot = self.sc.medium.slot_ps;
+                let draw = s
+                    .rng_backoff
+                    .with(|r| s.backoff.draw(spec, n, slot, &self.channel, r));
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
                 // Saturating: a wait past the end of the clock means "never again in
@@ -1052,7 +1098,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         if now < self.gc_next {
             return;
         }
-        self.gc_next = now + (self.ifg_part1 / 4).max(1);
+        self.gc_next = now + (self.ifg_part1 / 2).max(1);
         // Look-backs are shorter than a transmission plus the longest delay
         // and a gap; keep twice the horizon, and scan everything before that.
         let keep = 2 * self.horizon;
@@ -1190,7 +1236,7 @@ impl<'a, O: Observer> Sim<'a, O> {
     fn send_now(&mut self, t: Time, i: usize) {
         if let Access::CsmaCdPPersistent { p } = self.access {
             let s = &mut self.st[i];
-            if s.rng_backoff.random::<f64>() >= p {
+            if s.rng_backoff.with(|r| r.random::<f64>()) >= p {
                 // Wait a slot and sense again.
                 let at = t + self.sc.medium.slot_ps;
                 s.mac = Mac::Backoff;
@@ -1214,7 +1260,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         let s = &mut self.st[i];
         let mut probe = s.backoff.clone();
         let n = s.collisions.max(1);
-        let draw = probe.draw(spec, n, slot, &self.channel, &mut s.rng_backoff);
+        let draw = s
+            .rng_backoff
+            .with(|r| probe.draw(spec, n, slot, &self.channel, r));
         let at = now + slot + draw.delay;
         s.mac = Mac::Backoff;
         s.timer = s.timer.wrapping_add(1);
