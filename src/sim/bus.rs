@@ -285,9 +285,12 @@ impl BusIndex {
     pub fn flush(&mut self) {
         for which in 0..3 {
             let mut level = std::mem::take(&mut self.dirty[which]);
-            for &n in &level {
-                self.dirty_flag[which][n as usize] = false;
-                let bucket = n as usize - self.size;
+            // Keep only the nodes whose bounds changed: their parents are
+            // the next level's work.
+            level.retain(|&n| {
+                let n = n as usize;
+                self.dirty_flag[which][n] = false;
+                let bucket = n - self.size;
                 let mut l = EMPTY;
                 let mut r = EMPTY;
                 for k in &self.keys[which][bucket] {
@@ -296,8 +299,10 @@ impl BusIndex {
                     l.add(s - p, e - p, k.id, k.fixed);
                     r.add(s + p, e + p, k.id, k.fixed);
                 }
-                self.tree[which][n as usize] = [l, r];
-            }
+                let changed = self.tree[which][n] != [l, r];
+                self.tree[which][n] = [l, r];
+                changed
+            });
             let tree = &mut self.tree[which];
             while !level.is_empty() && level[0] > 1 {
                 for n in level.iter_mut() {
@@ -305,11 +310,14 @@ impl BusIndex {
                 }
                 level.sort_unstable();
                 level.dedup();
-                for &n in &level {
+                level.retain(|&n| {
                     let n = n as usize;
                     let (x, y) = (&tree[2 * n], &tree[2 * n + 1]);
-                    tree[n] = [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])];
-                }
+                    let joined = [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])];
+                    let changed = tree[n] != joined;
+                    tree[n] = joined;
+                    changed
+                });
             }
             level.clear();
             self.dirty[which] = level;
