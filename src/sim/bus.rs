@@ -17,9 +17,9 @@
 //! bounds prove it, and looks at single signals only where neither holds. The
 //! answers are those of a scan over all signals; only the work differs.
 //!
-//! The index holds the signals that can still matter to a query at the
-//! current time; the simulator removes a signal once it has left every
-//! station an interframe gap ago (see `Sim::index_gc`).
+//! The index holds the signals that can still matter to a query, in three
+//! trees by how long ago they left the wire (see [`WIRE`] and
+//! `Sim::index_gc`).
 
 use crate::engine::Time;
 use std::cell::Cell;
@@ -50,13 +50,13 @@ const BUCKET: usize = 16;
 /// bounds tight: a crowd's successive waves of signals would otherwise share
 /// subtrees, and bounds mixing an old wave's ended signals with a new wave's
 /// unarrived ones prove nothing.
-pub const WIRE: usize = 0;
+const WIRE: usize = 0;
 pub const FADING: usize = 1;
 pub const BURIED: usize = 2;
 
 /// Bounds of the frame keys of a set of signals.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Agg {
+struct Agg {
     a_min: i64,
     a_max: i64,
     b_min: i64,
@@ -193,7 +193,8 @@ impl BusIndex {
             + 2 * std::mem::size_of::<Key>()
     }
 
-    fn refresh(&mut self, bucket: usize, which: usize) {
+    /// The bounds of a bucket's signals in tree `which`, in both frames.
+    fn leaf_bounds(&self, bucket: usize, which: usize) -> [Agg; 2] {
         let mut l = EMPTY;
         let mut r = EMPTY;
         for k in &self.keys[which][bucket] {
@@ -202,9 +203,16 @@ impl BusIndex {
             l.add(s - p, e - p, k.id, k.fixed);
             r.add(s + p, e + p, k.id, k.fixed);
         }
+        [l, r]
+    }
+
+    /// Recomputes a bucket's bounds in tree `which` and its ancestors', up to
+    /// the first that does not change.
+    fn refresh(&mut self, bucket: usize, which: usize) {
+        let leaf = self.leaf_bounds(bucket, which);
         let tree = &mut self.tree[which];
         let mut node = self.size + bucket;
-        tree[node] = [l, r];
+        tree[node] = leaf;
         while node > 1 {
             node /= 2;
             let (x, y) = (&tree[2 * node], &tree[2 * node + 1]);
@@ -291,16 +299,9 @@ impl BusIndex {
                 let n = n as usize;
                 self.dirty_flag[which][n] = false;
                 let bucket = n - self.size;
-                let mut l = EMPTY;
-                let mut r = EMPTY;
-                for k in &self.keys[which][bucket] {
-                    let p = self.prop[k.rank as usize];
-                    let (s, e) = (sx(k.start), sx(k.end));
-                    l.add(s - p, e - p, k.id, k.fixed);
-                    r.add(s + p, e + p, k.id, k.fixed);
-                }
-                let changed = self.tree[which][n] != [l, r];
-                self.tree[which][n] = [l, r];
+                let leaf = self.leaf_bounds(bucket, which);
+                let changed = self.tree[which][n] != leaf;
+                self.tree[which][n] = leaf;
                 changed
             });
             let tree = &mut self.tree[which];
