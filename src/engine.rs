@@ -1,54 +1,63 @@
-//! The discrete-event engine: a queue of events ordered by (time, sequence
-//! number), first-in first-out among equal times. It knows nothing of Ethernet.
+//! The discrete-event engine: a queue of events ordered by time, first-in
+//! first-out among equal times. It knows nothing of Ethernet.
 //!
 //! The queue is a radix heap: simulated time never goes backwards, so every
-//! key pushed is at least the last key popped, and keys can be binned by the
-//! highest bit in which they differ from it. A pop empties the lowest
+//! time pushed is at least the last time popped, and times can be binned by
+//! the highest bit in which they differ from it. A pop empties the lowest
 //! non-empty bin into lower ones; each event moves down a few bins in its
 //! life instead of sifting through log2(n) levels of a binary heap on every
 //! operation, which keeps the cost per event nearly flat as the number of
 //! pending events (one timer per station) grows.
+//!
+//! Ties need no sequence number: every bin holds its events in the order
+//! they were pushed. A bin is appended to by pushes, and filled from a
+//! higher bin only while it is empty (the bin being emptied is the lowest
+//! non-empty one), in that bin's order; so bin 0, which holds the events at
+//! exactly the last time popped, hands them out first-in first-out.
 
 /// Simulated time in integer picoseconds.
 pub type Time = u64;
 
-/// Bins: 0 for the key equal to the last popped one, then one per bit of a
-/// 128-bit key.
-const BINS: usize = 129;
+/// Bins: 0 for the time equal to the last popped one, then one per bit.
+const BINS: usize = 65;
 
 /// A future-event list. Events scheduled for the same time come out in the
 /// order they were scheduled, which makes runs deterministic.
 pub struct EventQueue<E> {
-    /// `key` is (time << 64) | sequence: unique, and ordered as events must be.
-    bins: Vec<Vec<(u128, E)>>,
-    /// The last key popped; every key in the queue is larger.
-    last: u128,
-    /// Bit b set when bin b + 1 is non-empty (bin 0 is checked directly).
+    /// Bin 0 holds events at exactly `last`; bin b (1..=64) those whose time
+    /// first differs from `last` in bit b - 1. Each in push order.
+    bins: Vec<Vec<(Time, E)>>,
+    /// Events of bin 0 before this one have been popped.
+    head: usize,
+    /// The least time in each bin (Time::MAX when empty).
+    mins: [Time; BINS],
+    /// The last time popped; every time in the queue is at least this.
+    last: Time,
+    /// Bit b set when bin b may be non-empty (bit 0 is not kept up).
     occupied: u128,
     len: usize,
-    seq: u64,
-    now: Time,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-fn bin(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
+#[inline]
+fn bin(time: Time, last: Time) -> usize {
+    (64 - (time ^ last).leading_zeros()) as usize
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             bins: (0..BINS).map(|_| Vec::new()).collect(),
+            head: 0,
+            mins: [Time::MAX; BINS],
             last: 0,
             occupied: 0,
             len: 0,
-            seq: 0,
-            now: 0,
         }
     }
 
@@ -59,63 +68,72 @@ impl<E> EventQueue<E> {
 
     /// The time of the last event popped.
     pub fn now(&self) -> Time {
-        self.now
+        self.last
     }
 
     /// Schedules `event` at `time`, which must not be in the past.
+    #[inline]
     pub fn push(&mut self, time: Time, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past");
+        debug_assert!(time >= self.last, "event scheduled in the past");
         // An event in the past would break the heap's order; the simulation
         // never asks for one, and if it did, it runs now rather than never.
-        let time = time.max(self.now);
-        self.seq += 1;
-        let key = (time as u128) << 64 | self.seq as u128;
-        let b = bin(key, self.last);
-        self.bins[b].push((key, event));
-        if b > 0 {
-            self.occupied |= 1 << (b - 1);
-        }
+        let time = time.max(self.last);
+        self.put(time, event);
         self.len += 1;
     }
 
+    /// Files an event in its bin (no branch on which: bins are filled on
+    /// every refill, where a branch would be mispredicted half the time).
+    #[inline]
+    fn put(&mut self, time: Time, event: E) {
+        let b = bin(time, self.last);
+        self.bins[b].push((time, event));
+        self.mins[b] = self.mins[b].min(time);
+        self.occupied |= 1 << b;
+    }
+
     /// Removes the earliest event and advances the clock to it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.bins[0].is_empty() {
-            if self.occupied == 0 {
+        if self.head == self.bins[0].len() {
+            if self.occupied >> 1 == 0 {
                 return None;
             }
-            let b = self.occupied.trailing_zeros() as usize + 1;
-            self.occupied &= !(1 << (b - 1));
-            let mut moving = std::mem::take(&mut self.bins[b]);
-            let min = moving.iter().map(|(k, _)| *k).min()?;
-            self.last = min;
-            // Every key in bin b differs from the new minimum only below
-            // bit b - 1, so each lands in a lower bin.
-            for (k, e) in moving.drain(..) {
-                let nb = bin(k, min);
-                self.bins[nb].push((k, e));
-                if nb > 0 {
-                    self.occupied |= 1 << (nb - 1);
-                }
-            }
-            self.bins[b] = moving;
+            self.refill();
         }
-        let (key, event) = self.bins[0].pop()?;
+        let (time, event) = self.bins[0][self.head];
+        self.head += 1;
         self.len -= 1;
-        self.now = (key >> 64) as Time;
-        Some((self.now, event))
+        Some((time, event))
+    }
+
+    /// Empties the lowest non-empty bin above 0 into lower ones, advancing
+    /// `last` to its least time (whose events land in bin 0, in push order).
+    /// Bin 0 must have been popped empty.
+    fn refill(&mut self) {
+        self.bins[0].clear();
+        self.head = 0;
+        self.mins[0] = Time::MAX;
+        let b = (self.occupied >> 1).trailing_zeros() as usize + 1;
+        self.occupied &= !(1 << b);
+        let mut moving = std::mem::take(&mut self.bins[b]);
+        self.last = std::mem::replace(&mut self.mins[b], Time::MAX);
+        // Every time in bin b differs from the new minimum only below
+        // bit b - 1, so each lands in a lower bin.
+        for &(t, e) in &moving {
+            self.put(t, e);
+        }
+        moving.clear();
+        self.bins[b] = moving;
     }
 
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
-        if let Some((k, _)) = self.bins[0].last() {
-            return Some((k >> 64) as Time);
+        if self.head < self.bins[0].len() {
+            return Some(self.last);
         }
-        if self.occupied == 0 {
-            return None;
-        }
-        let b = self.occupied.trailing_zeros() as usize + 1;
-        self.bins[b].iter().map(|(k, _)| (k >> 64) as Time).min()
+        let rest = self.occupied >> 1;
+        (rest != 0).then(|| self.mins[rest.trailing_zeros() as usize + 1])
     }
 
     pub fn len(&self) -> usize {
