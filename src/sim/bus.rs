@@ -145,6 +145,12 @@ fn sx(t: Time) -> i64 {
     t as i64
 }
 
+/// A strict upper bound for [`BusIndex::best_over`] (`Time::MAX`: none).
+#[inline]
+fn cap(before: Time) -> i64 {
+    i64::try_from(before).unwrap_or(i64::MAX)
+}
+
 pub struct BusIndex {
     /// Rank of each station in position order, the station at each rank,
     /// and the propagation time from the origin at each rank.
@@ -477,15 +483,24 @@ impl BusIndex {
     }
 
     /// The best time at `i` over both frames: the least if `least`, else the
-    /// greatest. `walk_frame(tree, side, lo, hi, offset, best)` walks one frame,
-    /// lowering (raising) `best`, which holds the best frame key so far: keys
-    /// must beat it, so each frame starts from the other's answer.
-    fn best_over<F>(&self, i: usize, trees: Trees, least: bool, mut walk_frame: F) -> Option<Time>
+    /// greatest, and only one that beats `bound` (a time, or `i64::MAX`
+    /// (`i64::MIN`) for none). `walk_frame(tree, side, lo, hi, offset, best)`
+    /// walks one frame, lowering (raising) `best`, which holds the best frame
+    /// key so far: keys must beat it, so each frame starts from the bound or
+    /// the other frames' answer.
+    fn best_over<F>(
+        &self,
+        i: usize,
+        trees: Trees,
+        least: bool,
+        bound: i64,
+        mut walk_frame: F,
+    ) -> Option<Time>
     where
         F: FnMut(usize, usize, usize, usize, i64, &Cell<i64>),
     {
         let none = if least { i64::MAX } else { i64::MIN };
-        let mut best = none;
+        let mut best = bound;
         for (w, side, lo, hi, off) in self.frames(i, false, trees) {
             let side_best = Cell::new(if best == none { none } else { best - off });
             walk_frame(w, side, lo, hi, off, &side_best);
@@ -500,13 +515,13 @@ impl BusIndex {
                 };
             }
         }
-        (best != none).then_some(best as Time)
+        (best != bound).then_some(best as Time)
     }
 
-    /// The earliest arrival at `i`, strictly after `c`, of the start of
-    /// another station's signal.
-    pub fn first_start_after(&self, i: usize, c: Time, trees: Trees) -> Option<Time> {
-        self.best_over(i, trees, true, |w, side, lo, hi, off, best| {
+    /// The earliest arrival at `i`, strictly after `c` and before `before`,
+    /// of the start of another station's signal.
+    pub fn first_start_after(&self, i: usize, c: Time, before: Time, trees: Trees) -> Option<Time> {
+        self.best_over(i, trees, true, cap(before), |w, side, lo, hi, off, best| {
             let u = sx(c) - off;
             self.walk(
                 w,
@@ -536,7 +551,7 @@ impl BusIndex {
     /// The latest arrival at `i` of the end of another station's signal in
     /// (lo, c].
     pub fn last_end_in(&self, i: usize, lo: i64, c: Time, trees: Trees) -> Option<Time> {
-        self.best_over(i, trees, false, |w, side, rlo, rhi, off, best| {
+        self.best_over(i, trees, false, i64::MIN, |w, side, rlo, rhi, off, best| {
             let u = sx(c) - off;
             let l = lo - off;
             self.walk(
@@ -594,7 +609,7 @@ impl BusIndex {
         if unfixed.get() != u64::MAX {
             return Err(unfixed.get());
         }
-        let end = self.best_over(i, trees, false, |w, side, lo, hi, off, best| {
+        let end = self.best_over(i, trees, false, i64::MIN, |w, side, lo, hi, off, best| {
             let u = sx(c) - off;
             self.walk(
                 w,
@@ -622,10 +637,16 @@ impl BusIndex {
         Ok(end)
     }
 
-    /// The earliest arrival at `i` of the start of another station's signal
-    /// with id >= `seq`.
-    pub fn first_arrival_since(&self, i: usize, seq: u64, trees: Trees) -> Option<Time> {
-        self.best_over(i, trees, true, |w, side, lo, hi, _, best| {
+    /// The earliest arrival at `i`, before `before`, of the start of another
+    /// station's signal with id >= `seq`.
+    pub fn first_arrival_since(
+        &self,
+        i: usize,
+        seq: u64,
+        before: Time,
+        trees: Trees,
+    ) -> Option<Time> {
+        self.best_over(i, trees, true, cap(before), |w, side, lo, hi, _, best| {
             self.walk(
                 w,
                 side,

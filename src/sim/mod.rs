@@ -720,9 +720,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                     None => return Ok((cand, cand)),
                 }
             };
-            let restart = ix
-                .first_start_after(i, c, self.trees(c))
-                .filter(|&a| a < c + part1);
+            let restart = ix.first_start_after(i, c, c + part1, self.trees(c));
             match restart {
                 Some(a) => cand = a,
                 None => return Ok((c + ifg, c + part1)),
@@ -779,8 +777,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let first_new = if let (Some(ix), true) = (&self.ix, since >= self.removed_floor) {
             // Signals with id >= seq started at or after `since`: those moved
             // to the fading or buried trees were moved after it.
-            ix.first_arrival_since(i, seq, self.trees(since))
-                .filter(|&a| a < restart_before)
+            ix.first_arrival_since(i, seq, restart_before, self.trees(since))
         } else {
             self.signals
                 .range(
@@ -819,7 +816,11 @@ impl<'a, O: Observer> Sim<'a, O> {
             detect = if ix.present(i, t, trees) {
                 t
             } else {
-                ix.first_start_after(i, t, trees).unwrap_or(Time::MAX)
+                // Only an arrival before the end matters: a later one
+                // schedules no detection, and `detect_at` is compared
+                // only with arrivals before this signal's end.
+                ix.first_start_after(i, t, full_end, trees)
+                    .unwrap_or(Time::MAX)
             };
             // Only the nearest transmitter on each side can be reached by
             // this signal first: a farther one j has a nearer one j' between
