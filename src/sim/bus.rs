@@ -583,58 +583,54 @@ impl BusIndex {
     /// of an unfixed one if any (`Err`), else the latest arrival of an end
     /// (`Ok`, `None` when none is present).
     pub fn busy_until(&self, i: usize, c: Time, trees: Trees) -> Result<Option<Time>, u64> {
+        // One walk per frame serves both questions: a subtree is skipped
+        // when neither can learn from it, and answered from its bounds only
+        // when no unfixed signal in it can be present.
         let unfixed = Cell::new(u64::MAX);
+        let mut best = i64::MIN;
         for (w, side, lo, hi, off) in self.frames(i, false, trees) {
             let u = sx(c) - off;
-            self.walk(
-                w,
-                side,
-                lo,
-                hi,
-                &mut |g: &Agg, _inside: bool| {
-                    if g.ua_min > u || g.ub_max <= u || g.id_min >= unfixed.get() {
-                        Step::Skip
-                    } else {
-                        Step::Descend
-                    }
-                },
-                &mut |k, a, b| {
-                    if !k.fixed && a <= u && u < b && k.id < unfixed.get() {
-                        unfixed.set(k.id);
-                    }
-                    true
-                },
-            );
-        }
-        if unfixed.get() != u64::MAX {
-            return Err(unfixed.get());
-        }
-        let end = self.best_over(i, trees, false, i64::MIN, |w, side, lo, hi, off, best| {
-            let u = sx(c) - off;
+            let side_best = Cell::new(if best == i64::MIN { best } else { best - off });
             self.walk(
                 w,
                 side,
                 lo,
                 hi,
                 &mut |g: &Agg, inside: bool| {
-                    if g.a_min > u || g.b_max <= u || g.b_max <= best.get() {
+                    if g.a_min > u || g.b_max <= u {
+                        Step::Skip
+                    } else if g.ua_min <= u && g.ub_max > u && g.id_min < unfixed.get() {
+                        Step::Descend
+                    } else if unfixed.get() != u64::MAX || g.b_max <= side_best.get() {
+                        // With an unfixed signal found, ends no longer matter.
                         Step::Skip
                     } else if inside && g.a_max <= u {
-                        best.set(g.b_max);
+                        side_best.set(g.b_max);
                         Step::Skip
                     } else {
                         Step::Descend
                     }
                 },
-                &mut |_, a, b| {
-                    if a <= u && u < b && b > best.get() {
-                        best.set(b);
+                &mut |k, a, b| {
+                    if a <= u && u < b {
+                        if !k.fixed && k.id < unfixed.get() {
+                            unfixed.set(k.id);
+                        }
+                        if b > side_best.get() {
+                            side_best.set(b);
+                        }
                     }
                     true
                 },
             );
-        });
-        Ok(end)
+            if side_best.get() != i64::MIN {
+                best = best.max(side_best.get() + off);
+            }
+        }
+        if unfixed.get() != u64::MAX {
+            return Err(unfixed.get());
+        }
+        Ok((best != i64::MIN).then_some(best as Time))
     }
 
     /// The earliest arrival at `i`, before `before`, of the start of another

@@ -695,10 +695,13 @@ impl<'a, O: Observer> Sim<'a, O> {
         let part1 = self.ifg_part1;
         let mut cand = t0;
         loop {
-            let covered = ix.present(i, cand, self.trees(cand));
-            let c = if covered {
-                // Follow the busy period to its end.
-                let mut c = cand;
+            // Carrier at cand: follow the busy period to its end.
+            let busy = match ix.busy_until(i, cand, self.trees(cand)) {
+                Err(id) => return Err((cand, id)),
+                Ok(end) => end,
+            };
+            let c = if let Some(first_end) = busy {
+                let mut c = first_end;
                 loop {
                     match ix.busy_until(i, c, self.trees(c)) {
                         Err(id) => return Err((c, id)),
