@@ -275,9 +275,9 @@ impl BusIndex {
         }
     }
 
-    /// Removes the signal from the [`BURIED`] tree. Its leaf is recomputed,
-    /// but its ancestors keep counting it until an update passes through
-    /// them: walking up for every removal cost more than it saved. Looser
+    /// Removes the signal from the [`BURIED`] tree. The bounds of its leaf
+    /// and ancestors keep counting it until an update passes through them:
+    /// recomputing them for every removal cost more than it saved. Looser
     /// bounds are still exact for every query that looks at this tree: a
     /// removed signal is real, with its final keys, and by the time of any
     /// such query (not before `Sim::removed_floor`) it had ended everywhere
@@ -288,12 +288,6 @@ impl BusIndex {
         let b = self.bucket(station);
         if let Some(pos) = self.keys[BURIED][b].iter().position(|k| k.id == id) {
             self.keys[BURIED][b].swap_remove(pos);
-            let leaf = self.size + b;
-            // A leaf waiting for the flush must stay as it was, so that the
-            // flush sees it change and updates its ancestors.
-            if !self.dirty_flag[BURIED][leaf] {
-                self.tree[BURIED][leaf] = self.leaf_bounds(b, BURIED);
-            }
         }
     }
 
