@@ -29,8 +29,10 @@ pub struct EventQueue<E> {
     bins: Vec<Vec<(Time, E)>>,
     /// Events of bin 0 before this one have been popped.
     head: usize,
-    /// The least time in each bin (Time::MAX when empty).
+    /// The least time in each bin (Time::MAX when empty), and the index of
+    /// the first event at that time.
     mins: [Time; BINS],
+    first: [u32; BINS],
     /// The last time popped; every time in the queue is at least this.
     last: Time,
     /// Bit b set when bin b may be non-empty (bit 0 is not kept up).
@@ -55,6 +57,7 @@ impl<E: Copy> EventQueue<E> {
             bins: (0..BINS).map(|_| Vec::new()).collect(),
             head: 0,
             mins: [Time::MAX; BINS],
+            first: [0; BINS],
             last: 0,
             occupied: 0,
             len: 0,
@@ -87,7 +90,10 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn put(&mut self, time: Time, event: E) {
         let b = bin(time, self.last);
+        let at = self.bins[b].len() as u32;
         self.bins[b].push((time, event));
+        let earlier = time < self.mins[b];
+        self.first[b] = if earlier { at } else { self.first[b] };
         self.mins[b] = self.mins[b].min(time);
         self.occupied |= 1 << b;
     }
@@ -134,6 +140,21 @@ impl<E: Copy> EventQueue<E> {
         }
         let rest = self.occupied >> 1;
         (rest != 0).then(|| self.mins[rest.trailing_zeros() as usize + 1])
+    }
+
+    /// The event that [`EventQueue::pop`] would return now (events pushed
+    /// before that pop may come first). For prefetching its data.
+    #[inline]
+    pub fn peek(&self) -> Option<&E> {
+        if let Some((_, e)) = self.bins[0].get(self.head) {
+            return Some(e);
+        }
+        let rest = self.occupied >> 1;
+        if rest == 0 {
+            return None;
+        }
+        let b = rest.trailing_zeros() as usize + 1;
+        self.bins[b].get(self.first[b] as usize).map(|(_, e)| e)
     }
 
     pub fn len(&self) -> usize {
@@ -185,7 +206,9 @@ mod tests {
                 id += 1;
             } else {
                 assert_eq!(q.peek_time(), reference.iter().map(|r| r.0).min());
+                let peeked = q.peek().copied();
                 popped.push(q.pop().unwrap());
+                assert_eq!(peeked, popped.last().map(|p| p.1));
                 // The earliest time, first pushed among equals.
                 let k = (0..reference.len())
                     .min_by_key(|&k| (reference[k].0, reference[k].1))

@@ -162,6 +162,14 @@ impl Recorder {
         }
     }
 
+    /// Starts loading station `i`'s row (see `Sim::prefetch`).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(r) = self.st.get(i) {
+            super::prefetch_lines(r);
+        }
+    }
+
     fn in_window(&self, t: Time) -> bool {
         t >= self.warmup && t < self.duration
     }
