@@ -231,6 +231,28 @@ impl BusIndex {
         }
     }
 
+    /// Starts loading what queries about `station` will read first: the
+    /// lowest nodes of its path in the wire and fading trees and its bucket.
+    #[inline]
+    pub fn prefetch(&self, station: usize) {
+        let Some(&r) = self.rank.get(station) else {
+            return;
+        };
+        let b = r as usize / BUCKET;
+        for w in [WIRE, FADING] {
+            let mut node = self.size + b;
+            for _ in 0..4 {
+                if let Some(n) = self.tree[w].get(node) {
+                    super::prefetch_lines(n);
+                }
+                node /= 2;
+            }
+            if let Some(k) = self.keys[w].get(b) {
+                super::prefetch_lines(k);
+            }
+        }
+    }
+
     fn bucket(&self, station: usize) -> usize {
         self.rank[station] as usize / BUCKET
     }
@@ -316,12 +338,14 @@ impl BusIndex {
                 self.tree[which][n] = leaf;
                 changed
             });
+            // Sorted once: halving keeps the order, so each level above
+            // only needs its duplicates (siblings) merged.
+            level.sort_unstable();
             let tree = &mut self.tree[which];
             while !level.is_empty() && level[0] > 1 {
                 for n in level.iter_mut() {
                     *n /= 2;
                 }
-                level.sort_unstable();
                 level.dedup();
                 level.retain(|&n| {
                     let n = n as usize;

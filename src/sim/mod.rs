@@ -27,8 +27,7 @@ use bus::{BusIndex, Trees, BURIED, FADING};
 use metrics::Recorder;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// What a station does, for observers (the trace and the diagrams).
 #[derive(Clone, Debug, PartialEq)]
@@ -330,8 +329,9 @@ struct Sim<'a, O: Observer> {
     /// (when, id, station): to the fading tree at end + max_delay (gone from
     /// the wire), to the buried tree an interframe gap later (gone for any
     /// query from then on), and out after the longest look-back. The last two
-    /// are queued in time order as they are pushed.
-    dying: BinaryHeap<Reverse<(Time, u64, u32)>>,
+    /// are queued in time order as they are pushed. (The order among equal
+    /// times does not matter: tree bounds do not depend on it.)
+    dying: EventQueue<(u64, u32)>,
     burying: VecDeque<(Time, u64, u32)>,
     removing: VecDeque<(Time, u64, u32)>,
     /// The last time a signal left the wire tree, and the last time one was
@@ -405,7 +405,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             max_delay,
             scratch: Vec::new(),
             ix,
-            dying: BinaryHeap::new(),
+            dying: EventQueue::new(),
             burying: VecDeque::new(),
             removing: VecDeque::new(),
             fade_last: 0,
@@ -487,6 +487,9 @@ impl<'a, O: Observer> Sim<'a, O> {
             prefetch_lines(s);
         }
         self.rec.prefetch(i);
+        if let Some(ix) = &self.ix {
+            ix.prefetch(i);
+        }
     }
 
     fn dispatch(&mut self, t: Time, ev: Event) {
@@ -1164,8 +1167,7 @@ impl<'a, O: Observer> Sim<'a, O> {
     fn index_fixed(&mut self, i: usize, id: u64, end: Time) {
         if let Some(ix) = &mut self.ix {
             ix.fix(i, id, end);
-            self.dying
-                .push(Reverse((end + self.max_delay, id, i as u32)));
+            self.dying.push(end + self.max_delay, (id, i as u32));
         }
     }
 
@@ -1184,11 +1186,10 @@ impl<'a, O: Observer> Sim<'a, O> {
         // Look-backs are shorter than a transmission plus the longest delay
         // and a gap; keep twice the horizon, and scan everything before that.
         let keep = 2 * self.horizon;
-        while let Some(&Reverse((when, id, station))) = self.dying.peek() {
-            if when > now {
+        while self.dying.peek_time().is_some_and(|when| when <= now) {
+            let Some((when, (id, station))) = self.dying.pop() else {
                 break;
-            }
-            self.dying.pop();
+            };
             ix.demote(station as usize, id, FADING);
             self.fade_last = now;
             self.burying.push_back((when + self.ifg, id, station));
