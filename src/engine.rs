@@ -21,6 +21,9 @@ pub type Time = u64;
 /// Bins: 0 for the time equal to the last popped one, then one per bit.
 const BINS: usize = 65;
 
+/// Events an emptied bin keeps room for.
+const KEEP: usize = 4096;
+
 /// A future-event list. Events scheduled for the same time come out in the
 /// order they were scheduled, which makes runs deterministic.
 pub struct EventQueue<E> {
@@ -129,8 +132,16 @@ impl<E: Copy> EventQueue<E> {
         for &(t, e) in &moving {
             self.put(t, e);
         }
-        moving.clear();
-        self.bins[b] = moving;
+        // A large emptied bin gives its memory back: otherwise every bin
+        // keeps the largest size it ever had, several times the number of
+        // pending events in all (a crowd's timers pass through many bins).
+        if moving.capacity() <= KEEP {
+            moving.clear();
+            self.bins[b] = moving;
+        }
+        if self.bins[0].capacity() > KEEP && self.bins[0].len() <= KEEP / 2 {
+            self.bins[0].shrink_to(KEEP);
+        }
     }
 
     /// The time of the earliest event, without removing it.
