@@ -230,4 +230,23 @@ mod tests {
         }
         assert_eq!(popped, expected);
     }
+
+    #[test]
+    fn large_bins_keep_order_when_their_memory_is_given_back() {
+        // 100 000 pending events: bins far above KEEP are emptied, freed and
+        // refilled; the order must be the sorted one all the same.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut q = EventQueue::new();
+        let mut reference = Vec::new();
+        for id in 0..100_000u64 {
+            let t = rng.random_range(0..1u64 << 36) & !0xfff;
+            q.push(t, id);
+            reference.push((t, id));
+        }
+        reference.sort();
+        let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(popped, reference);
+        // Every bin above 0 has been emptied, and kept at most KEEP's room.
+        assert!(q.bins[1..].iter().all(|b| b.capacity() <= KEEP));
+    }
 }
