@@ -32,10 +32,11 @@ pub struct EventQueue<E> {
     bins: Vec<Vec<(Time, E)>>,
     /// Events of bin 0 before this one have been popped.
     head: usize,
-    /// The least time in each bin (Time::MAX when empty), and the index of
-    /// the first event at that time.
+    /// The least time in each bin (Time::MAX when empty), and a copy of the
+    /// first event at that time (kept here, where [`EventQueue::peek`]
+    /// finds it without reaching into a large bin).
     mins: [Time; BINS],
-    first: [u32; BINS],
+    first: [Option<E>; BINS],
     /// The last time popped; every time in the queue is at least this.
     last: Time,
     /// Bit b set when bin b may be non-empty (bit 0 is not kept up).
@@ -60,7 +61,7 @@ impl<E: Copy> EventQueue<E> {
             bins: (0..BINS).map(|_| Vec::new()).collect(),
             head: 0,
             mins: [Time::MAX; BINS],
-            first: [0; BINS],
+            first: [None; BINS],
             last: 0,
             occupied: 0,
             len: 0,
@@ -93,11 +94,11 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn put(&mut self, time: Time, event: E) {
         let b = bin(time, self.last);
-        let at = self.bins[b].len() as u32;
         self.bins[b].push((time, event));
-        let earlier = time < self.mins[b];
-        self.first[b] = if earlier { at } else { self.first[b] };
-        self.mins[b] = self.mins[b].min(time);
+        if time < self.mins[b] {
+            self.first[b] = Some(event);
+            self.mins[b] = time;
+        }
         self.occupied |= 1 << b;
     }
 
@@ -164,8 +165,7 @@ impl<E: Copy> EventQueue<E> {
         if rest == 0 {
             return None;
         }
-        let b = rest.trailing_zeros() as usize + 1;
-        self.bins[b].get(self.first[b] as usize).map(|(_, e)| e)
+        self.first[rest.trailing_zeros() as usize + 1].as_ref()
     }
 
     pub fn len(&self) -> usize {
