@@ -50,7 +50,7 @@ const BUCKET: usize = 16;
 /// bounds tight: a crowd's successive waves of signals would otherwise share
 /// subtrees, and bounds mixing an old wave's ended signals with a new wave's
 /// unarrived ones prove nothing.
-const WIRE: usize = 0;
+pub const WIRE: usize = 0;
 pub const FADING: usize = 1;
 pub const BURIED: usize = 2;
 
@@ -253,6 +253,26 @@ impl BusIndex {
         }
     }
 
+    /// Starts loading the signal lists that moves of the signals of
+    /// `stations` out of tree `from` will read: bucket headers first, then
+    /// (once some have arrived) the lists behind them. Many loads in flight
+    /// at once cost little more than one.
+    pub fn prefetch_moves(&self, stations: &[u32], from: usize) {
+        for &st in stations {
+            if let Some(r) = self.rank.get(st as usize) {
+                super::prefetch_lines(r);
+            }
+        }
+        for &st in stations {
+            super::prefetch_lines(&self.keys[from][self.bucket(st as usize)]);
+        }
+        for &st in stations {
+            if let Some(k) = self.keys[from][self.bucket(st as usize)].first() {
+                super::prefetch_lines(k);
+            }
+        }
+    }
+
     fn bucket(&self, station: usize) -> usize {
         self.rank[station] as usize / BUCKET
     }
@@ -327,6 +347,18 @@ impl BusIndex {
     pub fn flush(&mut self) {
         for which in 0..3 {
             let mut level = std::mem::take(&mut self.dirty[which]);
+            // In crowds the leaves are scattered: ask for all their memory
+            // first (the signal lists behind the bucket headers once those
+            // have had time to arrive), then do the work.
+            for &n in &level {
+                super::prefetch_lines(&self.tree[which][n as usize]);
+                super::prefetch_lines(&self.keys[which][n as usize - self.size]);
+            }
+            for &n in &level {
+                if let Some(k) = self.keys[which][n as usize - self.size].first() {
+                    super::prefetch_lines(k);
+                }
+            }
             // Keep only the nodes whose bounds changed: their parents are
             // the next level's work.
             level.retain(|&n| {
@@ -347,6 +379,11 @@ impl BusIndex {
                     *n /= 2;
                 }
                 level.dedup();
+                for &n in &level {
+                    let n = n as usize;
+                    super::prefetch_lines(&tree[2 * n..2 * n + 2]);
+                    super::prefetch_lines(&tree[n]);
+                }
                 level.retain(|&n| {
                     let n = n as usize;
                     let (x, y) = (&tree[2 * n], &tree[2 * n + 1]);

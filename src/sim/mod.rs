@@ -23,7 +23,7 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::{Access, Placement, Scenario};
 use crate::seed;
 use crate::traffic::{exponential_ps, pareto_ps, Arrivals, FrameLaw};
-use bus::{BusIndex, Trees, BURIED, FADING};
+use bus::{BusIndex, Trees, BURIED, FADING, WIRE};
 use metrics::Recorder;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -223,12 +223,12 @@ impl Stream {
 
 /// Hints the processor to load the cache lines of `*v`; no effect on results.
 #[inline]
-pub(crate) fn prefetch_lines<T>(v: &T) {
+pub(crate) fn prefetch_lines<T: ?Sized>(v: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let p = (v as *const T).cast::<i8>();
-        for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        for off in (0..std::mem::size_of_val(v)).step_by(64) {
             // SAFETY: a prefetch is a hint that never faults and reads
             // nothing into the program; SSE is part of every x86_64 target.
             // The address is formed with wrapping_add, without a dereference.
@@ -345,6 +345,9 @@ struct Sim<'a, O: Observer> {
     /// (a query looks at every tree a signal might still matter in), and
     /// moving many at once shares the updates of their common ancestors.
     gc_next: Time,
+    /// Reused by [`Sim::index_gc`], so that it allocates nothing.
+    gc_batch: Vec<(Time, u64, u32)>,
+    gc_stations: Vec<u32>,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -412,6 +415,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             bury_last: 0,
             removed_floor: 0,
             gc_next: 0,
+            gc_batch: Vec::new(),
+            gc_stations: Vec::new(),
         }
     }
 
@@ -1186,32 +1191,48 @@ impl<'a, O: Observer> Sim<'a, O> {
         // Look-backs are shorter than a transmission plus the longest delay
         // and a gap; keep twice the horizon, and scan everything before that.
         let keep = 2 * self.horizon;
+        // Each batch of moves first asks for the memory it will touch.
+        let mut batch = std::mem::take(&mut self.gc_batch);
+        let mut due = std::mem::take(&mut self.gc_stations);
+        batch.clear();
         while self.dying.peek_time().is_some_and(|when| when <= now) {
             let Some((when, (id, station))) = self.dying.pop() else {
                 break;
             };
+            batch.push((when, id, station));
+        }
+        due.clear();
+        due.extend(batch.iter().map(|e| e.2));
+        ix.prefetch_moves(&due, WIRE);
+        for &(when, id, station) in &batch {
             ix.demote(station as usize, id, FADING);
             self.fade_last = now;
             self.burying.push_back((when + self.ifg, id, station));
         }
-        while let Some(&(when, id, station)) = self.burying.front() {
-            if when > now {
+        due.clear();
+        due.extend(self.burying.iter().take_while(|e| e.0 <= now).map(|e| e.2));
+        ix.prefetch_moves(&due, FADING);
+        for _ in 0..due.len() {
+            let Some((_, id, station)) = self.burying.pop_front() else {
                 break;
-            }
-            self.burying.pop_front();
+            };
             ix.demote(station as usize, id, BURIED);
             self.bury_last = now;
             self.removing.push_back((now + keep, id, station));
         }
-        while let Some(&(when, id, station)) = self.removing.front() {
-            if when > now {
+        due.clear();
+        due.extend(self.removing.iter().take_while(|e| e.0 <= now).map(|e| e.2));
+        ix.prefetch_moves(&due, BURIED);
+        for _ in 0..due.len() {
+            let Some((when, id, station)) = self.removing.pop_front() else {
                 break;
-            }
-            self.removing.pop_front();
+            };
             ix.remove(station as usize, id);
             self.removed_floor = self.removed_floor.max(when - keep);
         }
         ix.flush();
+        self.gc_batch = batch;
+        self.gc_stations = due;
     }
 
     /// Index in `signals` of the first signal that can matter to carrier
