@@ -174,19 +174,23 @@ impl BusIndex {
         let n = prop.len();
         let mut by_rank: Vec<u32> = (0..n as u32).collect();
         by_rank.sort_by_key(|&i| (prop[i as usize], i));
-        let mut rank = vec![0u32; n];
+        let mut rank = super::huge_filled(n, 0u32);
         for (r, &i) in by_rank.iter().enumerate() {
             rank[i as usize] = r as u32;
         }
         let buckets = n.div_ceil(BUCKET).max(1);
         let size = buckets.next_power_of_two();
         BusIndex {
-            prop: by_rank.iter().map(|&i| sx(prop[i as usize])).collect(),
+            prop: {
+                let mut p = super::huge_vec(n);
+                p.extend(by_rank.iter().map(|&i| sx(prop[i as usize])));
+                p
+            },
             rank,
             by_rank,
             size,
-            tree: std::array::from_fn(|_| vec![[EMPTY; 2]; 2 * size]),
-            keys: std::array::from_fn(|_| vec![Vec::new(); buckets]),
+            tree: std::array::from_fn(|_| super::huge_filled(2 * size, [EMPTY; 2])),
+            keys: std::array::from_fn(|_| super::huge_filled(buckets, Vec::new())),
             dirty: std::array::from_fn(|_| Vec::new()),
             dirty_flag: std::array::from_fn(|_| vec![false; 2 * size]),
         }

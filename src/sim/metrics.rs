@@ -126,7 +126,7 @@ pub(super) struct Recorder {
 
 impl Recorder {
     pub fn new(sc: &Scenario, positions: Vec<f64>) -> Self {
-        let mut st = Vec::with_capacity(positions.len());
+        let mut st = super::huge_vec(positions.len());
         let mut gi = 0;
         let mut left = sc.groups.first().map_or(0, |g| g.count);
         for (id, x) in positions.into_iter().enumerate() {
