@@ -95,10 +95,11 @@ impl<E: Copy> EventQueue<E> {
     fn put(&mut self, time: Time, event: E) {
         let b = bin(time, self.last);
         self.bins[b].push((time, event));
-        if time < self.mins[b] {
-            self.first[b] = Some(event);
-            self.mins[b] = time;
-        }
+        // Selects, not a branch: whether an event is its bin's earliest is
+        // a coin toss during a refill.
+        let earlier = time < self.mins[b];
+        self.first[b] = std::hint::select_unpredictable(earlier, Some(event), self.first[b]);
+        self.mins[b] = self.mins[b].min(time);
         self.occupied |= 1 << b;
     }
 
