@@ -235,10 +235,19 @@ impl BusIndex {
         }
     }
 
+    /// Starts loading the station's rank, which [`BusIndex::prefetch_path`]
+    /// reads.
+    #[inline]
+    pub fn prefetch_rank(&self, station: usize) {
+        if let Some(r) = self.rank.get(station) {
+            super::prefetch_lines(r);
+        }
+    }
+
     /// Starts loading what queries about `station` will read first: the
     /// lowest nodes of its path in the wire and fading trees and its bucket.
     #[inline]
-    pub fn prefetch(&self, station: usize) {
+    pub fn prefetch_path(&self, station: usize) {
         let Some(&r) = self.rank.get(station) else {
             return;
         };

@@ -83,6 +83,21 @@ enum Event {
     Deliver(u64),
 }
 
+impl Event {
+    /// The station the event is for (a delivery is for the signal).
+    #[inline]
+    fn station(self) -> Option<usize> {
+        match self {
+            Event::Arrival(i)
+            | Event::Ready(i, _)
+            | Event::TxStart(i, _)
+            | Event::Detect(i, _)
+            | Event::TxEnd(i, _) => Some(i as usize),
+            Event::Deliver(_) => None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     arrival: Time,
@@ -491,6 +506,10 @@ impl<'a, O: Observer> Sim<'a, O> {
             if let Some(&next) = self.q.peek() {
                 self.prefetch(next);
             }
+            // The rank was asked for one event ago: the path can be now.
+            if let (Some(ix), Some(i)) = (&self.ix, ev.station()) {
+                ix.prefetch_path(i);
+            }
             self.index_gc(t);
             self.dispatch(t, ev);
         }
@@ -507,25 +526,20 @@ impl<'a, O: Observer> Sim<'a, O> {
     }
 
     /// Asks the processor to start loading the station of the next event
-    /// (and its result row) while this one is handled: in crowds they are
-    /// scattered over megabytes, and waiting for them one by one is much
-    /// of the cost of an event.
+    /// (its state, result row and position rank) while this one is handled:
+    /// in crowds they are scattered over megabytes, and waiting for them one
+    /// by one is much of the cost of an event.
     #[inline]
     fn prefetch(&self, ev: Event) {
-        let i = match ev {
-            Event::Arrival(i)
-            | Event::Ready(i, _)
-            | Event::TxStart(i, _)
-            | Event::Detect(i, _)
-            | Event::TxEnd(i, _) => i as usize,
-            Event::Deliver(_) => return,
+        let Some(i) = ev.station() else {
+            return;
         };
         if let Some(s) = self.st.get(i) {
             prefetch_lines(s);
         }
         self.rec.prefetch(i);
         if let Some(ix) = &self.ix {
-            ix.prefetch(i);
+            ix.prefetch_rank(i);
         }
     }
 
