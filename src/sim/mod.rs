@@ -286,6 +286,17 @@ pub(crate) fn huge_filled<T: Clone>(n: usize, value: T) -> Vec<T> {
     v
 }
 
+/// Sets `out` to the stations of the leading entries of a time-ordered move
+/// queue that are due at `now`.
+fn due_stations<'q>(
+    queue: impl Iterator<Item = &'q (Time, u64, u32)>,
+    now: Time,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    out.extend(queue.take_while(|e| e.0 <= now).map(|e| e.2));
+}
+
 /// Runs one replication of `sc` with the given run seed.
 pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
     run_observed(sc, run_seed, &mut ())
@@ -393,7 +404,6 @@ struct Sim<'a, O: Observer> {
     /// moving many at once shares the updates of their common ancestors.
     gc_next: Time,
     /// Reused by [`Sim::index_gc`], so that it allocates nothing.
-    gc_batch: Vec<(Time, u64, u32)>,
     gc_stations: Vec<u32>,
 }
 
@@ -462,7 +472,6 @@ impl<'a, O: Observer> Sim<'a, O> {
             bury_last: 0,
             removed_floor: 0,
             gc_next: 0,
-            gc_batch: Vec::new(),
             gc_stations: Vec::new(),
         }
     }
@@ -1238,46 +1247,40 @@ impl<'a, O: Observer> Sim<'a, O> {
         // and a gap; keep twice the horizon, and scan everything before that.
         let keep = 2 * self.horizon;
         // Each batch of moves first asks for the memory it will touch.
-        let mut batch = std::mem::take(&mut self.gc_batch);
         let mut due = std::mem::take(&mut self.gc_stations);
-        batch.clear();
+        // Off the wire: moved to the fading tree, and queued for burial.
+        let first = self.burying.len();
         while self.dying.peek_time().is_some_and(|when| when <= now) {
             let Some((when, (id, station))) = self.dying.pop() else {
                 break;
             };
-            batch.push((when, id, station));
-        }
-        due.clear();
-        due.extend(batch.iter().map(|e| e.2));
-        ix.prefetch_moves(&due, WIRE);
-        for &(when, id, station) in &batch {
-            ix.demote(station as usize, id, FADING);
-            self.fade_last = now;
             self.burying.push_back((when + self.ifg, id, station));
         }
-        due.clear();
-        due.extend(self.burying.iter().take_while(|e| e.0 <= now).map(|e| e.2));
+        let faded = self.burying.range(first..);
+        due_stations(faded.clone(), Time::MAX, &mut due);
+        ix.prefetch_moves(&due, WIRE);
+        for &(_, id, station) in faded {
+            ix.demote(station as usize, id, FADING);
+        }
+        if !due.is_empty() {
+            self.fade_last = now;
+        }
+        due_stations(self.burying.iter(), now, &mut due);
         ix.prefetch_moves(&due, FADING);
-        for _ in 0..due.len() {
-            let Some((_, id, station)) = self.burying.pop_front() else {
-                break;
-            };
+        for (_, id, station) in self.burying.drain(..due.len()) {
             ix.demote(station as usize, id, BURIED);
-            self.bury_last = now;
             self.removing.push_back((now + keep, id, station));
         }
-        due.clear();
-        due.extend(self.removing.iter().take_while(|e| e.0 <= now).map(|e| e.2));
+        if !due.is_empty() {
+            self.bury_last = now;
+        }
+        due_stations(self.removing.iter(), now, &mut due);
         ix.prefetch_moves(&due, BURIED);
-        for _ in 0..due.len() {
-            let Some((when, id, station)) = self.removing.pop_front() else {
-                break;
-            };
+        for (when, id, station) in self.removing.drain(..due.len()) {
             ix.remove(station as usize, id);
             self.removed_floor = self.removed_floor.max(when - keep);
         }
         ix.flush();
-        self.gc_batch = batch;
         self.gc_stations = due;
     }
 
