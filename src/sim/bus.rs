@@ -276,11 +276,17 @@ impl BusIndex {
                 super::prefetch_lines(r);
             }
         }
-        for &st in stations {
-            super::prefetch_lines(&self.keys[from][self.bucket(st as usize)]);
+        self.prefetch_buckets(from, stations.iter().map(|&st| self.bucket(st as usize)));
+    }
+
+    /// Starts loading the signal lists of `buckets` in tree `which`: the
+    /// headers, then the lists behind the headers (by then some have come).
+    fn prefetch_buckets(&self, which: usize, buckets: impl Iterator<Item = usize> + Clone) {
+        for b in buckets.clone() {
+            super::prefetch_lines(&self.keys[which][b]);
         }
-        for &st in stations {
-            if let Some(k) = self.keys[from][self.bucket(st as usize)].first() {
+        for b in buckets {
+            if let Some(k) = self.keys[which][b].first() {
                 super::prefetch_lines(k);
             }
         }
@@ -365,13 +371,8 @@ impl BusIndex {
             // have had time to arrive), then do the work.
             for &n in &level {
                 super::prefetch_lines(&self.tree[which][n as usize]);
-                super::prefetch_lines(&self.keys[which][n as usize - self.size]);
             }
-            for &n in &level {
-                if let Some(k) = self.keys[which][n as usize - self.size].first() {
-                    super::prefetch_lines(k);
-                }
-            }
+            self.prefetch_buckets(which, level.iter().map(|&n| n as usize - self.size));
             // Keep only the nodes whose bounds changed: their parents are
             // the next level's work.
             level.retain(|&n| {
