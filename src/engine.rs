@@ -3,44 +3,62 @@
 //!
 //! The queue is a radix heap: simulated time never goes backwards, so every
 //! time pushed is at least the last time popped, and times can be binned by
-//! the highest bit in which they differ from it. A pop empties the lowest
-//! non-empty bin into lower ones; each event moves down a few bins in its
-//! life instead of sifting through log2(n) levels of a binary heap on every
-//! operation, which keeps the cost per event nearly flat as the number of
-//! pending events (one timer per station) grows.
+//! where they first differ from it. Bins go by digits of [`DIGIT_BITS`] bits:
+//! a time lands in the bin of the highest digit in which it differs from the
+//! last time popped and of its value in that digit. A pop empties the lowest
+//! non-empty bin into lower ones; each move takes an event down at least one
+//! digit (binary bins would take it down about one bit per move, some 25
+//! moves over a backoff timer's life), instead of sifting through log2(n)
+//! levels of a binary heap on every operation, which keeps the cost per
+//! event nearly flat as the number of pending events (one timer per
+//! station) grows.
 //!
 //! Ties need no sequence number: every bin holds its events in the order
 //! they were pushed. A bin is appended to by pushes, and filled from a
 //! higher bin only while it is empty (the bin being emptied is the lowest
-//! non-empty one), in that bin's order; so bin 0, which holds the events at
-//! exactly the last time popped, hands them out first-in first-out.
+//! non-empty one, and its events all land in lower bins), in that bin's
+//! order; so bin 0, which holds the events at exactly the last time popped,
+//! hands them out first-in first-out.
 
 /// Simulated time in integer picoseconds.
 pub type Time = u64;
 
-/// Bins: 0 for the time equal to the last popped one, then one per bit.
-const BINS: usize = 65;
+/// Bits per digit of the bins.
+const DIGIT_BITS: u32 = 6;
+/// Values of a digit.
+const RADIX: usize = 1 << DIGIT_BITS;
+/// Digits of a time.
+const LEVELS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
+/// Bins: 0 for the time equal to the last popped one, then one per digit
+/// and value, in time order: `(level + 1) * RADIX + value` (the rest of
+/// the first block of RADIX is unused).
+const BINS: usize = (LEVELS + 1) * RADIX;
 
 /// Events an emptied bin keeps room for.
-const KEEP: usize = 4096;
+const KEEP: usize = 1024;
 
 /// A future-event list. Events scheduled for the same time come out in the
 /// order they were scheduled, which makes runs deterministic.
 pub struct EventQueue<E> {
-    /// Bin 0 holds events at exactly `last`; bin b (1..=64) those whose time
-    /// first differs from `last` in bit b - 1. Each in push order.
+    /// Bin 0 holds events at exactly `last`; bin `(level + 1) * RADIX + v`
+    /// those whose time first differs from `last` in digit `level` (counted
+    /// from the least significant) and has the value v there. Each in push
+    /// order.
     bins: Vec<Vec<(Time, E)>>,
     /// Events of bin 0 before this one have been popped.
     head: usize,
     /// The least time in each bin (Time::MAX when empty), and a copy of the
     /// first event at that time (kept here, where [`EventQueue::peek`]
     /// finds it without reaching into a large bin).
-    mins: [Time; BINS],
-    first: [Option<E>; BINS],
+    mins: Vec<Time>,
+    first: Vec<Option<E>>,
     /// The last time popped; every time in the queue is at least this.
     last: Time,
-    /// Bit b set when bin b may be non-empty (bit 0 is not kept up).
-    occupied: u128,
+    /// Per block of RADIX bins, bit v set when bin `block * RADIX + v` may
+    /// be non-empty; and bit `block` of `levels` set when any of that
+    /// block's may be (block 0, bin 0's, is never looked at).
+    occupied: [u64; LEVELS + 1],
+    levels: u64,
     len: usize,
 }
 
@@ -50,9 +68,16 @@ impl<E: Copy> Default for EventQueue<E> {
     }
 }
 
+/// The bin of `time` when the last time popped is `last` (`time >= last`).
 #[inline]
 fn bin(time: Time, last: Time) -> usize {
-    (64 - (time ^ last).leading_zeros()) as usize
+    let x = time ^ last;
+    if x == 0 {
+        return 0;
+    }
+    let level = (63 - x.leading_zeros()) / DIGIT_BITS;
+    let value = (time >> (level * DIGIT_BITS)) as usize & (RADIX - 1);
+    (level as usize + 1) * RADIX + value
 }
 
 impl<E: Copy> EventQueue<E> {
@@ -60,10 +85,11 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             bins: (0..BINS).map(|_| Vec::new()).collect(),
             head: 0,
-            mins: [Time::MAX; BINS],
-            first: [None; BINS],
+            mins: vec![Time::MAX; BINS],
+            first: vec![None; BINS],
             last: 0,
-            occupied: 0,
+            occupied: [0; LEVELS + 1],
+            levels: 0,
             len: 0,
         }
     }
@@ -90,7 +116,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Files an event in its bin (no branch on which: bins are filled on
-    /// every refill, where a branch would be mispredicted half the time).
+    /// every refill, where a branch would be mispredicted often).
     #[inline]
     fn put(&mut self, time: Time, event: E) {
         let b = bin(time, self.last);
@@ -100,14 +126,15 @@ impl<E: Copy> EventQueue<E> {
         let earlier = time < self.mins[b];
         self.first[b] = std::hint::select_unpredictable(earlier, Some(event), self.first[b]);
         self.mins[b] = self.mins[b].min(time);
-        self.occupied |= 1 << b;
+        self.occupied[b / RADIX] |= 1 << (b % RADIX);
+        self.levels |= 1 << (b / RADIX);
     }
 
     /// Removes the earliest event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.head == self.bins[0].len() {
-            if self.occupied >> 1 == 0 {
+            if self.lowest().is_none() {
                 return None;
             }
             self.refill();
@@ -118,6 +145,16 @@ impl<E: Copy> EventQueue<E> {
         Some((time, event))
     }
 
+    /// The lowest bin above 0 that may be non-empty.
+    #[inline]
+    fn lowest(&self) -> Option<usize> {
+        let levels = self.levels & !1;
+        (levels != 0).then(|| {
+            let block = levels.trailing_zeros() as usize;
+            block * RADIX + self.occupied[block].trailing_zeros() as usize
+        })
+    }
+
     /// Empties the lowest non-empty bin above 0 into lower ones, advancing
     /// `last` to its least time (whose events land in bin 0, in push order).
     /// Bin 0 must have been popped empty.
@@ -125,12 +162,19 @@ impl<E: Copy> EventQueue<E> {
         self.bins[0].clear();
         self.head = 0;
         self.mins[0] = Time::MAX;
-        let b = (self.occupied >> 1).trailing_zeros() as usize + 1;
-        self.occupied &= !(1 << b);
+        let Some(b) = self.lowest() else {
+            return;
+        };
+        let (block, value) = (b / RADIX, b % RADIX);
+        self.occupied[block] &= !(1 << value);
+        if self.occupied[block] == 0 {
+            self.levels &= !(1 << block);
+        }
         let mut moving = std::mem::take(&mut self.bins[b]);
         self.last = std::mem::replace(&mut self.mins[b], Time::MAX);
-        // Every time in bin b differs from the new minimum only below
-        // bit b - 1, so each lands in a lower bin.
+        // Every time in bin b agrees with the new minimum down to its digit
+        // (block - 1), so each lands in a lower bin; and no other bin changes:
+        // the new minimum agrees with the old one above that digit.
         for &(t, e) in &moving {
             self.put(t, e);
         }
@@ -151,8 +195,7 @@ impl<E: Copy> EventQueue<E> {
         if self.head < self.bins[0].len() {
             return Some(self.last);
         }
-        let rest = self.occupied >> 1;
-        (rest != 0).then(|| self.mins[rest.trailing_zeros() as usize + 1])
+        self.lowest().map(|b| self.mins[b])
     }
 
     /// The event that [`EventQueue::pop`] would return now (events pushed
@@ -162,11 +205,7 @@ impl<E: Copy> EventQueue<E> {
         if let Some((_, e)) = self.bins[0].get(self.head) {
             return Some(e);
         }
-        let rest = self.occupied >> 1;
-        if rest == 0 {
-            return None;
-        }
-        self.first[rest.trailing_zeros() as usize + 1].as_ref()
+        self.first[self.lowest()?].as_ref()
     }
 
     pub fn len(&self) -> usize {

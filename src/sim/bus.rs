@@ -297,16 +297,32 @@ impl BusIndex {
     }
 
     /// Station `station` starts signal `id` on [start, end) (end not final).
+    ///
+    /// A new signal only widens bounds: its leaf and every ancestor take
+    /// its keys in, with no look at siblings or at the bucket's other
+    /// signals. (A node's bounds stay the join of its children's, as
+    /// [`BusIndex::refresh`] needs.) All the way up: the new id is the
+    /// greatest, so the root's bounds change in any case.
     pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
-        let b = self.bucket(station);
+        let r = self.rank[station];
+        let b = r as usize / BUCKET;
         self.keys[WIRE][b].push(Key {
             id,
             start,
             end,
-            rank: self.rank[station],
+            rank: r,
             fixed: false,
         });
-        self.refresh(b, WIRE);
+        let p = self.prop[r as usize];
+        let (s, e) = (sx(start), sx(end));
+        let tree = &mut self.tree[WIRE];
+        let mut node = self.size + b;
+        while node > 0 {
+            let [l, r] = &mut tree[node];
+            l.add(s - p, e - p, id, false);
+            r.add(s + p, e + p, id, false);
+            node /= 2;
+        }
     }
 
     /// The signal's end is now `end`, for good.
