@@ -134,10 +134,8 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.head == self.bins[0].len() {
-            if self.lowest().is_none() {
-                return None;
-            }
-            self.refill();
+            let b = self.lowest()?;
+            self.refill(b);
         }
         let (time, event) = self.bins[0][self.head];
         self.head += 1;
@@ -155,16 +153,13 @@ impl<E: Copy> EventQueue<E> {
         })
     }
 
-    /// Empties the lowest non-empty bin above 0 into lower ones, advancing
-    /// `last` to its least time (whose events land in bin 0, in push order).
-    /// Bin 0 must have been popped empty.
-    fn refill(&mut self) {
+    /// Empties bin `b`, the lowest non-empty one above 0, into lower ones,
+    /// advancing `last` to its least time (whose events land in bin 0, in
+    /// push order). Bin 0 must have been popped empty.
+    fn refill(&mut self, b: usize) {
         self.bins[0].clear();
         self.head = 0;
         self.mins[0] = Time::MAX;
-        let Some(b) = self.lowest() else {
-            return;
-        };
         let (block, value) = (b / RADIX, b % RADIX);
         self.occupied[block] &= !(1 << value);
         if self.occupied[block] == 0 {
