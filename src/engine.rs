@@ -135,6 +135,12 @@ impl<E: Copy> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.head == self.bins[0].len() {
             let b = self.lowest()?;
+            if self.bins[b].len() == 1 {
+                // The bin's one event is the earliest: hand it out without
+                // filing it in bin 0 first (the other bins stay valid, as
+                // for a refill).
+                return Some(self.take_single(b));
+            }
             self.refill(b);
         }
         let (time, event) = self.bins[0][self.head];
@@ -153,6 +159,31 @@ impl<E: Copy> EventQueue<E> {
         })
     }
 
+    /// Removes the only event of bin `b`, the lowest non-empty one above 0,
+    /// and advances the clock to it. Bin 0 must have been popped empty.
+    fn take_single(&mut self, b: usize) -> (Time, E) {
+        self.bins[0].clear();
+        self.head = 0;
+        self.mins[0] = Time::MAX;
+        self.clear_bit(b);
+        self.mins[b] = Time::MAX;
+        let (time, event) = self.bins[b][0];
+        self.bins[b].clear();
+        self.last = time;
+        self.len -= 1;
+        (time, event)
+    }
+
+    /// Marks bin `b` empty in the occupancy bits.
+    #[inline]
+    fn clear_bit(&mut self, b: usize) {
+        let (block, value) = (b / RADIX, b % RADIX);
+        self.occupied[block] &= !(1 << value);
+        if self.occupied[block] == 0 {
+            self.levels &= !(1 << block);
+        }
+    }
+
     /// Empties bin `b`, the lowest non-empty one above 0, into lower ones,
     /// advancing `last` to its least time (whose events land in bin 0, in
     /// push order). Bin 0 must have been popped empty.
@@ -160,11 +191,7 @@ impl<E: Copy> EventQueue<E> {
         self.bins[0].clear();
         self.head = 0;
         self.mins[0] = Time::MAX;
-        let (block, value) = (b / RADIX, b % RADIX);
-        self.occupied[block] &= !(1 << value);
-        if self.occupied[block] == 0 {
-            self.levels &= !(1 << block);
-        }
+        self.clear_bit(b);
         let mut moving = std::mem::take(&mut self.bins[b]);
         self.last = std::mem::replace(&mut self.mins[b], Time::MAX);
         // Every time in bin b agrees with the new minimum down to its digit

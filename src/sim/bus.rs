@@ -54,8 +54,10 @@ pub const WIRE: usize = 0;
 pub const FADING: usize = 1;
 pub const BURIED: usize = 2;
 
-/// Bounds of the frame keys of a set of signals.
+/// Bounds of the frame keys of a set of signals: one cache line, so that a
+/// walk in one frame reads one line per node.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(align(64))]
 struct Agg {
     a_min: i64,
     a_max: i64,

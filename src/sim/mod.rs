@@ -378,8 +378,10 @@ struct Sim<'a, O: Observer> {
     live_since: Time,
     /// The largest propagation delay between two stations.
     max_delay: Time,
-    /// Reused by [`Sim::deference`], so that it allocates nothing.
+    /// Reused by [`Sim::deference`] and [`Sim::start_tx`], so that they
+    /// allocate nothing.
     scratch: Vec<Seen>,
+    updates: Vec<(usize, Time)>,
     /// For crowds: the signals that matter at the current time, by station
     /// position (see [`bus`]).
     ix: Option<BusIndex>,
@@ -464,6 +466,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             live_since: 0,
             max_delay,
             scratch: Vec::new(),
+            updates: Vec::new(),
             ix,
             dying: EventQueue::new(),
             burying: VecDeque::new(),
@@ -740,21 +743,31 @@ impl<'a, O: Observer> Sim<'a, O> {
         // covers no cand >= t0, its drop is too old to start a gap that
         // reaches cand, and it arrived before any gap that does.
         let mut seen = std::mem::take(&mut self.scratch);
-        seen.clear();
-        for s in self.signals.range(self.live_index(t0)..) {
-            if s.station as usize == i {
-                continue;
-            }
+        let live = self.signals.range(self.live_index(t0)..);
+        // Every signal is written, and kept by advancing past it: whether
+        // one is kept is a coin toss in a crowd, which a branch would
+        // mispredict.
+        seen.resize(
+            live.len(),
+            Seen {
+                arrive: 0,
+                leave: 0,
+                fixed: true,
+                id: 0,
+            },
+        );
+        let mut kept = 0;
+        for s in live {
             let d = me.abs_diff(s.prop);
-            if s.end + d + ifg > t0 {
-                seen.push(Seen {
-                    arrive: s.start + d,
-                    leave: s.end + d,
-                    fixed: s.fixed,
-                    id: s.id,
-                });
-            }
+            seen[kept] = Seen {
+                arrive: s.start + d,
+                leave: s.end + d,
+                fixed: s.fixed,
+                id: s.id,
+            };
+            kept += usize::from((s.station as usize != i) & (s.end + d + ifg > t0));
         }
+        seen.truncate(kept);
         let r = self.defer_over(i, t0, &seen);
         self.scratch = seen;
         r
@@ -953,7 +966,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         // its transmission; and i's signal may reach transmitting stations
         // before anything else does.
         let mut detect = Time::MAX;
-        let mut updates: Vec<(usize, Time)> = Vec::new();
+        let mut updates = std::mem::take(&mut self.updates);
         if let Some(ix) = &self.ix {
             // Removed signals have left every station before now.
             let trees = self.trees(t);
@@ -1006,12 +1019,14 @@ impl<'a, O: Observer> Sim<'a, O> {
                 }
             }
         }
-        for (j, at) in updates {
+        for &(j, at) in &updates {
             let sj = &mut self.st[j];
             sj.detect_at = at;
             sj.detect_token = sj.detect_token.wrapping_add(1);
             self.q.push(at, Event::Detect(j as u32, sj.detect_token));
         }
+        updates.clear();
+        self.updates = updates;
         let id = self.next_id;
         self.next_id += 1;
         if let Some(ix) = &mut self.ix {
