@@ -25,8 +25,9 @@ pub type Time = u64;
 
 /// Bits per digit of the bins.
 const DIGIT_BITS: u32 = 6;
-/// Values of a digit.
+/// Values of a digit (at most 64: a block's bins are the bits of a u64).
 const RADIX: usize = 1 << DIGIT_BITS;
+const _: () = assert!(RADIX <= 64);
 /// Digits of a time.
 const LEVELS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
 /// Bins: 0 for the time equal to the last popped one, then one per digit
@@ -44,14 +45,9 @@ pub struct EventQueue<E> {
     /// those whose time first differs from `last` in digit `level` (counted
     /// from the least significant) and has the value v there. Each in push
     /// order.
-    bins: Vec<Vec<(Time, E)>>,
+    bins: Vec<Bin<E>>,
     /// Events of bin 0 before this one have been popped.
     head: usize,
-    /// The least time in each bin (Time::MAX when empty), and a copy of the
-    /// first event at that time (kept here, where [`EventQueue::peek`]
-    /// finds it without reaching into a large bin).
-    mins: Vec<Time>,
-    first: Vec<Option<E>>,
     /// The last time popped; every time in the queue is at least this.
     last: Time,
     /// Per block of RADIX bins, bit v set when bin `block * RADIX + v` may
@@ -60,6 +56,18 @@ pub struct EventQueue<E> {
     occupied: [u64; LEVELS + 1],
     levels: u64,
     len: usize,
+}
+
+/// One bin: its events, its least time (Time::MAX when empty) and a copy of
+/// the first event at that time (kept here, where [`EventQueue::peek`] finds
+/// it without reaching into a large bin). On a cache line of its own: filing
+/// an event touches the line and the end of the list, nothing else.
+#[derive(Clone)]
+#[repr(align(64))]
+struct Bin<E> {
+    min: Time,
+    first: Option<E>,
+    items: Vec<(Time, E)>,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -83,10 +91,14 @@ fn bin(time: Time, last: Time) -> usize {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            bins: (0..BINS).map(|_| Vec::new()).collect(),
+            bins: (0..BINS)
+                .map(|_| Bin {
+                    min: Time::MAX,
+                    first: None,
+                    items: Vec::new(),
+                })
+                .collect(),
             head: 0,
-            mins: vec![Time::MAX; BINS],
-            first: vec![None; BINS],
             last: 0,
             occupied: [0; LEVELS + 1],
             levels: 0,
@@ -120,12 +132,13 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn put(&mut self, time: Time, event: E) {
         let b = bin(time, self.last);
-        self.bins[b].push((time, event));
+        let bin = &mut self.bins[b];
+        bin.items.push((time, event));
         // Selects, not a branch: whether an event is its bin's earliest is
         // a coin toss during a refill.
-        let earlier = time < self.mins[b];
-        self.first[b] = std::hint::select_unpredictable(earlier, Some(event), self.first[b]);
-        self.mins[b] = self.mins[b].min(time);
+        let earlier = time < bin.min;
+        bin.first = std::hint::select_unpredictable(earlier, Some(event), bin.first);
+        bin.min = bin.min.min(time);
         self.occupied[b / RADIX] |= 1 << (b % RADIX);
         self.levels |= 1 << (b / RADIX);
     }
@@ -133,9 +146,9 @@ impl<E: Copy> EventQueue<E> {
     /// Removes the earliest event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.head == self.bins[0].len() {
+        if self.head == self.bins[0].items.len() {
             let b = self.lowest()?;
-            if self.bins[b].len() == 1 {
+            if self.bins[b].items.len() == 1 {
                 // The bin's one event is the earliest: hand it out without
                 // filing it in bin 0 first (the other bins stay valid, as
                 // for a refill).
@@ -143,7 +156,7 @@ impl<E: Copy> EventQueue<E> {
             }
             self.refill(b);
         }
-        let (time, event) = self.bins[0][self.head];
+        let (time, event) = self.bins[0].items[self.head];
         self.head += 1;
         self.len -= 1;
         Some((time, event))
@@ -162,13 +175,13 @@ impl<E: Copy> EventQueue<E> {
     /// Removes the only event of bin `b`, the lowest non-empty one above 0,
     /// and advances the clock to it. Bin 0 must have been popped empty.
     fn take_single(&mut self, b: usize) -> (Time, E) {
-        self.bins[0].clear();
+        self.bins[0].items.clear();
         self.head = 0;
-        self.mins[0] = Time::MAX;
+        self.bins[0].min = Time::MAX;
         self.clear_bit(b);
-        self.mins[b] = Time::MAX;
-        let (time, event) = self.bins[b][0];
-        self.bins[b].clear();
+        self.bins[b].min = Time::MAX;
+        let (time, event) = self.bins[b].items[0];
+        self.bins[b].items.clear();
         self.last = time;
         self.len -= 1;
         (time, event)
@@ -188,12 +201,12 @@ impl<E: Copy> EventQueue<E> {
     /// advancing `last` to its least time (whose events land in bin 0, in
     /// push order). Bin 0 must have been popped empty.
     fn refill(&mut self, b: usize) {
-        self.bins[0].clear();
+        self.bins[0].items.clear();
         self.head = 0;
-        self.mins[0] = Time::MAX;
+        self.bins[0].min = Time::MAX;
         self.clear_bit(b);
-        let mut moving = std::mem::take(&mut self.bins[b]);
-        self.last = std::mem::replace(&mut self.mins[b], Time::MAX);
+        let mut moving = std::mem::take(&mut self.bins[b].items);
+        self.last = std::mem::replace(&mut self.bins[b].min, Time::MAX);
         // Every time in bin b agrees with the new minimum down to its digit
         // (block - 1), so each lands in a lower bin; and no other bin changes:
         // the new minimum agrees with the old one above that digit.
@@ -205,29 +218,29 @@ impl<E: Copy> EventQueue<E> {
         // pending events in all (a crowd's timers pass through many bins).
         if moving.capacity() <= KEEP {
             moving.clear();
-            self.bins[b] = moving;
+            self.bins[b].items = moving;
         }
-        if self.bins[0].capacity() > KEEP && self.bins[0].len() <= KEEP / 2 {
-            self.bins[0].shrink_to(KEEP);
+        if self.bins[0].items.capacity() > KEEP && self.bins[0].items.len() <= KEEP / 2 {
+            self.bins[0].items.shrink_to(KEEP);
         }
     }
 
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
-        if self.head < self.bins[0].len() {
+        if self.head < self.bins[0].items.len() {
             return Some(self.last);
         }
-        self.lowest().map(|b| self.mins[b])
+        self.lowest().map(|b| self.bins[b].min)
     }
 
     /// The event that [`EventQueue::pop`] would return now (events pushed
     /// before that pop may come first). For prefetching its data.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        if let Some((_, e)) = self.bins[0].get(self.head) {
+        if let Some((_, e)) = self.bins[0].items.get(self.head) {
             return Some(e);
         }
-        self.first[self.lowest()?].as_ref()
+        self.bins[self.lowest()?].first.as_ref()
     }
 
     pub fn len(&self) -> usize {
@@ -309,6 +322,6 @@ mod tests {
         let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(popped, reference);
         // Every bin above 0 has been emptied, and kept at most KEEP's room.
-        assert!(q.bins[1..].iter().all(|b| b.capacity() <= KEEP));
+        assert!(q.bins[1..].iter().all(|b| b.items.capacity() <= KEEP));
     }
 }
