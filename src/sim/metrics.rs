@@ -104,10 +104,35 @@ pub struct RunResult {
     pub busy_ps: u128,
 }
 
+/// A station's counters while the run goes on: the fields of
+/// [`StationResult`] that change, on two cache lines of their own (a crowd
+/// fetches them ahead of the station's events; id, group and position are
+/// only needed at the end).
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+struct Row {
+    arrived: u64,
+    delivered: u64,
+    delivered_bits: u64,
+    attempts: u64,
+    collisions: u64,
+    late_collisions: u64,
+    undetected_collisions: u64,
+    dropped_excessive: u64,
+    dropped_queue: u64,
+    total_arrived: u64,
+    total_delivered: u64,
+    total_lost: u64,
+    total_dropped_excessive: u64,
+    total_dropped_queue: u64,
+    delay_sum_ps: u128,
+}
+
 pub(super) struct Recorder {
     warmup: Time,
     duration: Time,
-    st: Vec<StationResult>,
+    st: Vec<Row>,
+    positions: Vec<f64>,
     delays: Vec<Time>,
     arrived_bits: u128,
     attempted_bits: u128,
@@ -126,26 +151,11 @@ pub(super) struct Recorder {
 
 impl Recorder {
     pub fn new(sc: &Scenario, positions: Vec<f64>) -> Self {
-        let mut st = super::huge_vec(positions.len());
-        let mut gi = 0;
-        let mut left = sc.groups.first().map_or(0, |g| g.count);
-        for (id, x) in positions.into_iter().enumerate() {
-            while left == 0 {
-                gi += 1;
-                left = sc.groups[gi].count;
-            }
-            left -= 1;
-            st.push(StationResult {
-                id,
-                group: gi,
-                position_m: x,
-                ..Default::default()
-            });
-        }
         Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
-            st,
+            st: super::huge_filled(positions.len(), Row::default()),
+            positions,
             delays: Vec::new(),
             arrived_bits: 0,
             attempted_bits: 0,
@@ -291,11 +301,43 @@ impl Recorder {
             // to the end of the window.
             self.add_busy(self.duration);
         }
-        for (s, q) in self.st.iter_mut().zip(queued) {
-            s.queued_at_end = *q;
-        }
+        let groups = sc
+            .groups
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, g)| std::iter::repeat_n(gi, g.count));
+        let rows = std::mem::take(&mut self.st);
+        let stations: Vec<StationResult> = rows
+            .into_iter()
+            .zip(groups)
+            .zip(self.positions.iter().zip(queued))
+            .enumerate()
+            .map(
+                |(id, ((r, group), (&position_m, &queued_at_end)))| StationResult {
+                    id,
+                    group,
+                    position_m,
+                    arrived: r.arrived,
+                    delivered: r.delivered,
+                    delivered_bits: r.delivered_bits,
+                    attempts: r.attempts,
+                    collisions: r.collisions,
+                    late_collisions: r.late_collisions,
+                    undetected_collisions: r.undetected_collisions,
+                    dropped_excessive: r.dropped_excessive,
+                    dropped_queue: r.dropped_queue,
+                    delay_sum_ps: r.delay_sum_ps,
+                    total_arrived: r.total_arrived,
+                    total_delivered: r.total_delivered,
+                    total_lost: r.total_lost,
+                    total_dropped_excessive: r.total_dropped_excessive,
+                    total_dropped_queue: r.total_dropped_queue,
+                    queued_at_end,
+                },
+            )
+            .collect();
         let rt = sc.medium.bit_rate * sc.measured_s();
-        let sum = |f: fn(&StationResult) -> u64| self.st.iter().map(f).sum::<u64>() as f64;
+        let sum = |f: fn(&StationResult) -> u64| stations.iter().map(f).sum::<u64>() as f64;
         self.delays.sort_unstable();
         let pct = |p: f64| -> f64 {
             if self.delays.is_empty() {
@@ -310,12 +352,12 @@ impl Recorder {
         } else {
             self.delays.iter().map(|&d| d as f64).sum::<f64>() / self.delays.len() as f64 / 1e6
         };
-        let (sx, sxx) = self.st.iter().fold((0.0, 0.0), |(a, b), s| {
+        let (sx, sxx) = stations.iter().fold((0.0, 0.0), |(a, b), s| {
             let x = s.delivered_bits as f64;
             (a + x, b + x * x)
         });
         let fairness = if sxx > 0.0 {
-            sx * sx / (self.st.len() as f64 * sxx)
+            sx * sx / (stations.len() as f64 * sxx)
         } else {
             1.0
         };
@@ -347,7 +389,7 @@ impl Recorder {
         debug_assert_eq!(values.len(), METRIC_COLUMNS.len());
         RunResult {
             metrics: RunMetrics { values },
-            stations: self.st,
+            stations,
             events: self.events,
             busy_ps: self.busy_ps,
         }

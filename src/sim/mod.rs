@@ -148,16 +148,17 @@ enum Mac {
 
 /// A station's FIFO of frames, with the head of the line kept inline: the
 /// frame a station sends is then on the station's own cache lines, not
-/// behind a pointer (most stations hold one frame or none).
+/// behind a pointer (most stations hold one frame or none, and never need
+/// the rest's list at all).
 #[derive(Default)]
 struct FrameQueue {
     head: Option<Frame>,
-    rest: VecDeque<Frame>,
+    rest: Option<Box<VecDeque<Frame>>>,
 }
 
 impl FrameQueue {
     fn len(&self) -> usize {
-        usize::from(self.head.is_some()) + self.rest.len()
+        usize::from(self.head.is_some()) + self.rest.as_ref().map_or(0, |r| r.len())
     }
 
     fn is_empty(&self) -> bool {
@@ -172,17 +173,20 @@ impl FrameQueue {
         if self.head.is_none() {
             self.head = Some(f);
         } else {
-            self.rest.push_back(f);
+            self.rest.get_or_insert_default().push_back(f);
         }
     }
 
     fn pop_front(&mut self) -> Option<Frame> {
         let f = self.head.take();
-        self.head = self.rest.pop_front();
+        self.head = self.rest.as_mut().and_then(|r| r.pop_front());
         f
     }
 }
 
+/// A station's state: three cache lines, fetched ahead of its events in
+/// crowds (see [`Sim::prefetch`]).
+#[repr(align(64))]
 struct Station {
     prop: Time,
     group: u32,
@@ -194,11 +198,20 @@ struct Station {
     timer: u32,
     detect_token: u32,
     detect_at: Time,
-    own_end: Option<Time>,
+    /// When its own last transmission ended (Time::MAX: none yet); see
+    /// [`Station::own_end`].
+    own_end: Time,
     on_until: Time,
     backoff: BackoffState,
     rng_traffic: Stream,
     rng_backoff: Stream,
+}
+
+impl Station {
+    /// When its own last transmission ended, if it has sent.
+    fn own_end(&self) -> Option<Time> {
+        (self.own_end != Time::MAX).then_some(self.own_end)
+    }
 }
 
 /// A station's random stream: a ChaCha8 generator, boxed (it carries a
@@ -208,7 +221,7 @@ struct Station {
 /// same numbers: the stream is addressed by word position.
 enum Stream {
     Live(Box<ChaCha8Rng>),
-    Parked { seed: u64, word_pos: u128 },
+    Parked { seed: u64, word_pos: u64 },
 }
 
 impl Stream {
@@ -227,9 +240,11 @@ impl Stream {
             Stream::Live(rng) => f(rng),
             Stream::Parked { seed, word_pos } => {
                 let mut rng = ChaCha8Rng::seed_from_u64(*seed);
-                rng.set_word_pos(*word_pos);
+                rng.set_word_pos(u128::from(*word_pos));
                 let out = f(&mut rng);
-                *word_pos = rng.get_word_pos();
+                // A station would have to draw 2^64 words (2^70 bytes) to
+                // pass u64.
+                *word_pos = rng.get_word_pos() as u64;
                 out
             }
         }
@@ -427,7 +442,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                     timer: 0,
                     detect_token: 0,
                     detect_at: Time::MAX,
-                    own_end: None,
+                    own_end: Time::MAX,
                     on_until: 0,
                     backoff: BackoffState::new(&g.backoff),
                     rng_traffic: Stream::new(
@@ -781,8 +796,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         let mut cand = t0;
         loop {
             let mut covered = false;
-            let mut last_drop: Option<Time> =
-                self.st[i].own_end.filter(|&e| e <= cand && e + ifg > cand);
+            let mut last_drop: Option<Time> = self.st[i]
+                .own_end()
+                .filter(|&e| e <= cand && e + ifg > cand);
             for (a, b, _) in foreign.clone() {
                 if a <= cand && cand < b {
                     covered = true;
@@ -866,7 +882,9 @@ impl<'a, O: Observer> Sim<'a, O> {
                 c
             } else {
                 let lo = cand as i64 - ifg as i64;
-                let own = self.st[i].own_end.filter(|&e| e <= cand && e + ifg > cand);
+                let own = self.st[i]
+                    .own_end()
+                    .filter(|&e| e <= cand && e + ifg > cand);
                 // Ends in the gap window: fading signals always count.
                 let trees = Trees {
                     fading: true,
@@ -1142,7 +1160,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         } else {
             self.channel.observe_success();
         }
-        self.st[i].own_end = Some(t);
+        self.st[i].own_end = t;
         self.st[i].detect_at = Time::MAX;
         if collided {
             self.rec.collision_ended(t, i);
@@ -1358,7 +1376,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                     let slot = self.sc.medium.slot_ps;
                     now.div_ceil(slot).saturating_mul(slot)
                 } else {
-                    self.st[i].own_end.map_or(now, |e| now.max(e + self.ifg))
+                    self.st[i].own_end().map_or(now, |e| now.max(e + self.ifg))
                 };
                 if at <= now {
                     self.start_tx(now, i);
@@ -1483,8 +1501,21 @@ impl<'a, O: Observer> Sim<'a, O> {
     }
 
     fn finish(self) -> RunResult {
-        let queued: Vec<u64> = self.st.iter().map(|s| s.queue.len() as u64).collect();
-        self.rec.finish(self.sc, &queued)
+        let Sim {
+            sc,
+            q,
+            st,
+            signals,
+            rec,
+            ix,
+            dying,
+            ..
+        } = self;
+        let queued: Vec<u64> = st.iter().map(|s| s.queue.len() as u64).collect();
+        // A crowd's run state goes before its results are built, so that
+        // the two never take memory at once.
+        drop((q, st, signals, ix, dying));
+        rec.finish(sc, &queued)
     }
 }
 
