@@ -192,7 +192,14 @@ impl BusIndex {
             by_rank,
             size,
             tree: std::array::from_fn(|_| super::huge_filled(2 * size, [EMPTY; 2])),
-            keys: std::array::from_fn(|_| super::huge_filled(buckets, Vec::new())),
+            // A wire bucket holds a signal of each of its stations when a
+            // crowd is released: room for that from the start.
+            keys: std::array::from_fn(|w| {
+                let mut lists = super::huge_vec(buckets);
+                let room = if w == WIRE { BUCKET } else { 0 };
+                lists.extend((0..buckets).map(|_| Vec::with_capacity(room)));
+                lists
+            }),
             dirty: std::array::from_fn(|_| Vec::new()),
             dirty_flag: std::array::from_fn(|_| vec![false; 2 * size]),
         }

@@ -153,6 +153,8 @@ enum Mac {
 #[derive(Default)]
 struct FrameQueue {
     head: Option<Frame>,
+    /// Boxed: one pointer in the station instead of a list header.
+    #[allow(clippy::box_collection)]
     rest: Option<Box<VecDeque<Frame>>>,
 }
 
@@ -467,7 +469,14 @@ impl<'a, O: Observer> Sim<'a, O> {
             q: EventQueue::with_capacity(n.min(1 << 20) + 16),
             rec: Recorder::new(sc, pos),
             st,
-            signals: VecDeque::new(),
+            // A crowd's first wave puts a signal per station on the bus:
+            // room for it from the start (no doubling and copying on the
+            // way), on huge pages like the other big arrays.
+            signals: if indexed {
+                VecDeque::from(huge_vec(n))
+            } else {
+                VecDeque::new()
+            },
             base_id: 0,
             next_id: 0,
             ifg: m.ifg_ps,
