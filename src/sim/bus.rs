@@ -337,14 +337,6 @@ impl BusIndex {
     }
 
     /// The signal's end is now `end`, for good.
-    ///
-    /// Usually the end moves earlier and the signal was not its leaf's
-    /// latest end, nor its unfixed signals' earliest arrival or latest end.
-    /// Then it is none of these in any ancestor either (each holds a value
-    /// at least as extreme from the same leaf), so they all keep theirs,
-    /// and only the least ends can move down, along the path while the new
-    /// end is below them. Otherwise the leaf is recomputed and its
-    /// ancestors joined, as [`BusIndex::refresh`] does.
     pub fn fix(&mut self, station: usize, id: u64, end: Time) {
         let b = self.bucket(station);
         let Some(k) = self.keys[WIRE][b].iter_mut().find(|k| k.id == id) else {
@@ -353,36 +345,9 @@ impl BusIndex {
         if k.end == end && k.fixed {
             return;
         }
-        let (old_end, was_fixed) = (k.end, k.fixed);
         k.end = end;
         k.fixed = true;
-        let (p, s) = (self.prop[k.rank as usize], sx(k.start));
-        // Per frame: the arrival key, the old end key and the new one.
-        let keys = [
-            (s - p, sx(old_end) - p, sx(end) - p),
-            (s + p, sx(old_end) + p, sx(end) + p),
-        ];
-        let leaf = &self.tree[WIRE][self.size + b];
-        let extreme = (0..2).any(|f| {
-            let (g, (a, old, _)) = (&leaf[f], keys[f]);
-            g.b_max == old || (!was_fixed && (g.ua_min == a || g.ub_max == old))
-        });
-        if end > old_end || extreme {
-            self.refresh(b, WIRE);
-            return;
-        }
-        let tree = &mut self.tree[WIRE];
-        let mut node = self.size + b;
-        while node > 0 {
-            let [l, r] = &mut tree[node];
-            let (nl, nr) = (keys[0].2, keys[1].2);
-            if l.b_min <= nl && r.b_min <= nr {
-                break;
-            }
-            l.b_min = l.b_min.min(nl);
-            r.b_min = r.b_min.min(nr);
-            node /= 2;
-        }
+        self.refresh(b, WIRE);
     }
 
     /// Moves the signal from the tree before `to` to `to` ([`FADING`] or
