@@ -424,6 +424,10 @@ struct Sim<'a, O: Observer> {
     gc_next: Time,
     /// Reused by [`Sim::index_gc`], so that it allocates nothing.
     gc_stations: Vec<u32>,
+    /// [`Sim::prune`] looks again from this time on: pruning late is exact
+    /// (scans only see a few more signals that can no longer matter), and
+    /// its loops, run at every transmission end, mispredicted their exits.
+    prune_next: Time,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -500,6 +504,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             removed_floor: 0,
             gc_next: 0,
             gc_stations: Vec::new(),
+            prune_next: 0,
         }
     }
 
@@ -1242,6 +1247,10 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// start of the live signals past those that have left every station an
     /// interframe gap ago.
     fn prune(&mut self, now: Time) {
+        if now < self.prune_next {
+            return;
+        }
+        self.prune_next = now + self.ifg_part1;
         while let Some(s) = self.signals.front() {
             if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
                 self.signals.pop_front();
