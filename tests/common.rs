@@ -4,7 +4,7 @@
 
 use csmacd::scenario::{self, Scenario};
 use csmacd::sim::{self, RunResult};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Builds a scenario from TOML text, panicking with the error if it is invalid.
@@ -29,8 +29,38 @@ pub fn assert_conserved(r: &RunResult) {
     }
 }
 
-/// A fresh empty directory under the system temp dir.
-pub fn temp_dir(tag: &str) -> PathBuf {
+/// A scratch directory, removed with everything in it when the test is done
+/// with it (also when the test fails: the guard drops while unwinding).
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fresh empty directory under the system temp dir, unique to this
+/// process and call.
+pub fn temp_dir(tag: &str) -> Scratch {
     static N: AtomicUsize = AtomicUsize::new(0);
     let d = std::env::temp_dir().join(format!(
         "csmacd-test-{}-{tag}-{}",
@@ -39,7 +69,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
 }
 
 /// The csmacd binary built for these tests.

@@ -2,6 +2,7 @@
 //! values, validation naming axis and point, and byte-identical outputs for
 //! any thread count, for shards merged, and for resumed runs.
 
+use crate::common::{temp_dir, Scratch};
 use csmacd::sweep;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,27 +14,9 @@ pub fn csmacd(args: &[&str]) -> Output {
         .expect("the csmacd binary runs")
 }
 
-/// A scratch directory, removed when the test is done with it.
-pub struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
+/// A scratch directory for a sweep test (see [`temp_dir`]).
 pub fn tmp_dir(name: &str) -> Scratch {
-    let d = std::env::temp_dir().join(format!("csmacd-sweep-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Scratch(d)
+    temp_dir(&format!("sweep-{name}"))
 }
 
 /// A small sweep: 3 station counts x 2 loads, 2 replications, short runs.

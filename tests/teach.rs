@@ -1,5 +1,6 @@
 //! The trace, the pictures and the lessons, through the library and the CLI.
 
+use crate::common::temp_dir;
 use csmacd::engine::Time;
 use csmacd::scenario;
 use csmacd::teach::lessons::{self, LESSONS};
@@ -110,12 +111,6 @@ fn repo(p: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("csmacd-teach-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
 fn csmacd(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_csmacd"))
         .args(args)
@@ -126,9 +121,10 @@ fn csmacd(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn diagram_is_a_valid_svg_and_png_naming_both_stations() {
-    let svg = tmp("collision.svg");
-    let png = tmp("collision.png");
-    let tl = tmp("timeline.png");
+    let scratch = temp_dir("teach-diagram");
+    let svg = scratch.join("collision.svg");
+    let png = scratch.join("collision.png");
+    let tl = scratch.join("timeline.png");
     let lesson = "scenarios/lessons/2-collision.toml";
     let o = csmacd(&[
         "diagram",
@@ -304,7 +300,8 @@ fn lesson_9_no_jitter_collides_every_time_and_jitter_resolves() {
 
 #[test]
 fn lesson_9_out_draws_both_diagrams() {
-    let dir = tmp("lesson9");
+    let scratch = temp_dir("teach-lesson9");
+    let dir = scratch.join("lesson9");
     let o = csmacd(&["lesson", "9", "--quiet", "--out", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for f in [
