@@ -329,9 +329,9 @@ impl BusIndex {
         let tree = &mut self.tree[WIRE];
         let mut node = self.size + b;
         while node > 0 {
-            let [l, r] = &mut tree[node];
-            l.add(s - p, e - p, id, false);
-            r.add(s + p, e + p, id, false);
+            let [left, right] = &mut tree[node];
+            left.add(s - p, e - p, id, false);
+            right.add(s + p, e + p, id, false);
             node /= 2;
         }
     }

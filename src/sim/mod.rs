@@ -214,6 +214,12 @@ impl Station {
     fn own_end(&self) -> Option<Time> {
         (self.own_end != Time::MAX).then_some(self.own_end)
     }
+
+    /// The end of its own last transmission if that starts a gap of
+    /// `ifg` still running at `t` (ended at or before `t`).
+    fn own_gap_at(&self, t: Time, ifg: Time) -> Option<Time> {
+        self.own_end().filter(|&e| e <= t && e + ifg > t)
+    }
 }
 
 /// A station's random stream: a ChaCha8 generator, boxed (it carries a
@@ -810,9 +816,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let mut cand = t0;
         loop {
             let mut covered = false;
-            let mut last_drop: Option<Time> = self.st[i]
-                .own_end()
-                .filter(|&e| e <= cand && e + ifg > cand);
+            let mut last_drop = self.st[i].own_gap_at(cand, ifg);
             for (a, b, _) in foreign.clone() {
                 if a <= cand && cand < b {
                     covered = true;
@@ -896,9 +900,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 c
             } else {
                 let lo = cand as i64 - ifg as i64;
-                let own = self.st[i]
-                    .own_end()
-                    .filter(|&e| e <= cand && e + ifg > cand);
+                let own = self.st[i].own_gap_at(cand, ifg);
                 // Ends in the gap window: fading signals always count.
                 let trees = Trees {
                     fading: true,
