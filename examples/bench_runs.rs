@@ -128,6 +128,22 @@ fn measure(name: &str, limit_s: f64) -> anyhow::Result<Option<Figures>> {
     }))
 }
 
+/// The value after `flag` in `args`, or `default` when the flag is absent.
+fn flag_value<T: std::str::FromStr>(
+    args: &[String],
+    flag: &str,
+    default: T,
+    what: &str,
+) -> anyhow::Result<T> {
+    match args.iter().position(|a| a == flag) {
+        Some(k) => args
+            .get(k + 1)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("{flag} needs {what}")),
+        None => Ok(default),
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, name] = args.as_slice() {
@@ -136,17 +152,9 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let number = |flag: &str, default: f64| -> anyhow::Result<f64> {
-        match args.iter().position(|a| a == flag) {
-            Some(k) => args
-                .get(k + 1)
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(|| anyhow::anyhow!("{flag} needs a number")),
-            None => Ok(default),
-        }
-    };
-    let limit_s = number("--limit", 120.0)?;
-    let repeat = (number("--repeat", 3.0)? as usize).max(1);
+    let limit_s: f64 = flag_value(&args, "--limit", 120.0, "a number of seconds")?;
+    let repeat: usize = flag_value(&args, "--repeat", 3, "a whole number of runs")?;
+    anyhow::ensure!(repeat >= 1, "--repeat needs at least 1 run");
     let filters: Vec<&String> = args
         .iter()
         .enumerate()

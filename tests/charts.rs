@@ -1,7 +1,8 @@
 //! Charts: every chart a sweep draws is a valid PNG or SVG whose legend names
 //! its series; `csmacd plot` draws from any CSV and refuses unknown columns.
 
-use crate::sweep::{csmacd, tmp_dir, write_file, SMALL};
+use crate::common::temp_dir;
+use crate::sweep::{csmacd, write_file, SMALL};
 use std::path::Path;
 
 /// Width and height from a PNG's IHDR, after checking the signature, the
@@ -43,7 +44,7 @@ fn svg_text(path: &Path) -> String {
 
 #[test]
 fn sweep_charts_are_valid_and_name_their_series() {
-    let dir = tmp_dir("charts");
+    let dir = temp_dir("charts");
     let f = write_file(&dir, "small.toml", SMALL);
     let out = dir.join("out");
     let r = csmacd(&["sweep", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -84,7 +85,7 @@ fn sweep_charts_are_valid_and_name_their_series() {
 
 #[test]
 fn named_charts_replace_the_defaults() {
-    let dir = tmp_dir("named-charts");
+    let dir = temp_dir("named-charts");
     let text = format!(
         "{SMALL}\n[[chart]]\nname = \"mine\"\ntitle = \"My chart\"\nx = \"stations.0.count\"\ny = \"fairness\"\nseries = \"stations.0.traffic.load\"\n"
     );
@@ -115,7 +116,7 @@ fn named_charts_replace_the_defaults() {
 
 #[test]
 fn plot_draws_from_any_csv() {
-    let dir = tmp_dir("plot");
+    let dir = temp_dir("plot");
     let csv = write_file(
         &dir,
         "data.csv",

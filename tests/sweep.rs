@@ -2,7 +2,7 @@
 //! values, validation naming axis and point, and byte-identical outputs for
 //! any thread count, for shards merged, and for resumed runs.
 
-use crate::common::{temp_dir, Scratch};
+use crate::common::temp_dir;
 use csmacd::sweep;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,11 +12,6 @@ pub fn csmacd(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("the csmacd binary runs")
-}
-
-/// A scratch directory for a sweep test (see [`temp_dir`]).
-pub fn tmp_dir(name: &str) -> Scratch {
-    temp_dir(&format!("sweep-{name}"))
 }
 
 /// A small sweep: 3 station counts x 2 loads, 2 replications, short runs.
@@ -156,7 +151,7 @@ fn a_bad_value_names_its_axis_point_and_line() {
         .to_string();
     assert!(e.contains("e.toml:16:") && e.contains("empty list"), "{e}");
     // Through the CLI: exit code 2 and the message on stderr.
-    let dir = tmp_dir("bad-value");
+    let dir = temp_dir("sweep-bad-value");
     let f = write_file(&dir, "bad.toml", &bad);
     let out = csmacd(&["sweep", s(&f), "--dry-run"]);
     assert_eq!(out.status.code(), Some(2));
@@ -165,7 +160,7 @@ fn a_bad_value_names_its_axis_point_and_line() {
 
 #[test]
 fn dry_run_lists_the_points_of_a_shard() {
-    let dir = tmp_dir("dry");
+    let dir = temp_dir("sweep-dry");
     let f = write_file(&dir, "small.toml", SMALL);
     let out = csmacd(&["sweep", s(&f), "--dry-run", "--shard", "2/4"]);
     ok(&out);
@@ -181,7 +176,7 @@ fn dry_run_lists_the_points_of_a_shard() {
 
 #[test]
 fn one_thread_and_two_threads_give_the_same_bytes() {
-    let dir = tmp_dir("jobs");
+    let dir = temp_dir("sweep-jobs");
     let f = write_file(&dir, "small.toml", SMALL);
     let (a, b) = (dir.join("j1"), dir.join("j2"));
     ok(&csmacd(&["sweep", s(&f), "--jobs", "1", "--out", s(&a)]));
@@ -201,7 +196,7 @@ fn one_thread_and_two_threads_give_the_same_bytes() {
 
 #[test]
 fn merged_shards_equal_the_full_run() {
-    let dir = tmp_dir("shards");
+    let dir = temp_dir("sweep-shards");
     let f = write_file(&dir, "small.toml", SMALL);
     let full = dir.join("full");
     ok(&csmacd(&["sweep", s(&f), "--out", s(&full)]));
@@ -251,7 +246,7 @@ fn merged_shards_equal_the_full_run() {
 
 #[test]
 fn a_resumed_run_equals_a_clean_one() {
-    let dir = tmp_dir("resume");
+    let dir = temp_dir("sweep-resume");
     let f = write_file(&dir, "small.toml", SMALL);
     let clean = dir.join("clean");
     ok(&csmacd(&["sweep", s(&f), "--out", s(&clean)]));
@@ -291,7 +286,7 @@ fn kill_9_keeps_finished_points_and_resume_completes_them() {
 
 #[cfg(unix)]
 fn interrupt_then_resume(signal: i32, tag: &str) {
-    let dir = tmp_dir(tag);
+    let dir = temp_dir(&format!("sweep-{tag}"));
     // 24 points of about equal cost, run one at a time.
     let text = SMALL
         .replace("duration = \"50ms\"", "duration = \"400ms\"")
@@ -350,7 +345,7 @@ fn interrupt_then_resume(signal: i32, tag: &str) {
 
 #[test]
 fn run_is_the_one_point_case() {
-    let dir = tmp_dir("run");
+    let dir = temp_dir("sweep-run");
     let one = SMALL.split("[sweep]").next().unwrap();
     let f = write_file(&dir, "one.toml", one);
     let out = dir.join("out");
