@@ -384,20 +384,45 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
 
 /// Runs one replication, reporting every MAC event to `obs`.
 pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, obs: &mut O) -> RunResult {
-    run_with_index(sc, run_seed, sc.station_count() >= CROWD, obs)
+    let index = if sc.station_count() >= CROWD {
+        IndexUse::WhileBusy {
+            attach: bus::ATTACH,
+            detach: bus::DETACH,
+        }
+    } else {
+        IndexUse::Off
+    };
+    run_with_index(sc, run_seed, index, obs)
 }
 
-/// Runs one replication with the bus index on or off, whatever the number of
-/// stations. Results and events are the same either way; the tests check
-/// that.
+/// When a run keeps the bus index (see [`bus`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexUse {
+    /// Never: every question scans the signals that can matter.
+    Off,
+    /// From the first event to the last.
+    On,
+    /// While more than `attach` signals can matter, until fewer than
+    /// `detach` can.
+    WhileBusy { attach: usize, detach: usize },
+}
+
+/// Stations from which their random streams are parked between uses (see
+/// [`Stream`]): two live generators take some 700 bytes per station.
+const PARK_FROM: usize = 1 << 16;
+
+/// Runs one replication with the bus index used as `index` says, whatever
+/// the number of stations. Results and events are the same in every case;
+/// the tests check that.
 #[doc(hidden)]
 pub fn run_with_index<O: Observer>(
     sc: &Scenario,
     run_seed: u64,
-    indexed: bool,
+    index: IndexUse,
     obs: &mut O,
 ) -> RunResult {
-    let mut sim = Sim::new(sc, run_seed, obs, indexed);
+    let mut sim = Sim::new(sc, run_seed, obs, index);
     sim.run();
     sim.finish()
 }
@@ -465,8 +490,12 @@ struct Sim<'a, O: Observer> {
     scratch: Vec<Seen>,
     updates: Vec<(usize, Time)>,
     /// For crowds: the signals that matter at the current time, by station
-    /// position (see [`bus`]).
+    /// position (see [`bus`]); None while the index is not in use.
     ix: Option<BusIndex>,
+    /// When the index is used, and its memory while it is set aside (see
+    /// [`Sim::attach_index`]).
+    index_use: IndexUse,
+    ix_spare: Option<BusIndex>,
     /// Fixed signals in the index, by the time they next change trees:
     /// (when, id, station): to the fading tree at end + max_delay (gone from
     /// the wire), to the buried tree an interframe gap later (gone for any
@@ -496,8 +525,12 @@ struct Sim<'a, O: Observer> {
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
-    fn new(sc: &'a Scenario, run_seed: u64, obs: &'a mut O, indexed: bool) -> Self {
+    fn new(sc: &'a Scenario, run_seed: u64, obs: &'a mut O, index: IndexUse) -> Self {
         let n = sc.station_count();
+        let indexed = index != IndexUse::Off;
+        // Parked streams give the same numbers: the tests that force the
+        // index on check them too.
+        let parked = index == IndexUse::On || (indexed && n >= PARK_FROM);
         let pos = positions(sc, run_seed);
         let mut st = huge_vec(n);
         for (gi, g) in sc.groups.iter().enumerate() {
@@ -518,11 +551,11 @@ impl<'a, O: Observer> Sim<'a, O> {
                     backoff: BackoffState::new(&g.backoff),
                     rng_traffic: Stream::new(
                         seed::derive(run_seed, &[seed::TRAFFIC, i as u64]),
-                        indexed,
+                        parked,
                     ),
                     rng_backoff: Stream::new(
                         seed::derive(run_seed, &[seed::BACKOFF, i as u64]),
-                        indexed,
+                        parked,
                     ),
                 });
             }
@@ -532,7 +565,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             - st.iter().map(|s| s.prop).min().unwrap_or(0);
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
-        let ix = indexed.then(|| BusIndex::new(&st.iter().map(|s| s.prop).collect::<Vec<_>>()));
+        let ix = (index == IndexUse::On)
+            .then(|| BusIndex::new(&st.iter().map(|s| s.prop).collect::<Vec<_>>()));
         Sim {
             sc,
             q: EventQueue::with_capacity(n.min(1 << 20) + 16),
@@ -572,6 +606,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             fade_last: 0,
             bury_last: 0,
             removed_floor: 0,
+            index_use: index,
+            ix_spare: None,
             gc_next: 0,
             gc_stations: Vec::new(),
             prune_next: 0,
@@ -1074,6 +1110,11 @@ impl<'a, O: Observer> Sim<'a, O> {
         // Collision detection at i: the first foreign signal present during
         // its transmission; and i's signal may reach transmitting stations
         // before anything else does.
+        if let IndexUse::WhileBusy { attach, .. } = self.index_use {
+            if self.ix.is_none() && self.signals.len() - self.live_index(t) > attach {
+                self.attach_index(t);
+            }
+        }
         let mut detect = Time::MAX;
         let mut updates = std::mem::take(&mut self.updates);
         if let Some(ix) = &self.ix {
@@ -1354,6 +1395,49 @@ impl<'a, O: Observer> Sim<'a, O> {
             self.live_from = k;
             self.live_since = now;
         }
+        if let IndexUse::WhileBusy { detach, .. } = self.index_use {
+            if self.ix.is_some() && self.signals.len() - self.live_index(now) < detach {
+                self.detach_index();
+            }
+        }
+    }
+
+    /// Puts the bus index in use at `now`, holding every signal that can
+    /// matter from then on (those from [`Sim::live_index`]). Queries about
+    /// earlier times (a deferral resumed from the past, a delivery check
+    /// that looks back) scan, as they do for times before a removal: the
+    /// index may lack signals that mattered then.
+    fn attach_index(&mut self, now: Time) {
+        let mut ix = self
+            .ix_spare
+            .take()
+            .unwrap_or_else(|| BusIndex::new(&self.st.iter().map(|s| s.prop).collect::<Vec<_>>()));
+        let first = self.live_index(now);
+        for (id, s) in (self.base_id + first as u64..).zip(self.signals.range(first..)) {
+            let i = s.station as usize;
+            ix.add(i, id, s.start, s.end);
+            if s.fixed {
+                // Into the index's life cycle as if fixed now: it leaves the
+                // wire tree at the next collection if it is already off the
+                // wire (moving a signal down late is exact).
+                ix.fix(i, id, s.end);
+                self.dying.push(s.end + self.max_delay, (id, i as u32));
+            }
+        }
+        self.removed_floor = self.removed_floor.max(now);
+        self.ix = Some(ix);
+    }
+
+    /// Sets the bus index aside (emptied, its memory kept for the next
+    /// use): from now on questions scan the signals.
+    fn detach_index(&mut self) {
+        if let Some(mut ix) = self.ix.take() {
+            ix.clear();
+            self.ix_spare = Some(ix);
+        }
+        self.dying = EventQueue::new();
+        self.burying.clear();
+        self.removing.clear();
     }
 
     /// Signal `id` of station `i` now ends at `end`, for good.
@@ -1611,13 +1695,14 @@ impl<'a, O: Observer> Sim<'a, O> {
             meta,
             rec,
             ix,
+            ix_spare,
             dying,
             ..
         } = self;
         let queued: Vec<u64> = st.iter().map(|s| s.queue.len() as u64).collect();
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
-        drop((q, st, signals, meta, ix, dying));
+        drop((q, st, signals, meta, ix, ix_spare, dying));
         rec.finish(sc, &queued)
     }
 }
