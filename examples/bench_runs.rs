@@ -31,6 +31,7 @@ const SCENARIOS: &[(&str, bool)] = &[
     ("b-poisson-10", false),
     ("saturated-10", false),
     ("saturated-1000", false),
+    ("saturated-3000", false),
     ("c-burst-1000", false),
     ("c-burst-100000", true),
     ("d-burst-1000000", true),
