@@ -83,54 +83,6 @@ enum Event {
     Deliver(u64),
 }
 
-/// An [`Event`] in one word, as the queue holds it: the kind in the top
-/// three bits, then the station and the token (a delivery: the signal id).
-/// Filing the 16-byte enum itself made the processor wait at every push: it
-/// was built on the stack field by field and read back whole, which store
-/// forwarding cannot serve (perf put 14-17 % of a run's samples on that
-/// read); a word is built and filed in registers.
-#[derive(Clone, Copy, Debug)]
-struct Packed(u64);
-
-const KIND_SHIFT: u32 = 61;
-// Stations fit below the kind bits (signal ids too: a run would need 2^61
-// transmissions to reach them).
-const _: () = assert!(crate::scenario::MAX_STATIONS < 1 << (KIND_SHIFT - 32));
-
-impl From<Event> for Packed {
-    #[inline]
-    fn from(ev: Event) -> Packed {
-        let (kind, i, tok) = match ev {
-            Event::Arrival(i) => (0, i, 0),
-            Event::Ready(i, tok) => (1, i, tok),
-            Event::TxStart(i, tok) => (2, i, tok),
-            Event::Detect(i, tok) => (3, i, tok),
-            Event::TxEnd(i, tok) => (4, i, tok),
-            Event::Deliver(id) => {
-                debug_assert!(id < 1 << KIND_SHIFT);
-                return Packed(5 << KIND_SHIFT | id);
-            }
-        };
-        Packed((kind as u64) << KIND_SHIFT | u64::from(i) << 32 | u64::from(tok))
-    }
-}
-
-impl From<Packed> for Event {
-    #[inline]
-    fn from(Packed(w): Packed) -> Event {
-        let i = (w >> 32) as u32 & ((1 << (KIND_SHIFT - 32)) - 1);
-        let tok = w as u32;
-        match w >> KIND_SHIFT {
-            0 => Event::Arrival(i),
-            1 => Event::Ready(i, tok),
-            2 => Event::TxStart(i, tok),
-            3 => Event::Detect(i, tok),
-            4 => Event::TxEnd(i, tok),
-            _ => Event::Deliver(w & ((1 << KIND_SHIFT) - 1)),
-        }
-    }
-}
-
 impl Event {
     /// The station the event is for (a delivery is for the signal).
     #[inline]
@@ -154,26 +106,17 @@ struct Frame {
 }
 
 /// One transmission on the bus: present at station j on [start + d, end + d).
-/// Only what bus scans read, two to a cache line (a scan in a crowd reads
-/// several signals per event); its id is its place in [`Sim::signals`], and
-/// the rest of it is in a [`SignalMeta`].
-#[derive(Clone, Copy, Debug)]
-#[repr(align(32))]
+#[derive(Debug)]
 struct Signal {
+    id: u64,
+    station: u32,
     /// The sender's propagation time from the origin (copied from its
     /// station so that bus scans stay within this array).
     prop: Time,
     start: Time,
     end: Time,
-    station: u32,
     /// The end is known for good (collision detected, or transmission over).
     fixed: bool,
-}
-
-/// The rest of a signal, read only by its sender's events, its delivery
-/// and pruning.
-#[derive(Debug)]
-struct SignalMeta {
     collided: bool,
     frame: Frame,
     /// Stations whose deferral waits for this signal's end to be known.
@@ -459,11 +402,9 @@ struct Seen {
 
 struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
-    q: EventQueue<Packed>,
+    q: EventQueue<Event>,
     st: Vec<Station>,
     signals: VecDeque<Signal>,
-    /// The rest of each signal of `signals`, at the same place.
-    meta: VecDeque<SignalMeta>,
     /// Id of `signals[0]`.
     base_id: u64,
     next_id: u64,
@@ -580,11 +521,6 @@ impl<'a, O: Observer> Sim<'a, O> {
             } else {
                 VecDeque::new()
             },
-            meta: if indexed {
-                VecDeque::from(huge_vec(n))
-            } else {
-                VecDeque::new()
-            },
             base_id: 0,
             next_id: 0,
             ifg: m.ifg_ps,
@@ -638,14 +574,6 @@ impl<'a, O: Observer> Sim<'a, O> {
         &mut self.signals[(id - self.base_id) as usize]
     }
 
-    fn meta(&self, id: u64) -> &SignalMeta {
-        &self.meta[(id - self.base_id) as usize]
-    }
-
-    fn meta_mut(&mut self, id: u64) -> &mut SignalMeta {
-        &mut self.meta[(id - self.base_id) as usize]
-    }
-
     fn run(&mut self) {
         for i in 0..self.st.len() {
             self.start_traffic(i);
@@ -653,14 +581,13 @@ impl<'a, O: Observer> Sim<'a, O> {
         let duration = self.sc.duration;
         let mut past_end = None;
         while let Some((t, ev)) = self.q.pop() {
-            let ev = Event::from(ev);
             if t >= duration {
                 past_end = Some((t, ev));
                 break;
             }
             self.rec.events += 1;
             if let Some(&next) = self.q.peek() {
-                self.prefetch(next.into());
+                self.prefetch(next);
             }
             // The rank was asked for one event ago: the path can be now.
             if let (Some(ix), Some(i)) = (&self.ix, ev.station()) {
@@ -677,7 +604,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 self.rec.events += 1;
                 self.deliver(t, id);
             }
-            next = self.q.pop().map(|(t, ev)| (t, ev.into()));
+            next = self.q.pop();
         }
     }
 
@@ -728,16 +655,16 @@ impl<'a, O: Observer> Sim<'a, O> {
                 let first = self.st[i]
                     .rng_traffic
                     .with(|r| exponential_ps(r, 1e12 / rate));
-                self.q.push(first, Event::Arrival(i as u32).into());
+                self.q.push(first, Event::Arrival(i as u32));
             }
             Arrivals::Periodic { interval, phase } => {
                 let first = match phase {
                     Some(p) => p,
                     None => self.st[i].rng_traffic.with(|r| r.random_range(0..interval)),
                 };
-                self.q.push(first, Event::Arrival(i as u32).into());
+                self.q.push(first, Event::Arrival(i as u32));
             }
-            Arrivals::Burst { at, .. } => self.q.push(at, Event::Arrival(i as u32).into()),
+            Arrivals::Burst { at, .. } => self.q.push(at, Event::Arrival(i as u32)),
             Arrivals::OnOff {
                 rate,
                 mean_on,
@@ -781,7 +708,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 s.on_until = on_start.saturating_add(on);
                 next = on_start.saturating_add(gap);
             }
-            self.q.push(next, Event::Arrival(i as u32).into());
+            self.q.push(next, Event::Arrival(i as u32));
         }
     }
 
@@ -793,13 +720,12 @@ impl<'a, O: Observer> Sim<'a, O> {
                 let gap = self.st[i]
                     .rng_traffic
                     .with(|r| exponential_ps(r, 1e12 / rate));
-                self.q
-                    .push(t.saturating_add(gap), Event::Arrival(i as u32).into());
+                self.q.push(t.saturating_add(gap), Event::Arrival(i as u32));
             }
             Arrivals::Periodic { interval, .. } => {
                 self.add_frame(t, i);
                 self.q
-                    .push(t.saturating_add(interval), Event::Arrival(i as u32).into());
+                    .push(t.saturating_add(interval), Event::Arrival(i as u32));
             }
             Arrivals::Burst { frames, .. } => {
                 for _ in 0..frames {
@@ -888,8 +814,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         // covers no cand >= t0, its drop is too old to start a gap that
         // reaches cand, and it arrived before any gap that does.
         let mut seen = std::mem::take(&mut self.scratch);
-        let first = self.live_index(t0);
-        let live = self.signals.range(first..);
+        let live = self.signals.range(self.live_index(t0)..);
         // Every signal is written, and kept by advancing past it: whether
         // one is kept is a coin toss in a crowd, which a branch would
         // mispredict.
@@ -903,13 +828,13 @@ impl<'a, O: Observer> Sim<'a, O> {
             },
         );
         let mut kept = 0;
-        for (id, s) in (self.base_id + first as u64..).zip(live) {
+        for s in live {
             let d = me.abs_diff(s.prop);
             seen[kept] = Seen {
                 arrive: s.start + d,
                 leave: s.end + d,
                 fixed: s.fixed,
-                id,
+                id: s.id,
             };
             kept += usize::from((s.station as usize != i) & (s.end + d + ifg > t0));
         }
@@ -1043,7 +968,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             Err(_) if self.access == Access::CsmaCdNonPersistent => self.sense_later(now, i),
             Err((ctx, on)) => {
                 self.st[i].mac = Mac::Blocked { on, ctx };
-                self.meta_mut(on).waiters.push(i as u32);
+                self.signal_mut(on).waiters.push(i as u32);
                 self.obs.on(now, i as u32, &MacEvent::Defer { until: None });
             }
         }
@@ -1059,7 +984,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             since: now,
         };
         s.timer = s.timer.wrapping_add(1);
-        self.q.push(at, Event::TxStart(i as u32, s.timer).into());
+        self.q.push(at, Event::TxStart(i as u32, s.timer));
         self.obs
             .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
     }
@@ -1148,8 +1073,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 }
             }
         } else {
-            let first = self.live_index(t);
-            for (_id, s) in (self.base_id + first as u64..).zip(self.signals.range(first..)) {
+            for s in self.signals.range(self.live_index(t)..) {
                 let j = s.station as usize;
                 if j == i {
                     continue;
@@ -1162,7 +1086,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 // (detect and tx_end fix it before the sender moves on), so this
                 // needs no look at the sender's state.
                 if !s.fixed {
-                    debug_assert!(self.st[j].mac == Mac::Transmitting { signal: _id });
+                    debug_assert!(self.st[j].mac == Mac::Transmitting { signal: s.id });
                     let arrive = t + d;
                     if arrive < self.st[j].detect_at && arrive < s.end {
                         updates.push((j, arrive));
@@ -1174,8 +1098,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             let sj = &mut self.st[j];
             sj.detect_at = at;
             sj.detect_token = sj.detect_token.wrapping_add(1);
-            self.q
-                .push(at, Event::Detect(j as u32, sj.detect_token).into());
+            self.q.push(at, Event::Detect(j as u32, sj.detect_token));
         }
         updates.clear();
         self.updates = updates;
@@ -1185,13 +1108,12 @@ impl<'a, O: Observer> Sim<'a, O> {
             ix.add(i, id, t, full_end);
         }
         self.signals.push_back(Signal {
+            id,
             station: i as u32,
             prop: me,
             start: t,
             end: full_end,
             fixed: false,
-        });
-        self.meta.push_back(SignalMeta {
             collided: false,
             frame,
             waiters: Vec::new(),
@@ -1201,16 +1123,14 @@ impl<'a, O: Observer> Sim<'a, O> {
         s.detect_at = detect;
         s.detect_token = s.detect_token.wrapping_add(1);
         if detect < full_end {
-            self.q
-                .push(detect, Event::Detect(i as u32, s.detect_token).into());
+            self.q.push(detect, Event::Detect(i as u32, s.detect_token));
         }
         s.timer = s.timer.wrapping_add(1);
         // A detection before the end fixes a new end (and pushes its own
         // TxEnd), which would leave this one stale: only push it when it can
         // fire. A later start_tx can only move detection earlier.
         if !(self.cd && detect < full_end) {
-            self.q
-                .push(full_end, Event::TxEnd(i as u32, s.timer).into());
+            self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
         }
         let attempt = s.collisions + 1;
         self.rec.attempt(t, i, frame.bytes);
@@ -1250,14 +1170,13 @@ impl<'a, O: Observer> Sim<'a, O> {
             let s = self.signal_mut(signal);
             s.end = jam_end;
             s.fixed = true;
-            self.meta_mut(signal).collided = true;
+            s.collided = true;
         }
         self.index_fixed(i, signal, jam_end);
         let st = &mut self.st[i];
         st.detect_at = Time::MAX;
         st.timer = st.timer.wrapping_add(1);
-        self.q
-            .push(jam_end, Event::TxEnd(i as u32, st.timer).into());
+        self.q.push(jam_end, Event::TxEnd(i as u32, st.timer));
         self.rec.collision_detected(t, i, late);
         self.obs
             .on(t, i as u32, &MacEvent::CollisionDetected { late });
@@ -1275,15 +1194,17 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Mac::Transmitting { signal } = self.st[i].mac else {
             return;
         };
-        let (start, was_fixed) = {
+        let (collided, frame, mut waiters, start, was_fixed) = {
             let s = self.signal_mut(signal);
             let was_fixed = s.fixed;
             s.fixed = true;
-            (s.start, was_fixed)
-        };
-        let (collided, frame, mut waiters) = {
-            let m = self.meta_mut(signal);
-            (m.collided, m.frame, std::mem::take(&mut m.waiters))
+            (
+                s.collided,
+                s.frame,
+                std::mem::take(&mut s.waiters),
+                s.start,
+                was_fixed,
+            )
         };
         if !was_fixed {
             self.index_fixed(i, signal, t);
@@ -1323,7 +1244,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 // this run", which is what a huge backoff window asks for.
                 self.q.push(
                     t.saturating_add(draw.delay),
-                    Event::Ready(i as u32, s.timer).into(),
+                    Event::Ready(i as u32, s.timer),
                 );
                 self.obs.on(
                     t,
@@ -1338,7 +1259,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             }
         } else {
             let d = self.delay(i, frame.dst as usize);
-            self.q.push(t + d, Event::Deliver(signal).into());
+            self.q.push(t + d, Event::Deliver(signal));
             let spec = self.spec(i);
             let s = &mut self.st[i];
             s.queue.pop_front();
@@ -1373,10 +1294,9 @@ impl<'a, O: Observer> Sim<'a, O> {
             return;
         }
         self.prune_next = now + self.ifg_part1;
-        while let (Some(s), Some(m)) = (self.signals.front(), self.meta.front()) {
-            if s.fixed && m.waiters.is_empty() && s.end + self.horizon < now {
+        while let Some(s) = self.signals.front() {
+            if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
                 self.signals.pop_front();
-                self.meta.pop_front();
                 self.base_id += 1;
             } else {
                 break;
@@ -1518,11 +1438,10 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// The end of a successful transmission reaches its destination: it is
     /// intact unless any other signal overlapped it there.
     fn deliver(&mut self, t: Time, id: u64) {
-        let (i, start, end) = {
+        let (i, start, end, frame) = {
             let s = self.signal(id);
-            (s.station as usize, s.start, s.end)
+            (s.station as usize, s.start, s.end, s.frame)
         };
-        let frame = self.meta(id).frame;
         let dst = frame.dst as usize;
         let d = self.delay(i, dst);
         let (a0, b0) = (start + d, end + d);
@@ -1612,7 +1531,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 let at = t + self.sc.medium.slot_ps;
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
-                self.q.push(at, Event::Ready(i as u32, s.timer).into());
+                self.q.push(at, Event::Ready(i as u32, s.timer));
                 self.obs
                     .on(t, i as u32, &MacEvent::Defer { until: Some(at) });
                 return;
@@ -1637,7 +1556,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let at = now + slot + draw.delay;
         s.mac = Mac::Backoff;
         s.timer = s.timer.wrapping_add(1);
-        self.q.push(at, Event::Ready(i as u32, s.timer).into());
+        self.q.push(at, Event::Ready(i as u32, s.timer));
         self.obs
             .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
     }
@@ -1681,8 +1600,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             _ => self
                 .signals
                 .iter()
-                .zip(self.base_id..)
-                .any(|(s, id_k)| hit(id_k, s.prop, s.start, s.end)),
+                .any(|s| hit(s.id, s.prop, s.start, s.end)),
         }
     }
 
@@ -1692,7 +1610,6 @@ impl<'a, O: Observer> Sim<'a, O> {
             q,
             st,
             signals,
-            meta,
             rec,
             ix,
             ix_spare,
@@ -1702,7 +1619,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let queued: Vec<u64> = st.iter().map(|s| s.queue.len() as u64).collect();
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
-        drop((q, st, signals, meta, ix, ix_spare, dying));
+        drop((q, st, signals, ix, ix_spare, dying));
         rec.finish(sc, &queued)
     }
 }
