@@ -2,7 +2,8 @@
 //! sense, deferral, collision detection and delivery checks at one station
 //! visit a few tree nodes instead of every signal on the bus. Crowds (a
 //! thousand stations released at once put a thousand signals on the bus)
-//! need it; the simulator uses it from [`CROWD`] stations up.
+//! need it; from [`CROWD`] stations up the simulator uses it while more than
+//! [`ATTACH`] signals can matter, and sets it aside below [`DETACH`].
 //!
 //! Why this is exact: with integer propagation times p (ps from the bus
 //! origin), a signal sent by k on [s, e) is present at j on
@@ -36,6 +37,7 @@ pub const CROWD: usize = 1024;
 /// index's upkeep is pure cost (3000 saturated stations: 1241 ns per
 /// attempt with the index throughout).
 pub const ATTACH: usize = 256;
+/// See [`ATTACH`].
 pub const DETACH: usize = 32;
 
 /// One signal as the index sees it.
