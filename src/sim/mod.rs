@@ -241,6 +241,15 @@ impl Stream {
         }
     }
 
+    /// Starts loading a live generator's state, which the next draw reads
+    /// (no effect on the numbers).
+    #[inline]
+    fn prefetch(&self) {
+        if let Stream::Live(rng) = self {
+            prefetch_lines(&**rng);
+        }
+    }
+
     /// Runs `f` with the generator at the stream's position, and moves the
     /// position past what `f` drew.
     fn with<R>(&mut self, f: impl FnOnce(&mut ChaCha8Rng) -> R) -> R {
@@ -1174,6 +1183,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
         self.index_fixed(i, signal, jam_end);
         let st = &mut self.st[i];
+        // The jam's end draws a backoff: its generator, out of line and
+        // seldom in cache in a crowd, can load during the jam.
+        st.rng_backoff.prefetch();
         st.detect_at = Time::MAX;
         st.timer = st.timer.wrapping_add(1);
         self.q.push(jam_end, Event::TxEnd(i as u32, st.timer));
