@@ -1287,14 +1287,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             }
             self.next_frame(t, i);
         }
-        for w in waiters {
-            let w = w as usize;
-            if let Mac::Blocked { on, ctx } = self.st[w].mac {
-                if on == signal {
-                    self.contend(t, w, ctx);
-                }
-            }
-        }
+        self.wake_waiters(t, signal, waiters);
         self.prune(t);
     }
 
@@ -1523,7 +1516,15 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
     }
 
+    /// The stations blocked on `signal` contend again, now that its end is
+    /// known.
     fn wake_waiters(&mut self, t: Time, signal: u64, waiters: Vec<u32>) {
+        // In a crowd their states are scattered: ask for all of them first.
+        for &w in &waiters {
+            if let Some(s) = self.st.get(w as usize) {
+                prefetch_lines(s);
+            }
+        }
         for w in waiters {
             let w = w as usize;
             if let Mac::Blocked { on, ctx } = self.st[w].mac {
