@@ -311,6 +311,15 @@ pub(crate) fn huge_vec<T>(n: usize) -> Vec<T> {
     v
 }
 
+/// Doubles a full deque's room on memory asked for as [`huge_vec`] does
+/// (a plain `push_back` would grow it onto small pages): a crowd's signal
+/// list outgrows its first room, and is then read at random by id.
+fn grow_huge<T>(d: &mut VecDeque<T>) {
+    let mut v = huge_vec((2 * d.capacity()).max(16));
+    v.extend(d.drain(..));
+    *d = VecDeque::from(v);
+}
+
 /// [`huge_vec`] holding `n` copies of `value`.
 pub(crate) fn huge_filled<T: Clone>(n: usize, value: T) -> Vec<T> {
     let mut v = huge_vec(n);
@@ -1115,6 +1124,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         self.next_id += 1;
         if let Some(ix) = &mut self.ix {
             ix.add(i, id, t, full_end);
+        }
+        if self.signals.len() == self.signals.capacity() {
+            grow_huge(&mut self.signals);
         }
         self.signals.push_back(Signal {
             id,
