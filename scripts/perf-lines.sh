@@ -9,8 +9,9 @@
 #
 # Prints the share of samples per function (the outermost of this crate's
 # frames below the run loop) and per source line (the innermost frame in
-# src/). Needs perf, addr2line, readelf and python3; the binary needs debug
-# info (the release profile keeps it).
+# src/). Works on recordings with or without -g (call chains are ignored).
+# Needs perf, addr2line, readelf and python3; the binary needs debug info
+# (the release profile keeps it).
 set -euo pipefail
 data=$1
 bin=$2
@@ -23,7 +24,7 @@ read -r start pgoff < <(perf script -i "$data" --show-mmap-events 2>/dev/null |
     sed -E 's/.*\[(0x[0-9a-f]+)\(0x[0-9a-f]+\) @ (0x[0-9a-f]+).*/\1 \2/')
 # Virtual address minus file offset of the executable segment.
 delta=$(readelf -lW "$bin" | awk '$1 == "LOAD" && /E/ { print $3, $2; exit }')
-perf script -i "$data" -F ip 2>/dev/null | sort | uniq -c > "$tmp/ips"
+perf script -G -i "$data" -F ip 2>/dev/null | sort | uniq -c > "$tmp/ips"
 python3 - "$tmp" "$start" "$pgoff" "$delta" "$bin" "$src" <<'PY'
 import collections, subprocess, sys
 tmp, start, pgoff, delta, binary, src = sys.argv[1:]
