@@ -7,11 +7,14 @@ pub mod backoff;
 pub mod chart;
 pub mod cli;
 pub mod engine;
+pub mod ethernet;
 pub mod font;
+pub mod mem;
 pub mod output;
 pub mod scenario;
 pub mod seed;
-pub mod sim;
+/// The bus world's former path, kept while callers move to `ethernet`.
+pub use ethernet as sim;
 pub mod stats;
 pub mod sweep;
 pub mod teach;

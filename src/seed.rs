@@ -8,6 +8,9 @@
 //!   each a ChaCha8 generator seeded with `seed_from_u64`. Separate streams
 //!   mean that two policies compared on one seed see the same arrivals.
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
 /// Tags that keep derived streams apart.
 pub const REPLICATION: u64 = 0x5245_504c;
 pub const TRAFFIC: u64 = 0x5452_4146;
@@ -40,6 +43,52 @@ pub fn replication_seed(point_seed: u64, rep: u32) -> u64 {
     derive(point_seed, &[REPLICATION, rep as u64])
 }
 
+/// A station's random stream: a ChaCha8 generator, boxed (it carries a
+/// 256-byte buffer, and keeping it out of line keeps the fields touched on
+/// every event close together); or, in crowds, only its seed and position,
+/// the generator being rebuilt at that position for each use. Both give the
+/// same numbers: the stream is addressed by word position.
+pub enum Stream {
+    Live(Box<ChaCha8Rng>),
+    Parked { seed: u64, word_pos: u64 },
+}
+
+impl Stream {
+    pub fn new(seed: u64, parked: bool) -> Self {
+        if parked {
+            Stream::Parked { seed, word_pos: 0 }
+        } else {
+            Stream::Live(Box::new(ChaCha8Rng::seed_from_u64(seed)))
+        }
+    }
+
+    /// Starts loading a live generator's state, which the next draw reads
+    /// (no effect on the numbers).
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Stream::Live(rng) = self {
+            crate::mem::prefetch_lines(&**rng);
+        }
+    }
+
+    /// Runs `f` with the generator at the stream's position, and moves the
+    /// position past what `f` drew.
+    pub fn with<R>(&mut self, f: impl FnOnce(&mut ChaCha8Rng) -> R) -> R {
+        match self {
+            Stream::Live(rng) => f(rng),
+            Stream::Parked { seed, word_pos } => {
+                let mut rng = ChaCha8Rng::seed_from_u64(*seed);
+                rng.set_word_pos(u128::from(*word_pos));
+                let out = f(&mut rng);
+                // A station would have to draw 2^64 words (2^70 bytes) to
+                // pass u64.
+                *word_pos = rng.get_word_pos() as u64;
+                out
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +99,30 @@ mod tests {
         assert_ne!(derive(1, &[2, 3]), derive(1, &[3, 2]));
         assert_ne!(replication_seed(7, 0), replication_seed(7, 1));
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::Stream;
+    use rand::RngExt;
+
+    /// A parked stream, rebuilt at its word position for each use, draws the
+    /// same numbers as a live generator, whatever mix of widths is drawn
+    /// (u32, u64, f64 and ranges straddle the generator's buffer edges).
+    #[test]
+    fn parked_stream_draws_what_a_live_one_draws() {
+        let (mut live, mut parked) = (Stream::new(42, false), Stream::new(42, true));
+        for k in 0..2000u32 {
+            let draw = |s: &mut Stream| {
+                s.with(|r| match k % 4 {
+                    0 => r.random::<u32>() as u64,
+                    1 => r.random::<u64>(),
+                    2 => r.random::<f64>().to_bits(),
+                    _ => r.random_range(0..=k as u64),
+                })
+            };
+            assert_eq!(draw(&mut live), draw(&mut parked), "draw {k}");
+        }
     }
 }

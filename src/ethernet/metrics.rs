@@ -154,7 +154,7 @@ impl Recorder {
         Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
-            st: super::huge_filled(positions.len(), Row::default()),
+            st: crate::mem::huge_filled(positions.len(), Row::default()),
             positions,
             delays: Vec::new(),
             arrived_bits: 0,
@@ -176,7 +176,7 @@ impl Recorder {
     #[inline]
     pub fn prefetch(&self, i: usize) {
         if let Some(r) = self.st.get(i) {
-            super::prefetch_lines(r);
+            crate::mem::prefetch_lines(r);
         }
     }
 

@@ -74,7 +74,7 @@ struct Lists {
 impl Lists {
     fn new(buckets: usize) -> Self {
         Lists {
-            slots: super::huge_filled(buckets * BUCKET, Key::default()),
+            slots: crate::mem::huge_filled(buckets * BUCKET, Key::default()),
             len: vec![0; buckets],
             spill: (0..buckets).map(|_| Vec::new()).collect(),
         }
@@ -146,8 +146,8 @@ impl Lists {
     #[inline]
     fn prefetch(&self, b: usize) {
         if let (Some(n), Some(k)) = (self.len.get(b), self.slots.get(b * BUCKET)) {
-            super::prefetch_lines(n);
-            super::prefetch_lines(k);
+            crate::mem::prefetch_lines(n);
+            crate::mem::prefetch_lines(k);
         }
     }
 }
@@ -285,7 +285,7 @@ impl BusIndex {
         let n = prop.len();
         let mut by_rank: Vec<u32> = (0..n as u32).collect();
         by_rank.sort_by_key(|&i| (prop[i as usize], i));
-        let mut rank = super::huge_filled(n, 0u32);
+        let mut rank = crate::mem::huge_filled(n, 0u32);
         for (r, &i) in by_rank.iter().enumerate() {
             rank[i as usize] = r as u32;
         }
@@ -293,14 +293,14 @@ impl BusIndex {
         let size = buckets.next_power_of_two();
         BusIndex {
             prop: {
-                let mut p = super::huge_vec(n);
+                let mut p = crate::mem::huge_vec(n);
                 p.extend(by_rank.iter().map(|&i| sx(prop[i as usize])));
                 p
             },
             rank,
             by_rank,
             size,
-            tree: std::array::from_fn(|_| super::huge_filled(2 * size, [EMPTY; 2])),
+            tree: std::array::from_fn(|_| crate::mem::huge_filled(2 * size, [EMPTY; 2])),
             keys: std::array::from_fn(|_| Lists::new(buckets)),
             dirty: std::array::from_fn(|_| Vec::new()),
             dirty_flag: std::array::from_fn(|_| vec![false; 2 * size]),
@@ -364,7 +364,7 @@ impl BusIndex {
     #[inline]
     pub fn prefetch_rank(&self, station: usize) {
         if let Some(r) = self.rank.get(station) {
-            super::prefetch_lines(r);
+            crate::mem::prefetch_lines(r);
         }
     }
 
@@ -380,7 +380,7 @@ impl BusIndex {
             let mut node = self.size + b;
             for _ in 0..4 {
                 if let Some(n) = self.tree[w].get(node) {
-                    super::prefetch_lines(n);
+                    crate::mem::prefetch_lines(n);
                 }
                 node /= 2;
             }
@@ -395,7 +395,7 @@ impl BusIndex {
     pub fn prefetch_moves(&self, stations: &[u32], from: usize) {
         for &st in stations {
             if let Some(r) = self.rank.get(st as usize) {
-                super::prefetch_lines(r);
+                crate::mem::prefetch_lines(r);
             }
         }
         self.prefetch_buckets(from, stations.iter().map(|&st| self.bucket(st as usize)));
@@ -505,7 +505,7 @@ impl BusIndex {
             // first (the signal lists behind the bucket headers once those
             // have had time to arrive), then do the work.
             for &n in &level {
-                super::prefetch_lines(&self.tree[which][n as usize]);
+                crate::mem::prefetch_lines(&self.tree[which][n as usize]);
             }
             self.prefetch_buckets(which, level.iter().map(|&n| n as usize - self.size));
             // Keep only the nodes whose bounds changed: their parents are
@@ -530,8 +530,8 @@ impl BusIndex {
                 level.dedup();
                 for &n in &level {
                     let n = n as usize;
-                    super::prefetch_lines(&tree[2 * n..2 * n + 2]);
-                    super::prefetch_lines(&tree[n]);
+                    crate::mem::prefetch_lines(&tree[2 * n..2 * n + 2]);
+                    crate::mem::prefetch_lines(&tree[n]);
                 }
                 level.retain(|&n| {
                     let n = n as usize;

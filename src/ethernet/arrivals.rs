@@ -1,0 +1,105 @@
+//! A station's traffic: arrival processes turned into frames in its queue.
+//! Calls into the MAC (`add_frame`); the MAC never calls back here.
+
+use super::{Event, Observer, Sim};
+use crate::engine::Time;
+use crate::traffic::{exponential_ps, pareto_ps, Arrivals};
+use rand::RngExt;
+
+impl<O: Observer> Sim<'_, O> {
+    pub(super) fn start_traffic(&mut self, i: usize) {
+        match *self.group_arrivals(i) {
+            Arrivals::Saturated => {
+                self.add_frame(0, i);
+            }
+            Arrivals::Poisson { rate } => {
+                let first = self.st[i]
+                    .rng_traffic
+                    .with(|r| exponential_ps(r, 1e12 / rate));
+                self.q.push(first, Event::Arrival(i as u32));
+            }
+            Arrivals::Periodic { interval, phase } => {
+                let first = match phase {
+                    Some(p) => p,
+                    None => self.st[i].rng_traffic.with(|r| r.random_range(0..interval)),
+                };
+                self.q.push(first, Event::Arrival(i as u32));
+            }
+            Arrivals::Burst { at, .. } => self.q.push(at, Event::Arrival(i as u32)),
+            Arrivals::OnOff {
+                rate,
+                mean_on,
+                alpha,
+                ..
+            } => {
+                let s = &mut self.st[i];
+                let (on_until, first) = s.rng_traffic.with(|r| {
+                    let on = pareto_ps(r, alpha, mean_on as f64);
+                    (on, exponential_ps(r, 1e12 / rate))
+                });
+                s.on_until = on_until;
+                self.schedule_on_off(i, first);
+            }
+        }
+    }
+
+    /// Schedules the next on-off arrival at `next`, skipping off periods.
+    pub(super) fn schedule_on_off(&mut self, i: usize, mut next: Time) {
+        if let Arrivals::OnOff {
+            rate,
+            mean_on,
+            mean_off,
+            alpha,
+        } = *self.group_arrivals(i)
+        {
+            let s = &mut self.st[i];
+            // Exponential interarrivals are memoryless, so an arrival that
+            // falls past the on period restarts at the next on period.
+            // An arrival past the duration is never processed, so stop there:
+            // with saturated times, `next` could otherwise never fall inside.
+            let duration = self.sc.duration;
+            while next >= s.on_until && next < duration {
+                let on_until = s.on_until;
+                let (on_start, on, gap) = s.rng_traffic.with(|r| {
+                    let off = pareto_ps(r, alpha, mean_off as f64);
+                    let on_start = on_until.saturating_add(off);
+                    let on = pareto_ps(r, alpha, mean_on as f64);
+                    (on_start, on, exponential_ps(r, 1e12 / rate))
+                });
+                s.on_until = on_start.saturating_add(on);
+                next = on_start.saturating_add(gap);
+            }
+            self.q.push(next, Event::Arrival(i as u32));
+        }
+    }
+
+    pub(super) fn arrival(&mut self, t: Time, i: usize) {
+        match *self.group_arrivals(i) {
+            Arrivals::Saturated => {}
+            Arrivals::Poisson { rate } => {
+                self.add_frame(t, i);
+                let gap = self.st[i]
+                    .rng_traffic
+                    .with(|r| exponential_ps(r, 1e12 / rate));
+                self.q.push(t.saturating_add(gap), Event::Arrival(i as u32));
+            }
+            Arrivals::Periodic { interval, .. } => {
+                self.add_frame(t, i);
+                self.q
+                    .push(t.saturating_add(interval), Event::Arrival(i as u32));
+            }
+            Arrivals::Burst { frames, .. } => {
+                for _ in 0..frames {
+                    self.add_frame(t, i);
+                }
+            }
+            Arrivals::OnOff { rate, .. } => {
+                self.add_frame(t, i);
+                let gap = self.st[i]
+                    .rng_traffic
+                    .with(|r| exponential_ps(r, 1e12 / rate));
+                self.schedule_on_off(i, t.saturating_add(gap));
+            }
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! The 802.3 MAC's transitions: contend, defer, transmit, collisionDetect and
+//! jam, backoff, discard, and the check of a frame at its destination.
+
+use super::medium::Signal;
+use super::station::{Frame, Mac};
+use super::{Event, IndexUse, MacEvent, Observer, Sim};
+use crate::engine::Time;
+use crate::mem::{grow_huge, prefetch_lines};
+use crate::scenario::Access;
+use crate::traffic::Arrivals;
+use rand::RngExt;
+
+impl<O: Observer> Sim<'_, O> {
+    pub(super) fn add_frame(&mut self, t: Time, i: usize) {
+        let n = self.st.len() as u32;
+        let law = self.frame_law(i);
+        let fixed_dst = self.sc.groups[self.st[i].group as usize].destination;
+        let s = &mut self.st[i];
+        let (bytes, dst) = s.rng_traffic.with(|rng| {
+            let bytes = law.sample(rng);
+            let dst = match fixed_dst {
+                Some(d) => d as u32,
+                None if n > 1 => {
+                    let r = rng.random_range(0..n - 1);
+                    if r >= i as u32 {
+                        r + 1
+                    } else {
+                        r
+                    }
+                }
+                None => i as u32,
+            };
+            (bytes, dst)
+        });
+        let queued = s.queue.len() < s.capacity;
+        self.rec.arrival(t, i, bytes, queued);
+        self.obs
+            .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
+        if !queued {
+            return;
+        }
+        let s = &mut self.st[i];
+        s.queue.push_back(Frame {
+            arrival: t,
+            bytes,
+            dst,
+        });
+        if s.mac == Mac::Idle {
+            self.contend(t, i, t);
+        }
+    }
+
+    /// After a frame leaves (sent or discarded): contend for the next one.
+    pub(super) fn next_frame(&mut self, t: Time, i: usize) {
+        if self.st[i].queue.is_empty() {
+            self.st[i].mac = Mac::Idle;
+            if let Arrivals::Saturated = self.group_arrivals(i) {
+                self.add_frame(t, i);
+            }
+        } else {
+            self.contend(t, i, t);
+        }
+    }
+
+    /// Station `i` has a frame at the head of its queue and may contend,
+    /// deferring as it must from time `from` (<= now).
+    pub(super) fn contend(&mut self, now: Time, i: usize, from: Time) {
+        if self.access != Access::CsmaCd && self.contend_by_mode(now, i) {
+            return;
+        }
+        let from = self.slot_sample_time(now, i, from);
+        match self.deference(i, from) {
+            Ok((at, _)) if at <= now => self.send_now(now, i),
+            Ok((at, restart_before)) => self.schedule_start(now, i, at, restart_before),
+            Err(_) if self.access == Access::CsmaCdNonPersistent => self.sense_later(now, i),
+            Err((ctx, on)) => {
+                self.st[i].mac = Mac::Blocked { on, ctx };
+                self.signal_mut(on).waiters.push(i as u32);
+                self.obs.on(now, i as u32, &MacEvent::Defer { until: None });
+            }
+        }
+    }
+
+    /// Station `i` will send at `at` unless a signal that starts from now on
+    /// reaches it before `restart_before`.
+    pub(super) fn schedule_start(&mut self, now: Time, i: usize, at: Time, restart_before: Time) {
+        let s = &mut self.st[i];
+        s.mac = Mac::Scheduled {
+            restart_before,
+            seq: self.next_id,
+            since: now,
+        };
+        s.timer = s.timer.wrapping_add(1);
+        self.q.push(at, Event::TxStart(i as u32, s.timer));
+        self.obs
+            .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
+    }
+
+    /// The scheduled send time has come: send, unless a signal that started
+    /// after the schedule reached the station early enough to restart the gap.
+    pub(super) fn scheduled_start(&mut self, t: Time, i: usize) {
+        let Mac::Scheduled {
+            restart_before,
+            seq,
+            since,
+        } = self.st[i].mac
+        else {
+            return;
+        };
+        let me = self.st[i].prop;
+        let first_new = if let (Some(ix), true) = (&self.ix, since >= self.removed_floor) {
+            // Signals with id >= seq started at or after `since`: those moved
+            // to the fading or buried trees were moved after it.
+            ix.first_arrival_since(i, seq, restart_before, self.trees(since))
+        } else {
+            self.signals
+                .range(
+                    seq.saturating_sub(self.base_id)
+                        .min(self.signals.len() as u64) as usize..,
+                )
+                .filter(|s| s.station as usize != i)
+                .map(|s| s.start + me.abs_diff(s.prop))
+                .filter(|&a| a < restart_before)
+                .min()
+        };
+        match first_new {
+            None => self.send_now(t, i),
+            Some(a) => self.contend(t, i, a),
+        }
+    }
+
+    pub(super) fn start_tx(&mut self, t: Time, i: usize) {
+        let m = &self.sc.medium;
+        let Some(&frame) = self.st[i].queue.front() else {
+            self.st[i].mac = Mac::Idle;
+            return;
+        };
+        let full_end = t + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps;
+        let me = self.st[i].prop;
+        // Collision detection at i: the first foreign signal present during
+        // its transmission; and i's signal may reach transmitting stations
+        // before anything else does.
+        if let IndexUse::WhileBusy { attach, .. } = self.index_use {
+            if self.ix.is_none() && self.signals.len() - self.live_index(t) > attach {
+                self.attach_index(t);
+            }
+        }
+        let mut detect = Time::MAX;
+        let mut updates = std::mem::take(&mut self.updates);
+        if let Some(ix) = &self.ix {
+            // Removed signals have left every station before now.
+            let trees = self.trees(t);
+            detect = if ix.present(i, t, trees) {
+                t
+            } else {
+                // Only an arrival before the end matters: a later one
+                // schedules no detection, and `detect_at` is compared
+                // only with arrivals before this signal's end.
+                ix.first_start_after(i, t, full_end, trees)
+                    .unwrap_or(Time::MAX)
+            };
+            // Only the nearest transmitter on each side can be reached by
+            // this signal first: a farther one j has a nearer one j' between
+            // it and i, whose signal (sent no later than now) reaches j no
+            // later than this one does, and j's detection time already
+            // accounts for j' (set at j's start or lowered at j''s).
+            let mut near = ix.nearest_unfixed(i);
+            if let [Some(x), Some(y)] = near {
+                if y.1 < x.1 {
+                    near = [Some(y), Some(x)];
+                }
+            }
+            for (j, sid) in near.into_iter().flatten() {
+                debug_assert!(self.st[j].mac == Mac::Transmitting { signal: sid });
+                let arrive = t + me.abs_diff(self.st[j].prop);
+                if arrive < self.st[j].detect_at && arrive < self.signal(sid).end {
+                    updates.push((j, arrive));
+                }
+            }
+        } else {
+            for s in self.signals.range(self.live_index(t)..) {
+                let j = s.station as usize;
+                if j == i {
+                    continue;
+                }
+                let d = me.abs_diff(s.prop);
+                if s.end + d > t {
+                    detect = detect.min((s.start + d).max(t));
+                }
+                // A signal is unfixed exactly while its sender is transmitting it
+                // (detect and tx_end fix it before the sender moves on), so this
+                // needs no look at the sender's state.
+                if !s.fixed {
+                    debug_assert!(self.st[j].mac == Mac::Transmitting { signal: s.id });
+                    let arrive = t + d;
+                    if arrive < self.st[j].detect_at && arrive < s.end {
+                        updates.push((j, arrive));
+                    }
+                }
+            }
+        }
+        for &(j, at) in &updates {
+            let sj = &mut self.st[j];
+            sj.detect_at = at;
+            sj.detect_token = sj.detect_token.wrapping_add(1);
+            self.q.push(at, Event::Detect(j as u32, sj.detect_token));
+        }
+        updates.clear();
+        self.updates = updates;
+        let id = self.next_id;
+        self.next_id += 1;
+        if let Some(ix) = &mut self.ix {
+            ix.add(i, id, t, full_end);
+        }
+        if self.signals.len() == self.signals.capacity() {
+            grow_huge(&mut self.signals);
+        }
+        self.signals.push_back(Signal {
+            id,
+            station: i as u32,
+            prop: me,
+            start: t,
+            end: full_end,
+            fixed: false,
+            collided: false,
+            frame,
+            waiters: Vec::new(),
+        });
+        let s = &mut self.st[i];
+        s.mac = Mac::Transmitting { signal: id };
+        s.detect_at = detect;
+        s.detect_token = s.detect_token.wrapping_add(1);
+        if detect < full_end {
+            self.q.push(detect, Event::Detect(i as u32, s.detect_token));
+        }
+        s.timer = s.timer.wrapping_add(1);
+        // A detection before the end fixes a new end (and pushes its own
+        // TxEnd), which would leave this one stale: only push it when it can
+        // fire. A later start_tx can only move detection earlier.
+        if !(self.cd && detect < full_end) {
+            self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
+        }
+        let attempt = s.collisions + 1;
+        self.rec.attempt(t, i, frame.bytes);
+        self.obs.on(
+            t,
+            i as u32,
+            &MacEvent::TxStart {
+                dst: frame.dst,
+                bytes: frame.bytes,
+                attempt,
+                end: full_end,
+            },
+        );
+    }
+
+    pub(super) fn detect(&mut self, t: Time, i: usize) {
+        let Mac::Transmitting { signal } = self.st[i].mac else {
+            return;
+        };
+        if !self.cd {
+            // Without collision detection the frame runs to its end.
+            return;
+        }
+        let m = &self.sc.medium;
+        let (start, end) = {
+            let s = self.signal(signal);
+            (s.start, s.end)
+        };
+        if t >= end {
+            return;
+        }
+        // The preamble is always finished, then the jam is sent.
+        let jam_start = t.max(start + m.preamble_ps);
+        let jam_end = jam_start + m.jam_ps;
+        let late = t > start + m.preamble_ps + m.slot_ps;
+        {
+            let s = self.signal_mut(signal);
+            s.end = jam_end;
+            s.fixed = true;
+            s.collided = true;
+        }
+        self.index_fixed(i, signal, jam_end);
+        let st = &mut self.st[i];
+        // The jam's end draws a backoff: its generator, out of line and
+        // seldom in cache in a crowd, can load during the jam.
+        st.rng_backoff.prefetch();
+        st.detect_at = Time::MAX;
+        st.timer = st.timer.wrapping_add(1);
+        self.q.push(jam_end, Event::TxEnd(i as u32, st.timer));
+        self.rec.collision_detected(t, i, late);
+        self.obs
+            .on(t, i as u32, &MacEvent::CollisionDetected { late });
+        self.obs.on(
+            t,
+            i as u32,
+            &MacEvent::Jam {
+                start: jam_start,
+                end: jam_end,
+            },
+        );
+    }
+
+    pub(super) fn tx_end(&mut self, t: Time, i: usize) {
+        let Mac::Transmitting { signal } = self.st[i].mac else {
+            return;
+        };
+        let (collided, frame, mut waiters, start, was_fixed) = {
+            let s = self.signal_mut(signal);
+            let was_fixed = s.fixed;
+            s.fixed = true;
+            (
+                s.collided,
+                s.frame,
+                std::mem::take(&mut s.waiters),
+                s.start,
+                was_fixed,
+            )
+        };
+        if !was_fixed {
+            self.index_fixed(i, signal, t);
+        }
+        // Without collision detection the sender learns at the end of its
+        // frame whether another signal overlapped it (at the sender).
+        let collided = collided || (!self.cd && self.overlapped_at(signal, i));
+        if collided {
+            self.channel.observe_collision(start, t);
+        } else {
+            self.channel.observe_success();
+        }
+        self.st[i].own_end = t;
+        self.st[i].detect_at = Time::MAX;
+        if collided {
+            self.rec.collision_ended(t, i);
+            let spec = self.spec(i);
+            let s = &mut self.st[i];
+            s.collisions += 1;
+            s.backoff.on_collision(spec);
+            let n = s.collisions;
+            if n >= spec.attempt_limit() {
+                s.queue.pop_front();
+                s.collisions = 0;
+                s.backoff.on_discard(spec);
+                self.rec.discard(t, i);
+                self.obs.on(t, i as u32, &MacEvent::Discard { attempts: n });
+                self.next_frame(t, i);
+            } else {
+                let slot = self.sc.medium.slot_ps;
+                let draw = s
+                    .rng_backoff
+                    .with(|r| s.backoff.draw(spec, n, slot, &self.channel, r));
+                s.mac = Mac::Backoff;
+                s.timer = s.timer.wrapping_add(1);
+                // Saturating: a wait past the end of the clock means "never again in
+                // this run", which is what a huge backoff window asks for.
+                self.q.push(
+                    t.saturating_add(draw.delay),
+                    Event::Ready(i as u32, s.timer),
+                );
+                self.obs.on(
+                    t,
+                    i as u32,
+                    &MacEvent::Backoff {
+                        n,
+                        k: draw.k,
+                        r: draw.r,
+                        delay: draw.delay,
+                    },
+                );
+            }
+        } else {
+            let d = self.delay(i, frame.dst as usize);
+            self.q.push(t + d, Event::Deliver(signal));
+            let spec = self.spec(i);
+            let s = &mut self.st[i];
+            s.queue.pop_front();
+            s.collisions = 0;
+            s.backoff.on_success(spec);
+            self.rec.success(t, i);
+            self.obs.on(t, i as u32, &MacEvent::TxSuccess);
+            if let Access::CsmaCdPPersistent { .. } = self.access {
+                // The sender contends for its next frame after the stations
+                // that waited on this one, so that they start their slots
+                // from this end as it does.
+                self.wake_waiters(t, signal, std::mem::take(&mut waiters));
+            }
+            self.next_frame(t, i);
+        }
+        self.wake_waiters(t, signal, waiters);
+        self.prune(t);
+    }
+
+    /// The end of a successful transmission reaches its destination: it is
+    /// intact unless any other signal overlapped it there.
+    pub(super) fn deliver(&mut self, t: Time, id: u64) {
+        let (i, start, end, frame) = {
+            let s = self.signal(id);
+            (s.station as usize, s.start, s.end, s.frame)
+        };
+        let dst = frame.dst as usize;
+        let d = self.delay(i, dst);
+        let (a0, b0) = (start + d, end + d);
+        let corrupted = self.overlapped(id, dst, a0, b0);
+        let delay = end - frame.arrival;
+        self.rec.delivered(end, i, frame.bytes, delay, !corrupted);
+        self.obs.on(
+            t,
+            i as u32,
+            &MacEvent::Delivered {
+                dst: frame.dst,
+                intact: !corrupted,
+                delay,
+            },
+        );
+    }
+
+    //
+    // Kept apart from the carrier-sense machinery above: each mode branches off
+    // at `contend` (before deferral), `send_now` (the moment a station would
+    // send), `detect` (ignored without collision detection) and `tx_end`
+    // (failure judged at the end of the frame). csma-cd takes none of them.
+
+    /// The stations blocked on `signal` contend again, now that its end is
+    /// known.
+    pub(super) fn wake_waiters(&mut self, t: Time, signal: u64, waiters: Vec<u32>) {
+        // In a crowd their states are scattered: ask for all of them first.
+        for &w in &waiters {
+            if let Some(s) = self.st.get(w as usize) {
+                prefetch_lines(s);
+            }
+        }
+        for w in waiters {
+            let w = w as usize;
+            if let Mac::Blocked { on, ctx } = self.st[w].mac {
+                if on == signal {
+                    self.contend(t, w, ctx);
+                }
+            }
+        }
+    }
+
+    /// The station may send now: p-persistent stations toss their coin first.
+    pub(super) fn send_now(&mut self, t: Time, i: usize) {
+        if let Access::CsmaCdPPersistent { p } = self.access {
+            let s = &mut self.st[i];
+            if s.rng_backoff.with(|r| r.random::<f64>()) >= p {
+                // Wait a slot and sense again.
+                let at = t + self.sc.medium.slot_ps;
+                s.mac = Mac::Backoff;
+                s.timer = s.timer.wrapping_add(1);
+                self.q.push(at, Event::Ready(i as u32, s.timer));
+                self.obs
+                    .on(t, i as u32, &MacEvent::Defer { until: Some(at) });
+                return;
+            }
+        }
+        self.start_tx(t, i)
+    }
+
+    /// Non-persistent: the medium is busy, so sense again after one slot plus
+    /// the wait the station's policy would draw now (n = max(1, collisions)),
+    /// without touching the policy's memory. The extra slot guarantees
+    /// progress for policies that can draw zero.
+    pub(super) fn sense_later(&mut self, now: Time, i: usize) {
+        let spec = self.spec(i);
+        let slot = self.sc.medium.slot_ps;
+        let s = &mut self.st[i];
+        let mut probe = s.backoff.clone();
+        let n = s.collisions.max(1);
+        let draw = s
+            .rng_backoff
+            .with(|r| probe.draw(spec, n, slot, &self.channel, r));
+        let at = now + slot + draw.delay;
+        s.mac = Mac::Backoff;
+        s.timer = s.timer.wrapping_add(1);
+        self.q.push(at, Event::Ready(i as u32, s.timer));
+        self.obs
+            .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
+    }
+}

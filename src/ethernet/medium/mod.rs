@@ -1,0 +1,314 @@
+//! The signals on the wire: the list of transmissions, their pruning, carrier
+//! sense, the deference query and overlap at a receiver. Answers questions;
+//! calls no MAC code.
+
+pub(super) mod index_life;
+pub(super) mod signal_index;
+
+use super::station::Frame;
+use super::{IndexUse, Observer, Sim};
+use crate::engine::Time;
+use signal_index::{BusIndex, Trees};
+
+/// One transmission on the bus: present at station j on [start + d, end + d).
+#[derive(Debug)]
+pub(in crate::ethernet) struct Signal {
+    pub(in crate::ethernet) id: u64,
+    pub(in crate::ethernet) station: u32,
+    /// The sender's propagation time from the origin (copied from its
+    /// station so that bus scans stay within this array).
+    pub(in crate::ethernet) prop: Time,
+    pub(in crate::ethernet) start: Time,
+    pub(in crate::ethernet) end: Time,
+    /// The end is known for good (collision detected, or transmission over).
+    pub(in crate::ethernet) fixed: bool,
+    pub(in crate::ethernet) collided: bool,
+    pub(in crate::ethernet) frame: Frame,
+    /// Stations whose deferral waits for this signal's end to be known.
+    pub(in crate::ethernet) waiters: Vec<u32>,
+}
+
+/// A signal as one station sees it: present there on [arrive, leave).
+#[derive(Clone, Copy, Debug)]
+pub(in crate::ethernet) struct Seen {
+    pub(in crate::ethernet) arrive: Time,
+    pub(in crate::ethernet) leave: Time,
+    pub(in crate::ethernet) fixed: bool,
+    pub(in crate::ethernet) id: u64,
+}
+
+impl<O: Observer> Sim<'_, O> {
+    pub(in crate::ethernet) fn delay(&self, i: usize, j: usize) -> Time {
+        self.st[i].prop.abs_diff(self.st[j].prop)
+    }
+
+    pub(in crate::ethernet) fn signal(&self, id: u64) -> &Signal {
+        &self.signals[(id - self.base_id) as usize]
+    }
+
+    pub(in crate::ethernet) fn signal_mut(&mut self, id: u64) -> &mut Signal {
+        &mut self.signals[(id - self.base_id) as usize]
+    }
+
+    /// The earliest time >= `t0` at which station `i` may send, by 802.3's
+    /// two-part deferral: after carrier drops (or the station's own
+    /// transmission ends) it waits the gap; carrier in the first 2/3 of the
+    /// gap restarts the wait, carrier in the last 1/3 is ignored.
+    ///
+    /// Returns `Ok((send_at, restart_before))`, or `Err((ctx, signal))` when the
+    /// answer needs the end of a transmission still in progress.
+    pub(in crate::ethernet) fn deference(
+        &mut self,
+        i: usize,
+        t0: Time,
+    ) -> Result<(Time, Time), (Time, u64)> {
+        if let (Some(ix), true) = (&self.ix, t0 >= self.removed_floor) {
+            return self.defer_indexed(ix, i, t0);
+        }
+        let me = self.st[i].prop;
+        let ifg = self.ifg;
+        // One pass keeps the foreign signals that can still matter, as seen
+        // at i, in id order; the loops below then run over few of them. A
+        // signal whose carrier left i an interframe gap before t0 cannot: it
+        // covers no cand >= t0, its drop is too old to start a gap that
+        // reaches cand, and it arrived before any gap that does.
+        let mut seen = std::mem::take(&mut self.scratch);
+        let live = self.signals.range(self.live_index(t0)..);
+        // Every signal is written, and kept by advancing past it: whether
+        // one is kept is a coin toss in a crowd, which a branch would
+        // mispredict.
+        seen.resize(
+            live.len(),
+            Seen {
+                arrive: 0,
+                leave: 0,
+                fixed: true,
+                id: 0,
+            },
+        );
+        let mut kept = 0;
+        for s in live {
+            let d = me.abs_diff(s.prop);
+            seen[kept] = Seen {
+                arrive: s.start + d,
+                leave: s.end + d,
+                fixed: s.fixed,
+                id: s.id,
+            };
+            kept += usize::from((s.station as usize != i) & (s.end + d + ifg > t0));
+        }
+        seen.truncate(kept);
+        let r = self.defer_over(i, t0, &seen);
+        self.scratch = seen;
+        r
+    }
+
+    /// [`Sim::deference`] over the signals `seen` at station `i`.
+    pub(in crate::ethernet) fn defer_over(
+        &self,
+        i: usize,
+        t0: Time,
+        seen: &[Seen],
+    ) -> Result<(Time, Time), (Time, u64)> {
+        let ifg = self.ifg;
+        let part1 = self.ifg_part1;
+        let foreign = seen.iter().map(|s| (s.arrive, s.leave, s));
+        let mut cand = t0;
+        loop {
+            let mut covered = false;
+            let mut last_drop = self.st[i].own_gap_at(cand, ifg);
+            for (a, b, _) in foreign.clone() {
+                if a <= cand && cand < b {
+                    covered = true;
+                    break;
+                }
+                if b <= cand && b + ifg > cand {
+                    last_drop = Some(last_drop.map_or(b, |c: Time| c.max(b)));
+                }
+            }
+            let c = if covered {
+                // Follow the busy period to its end.
+                let mut c = cand;
+                loop {
+                    let mut ext: Option<Time> = None;
+                    for (a, b, s) in foreign.clone() {
+                        if a <= c && c < b {
+                            if !s.fixed {
+                                return Err((c, s.id));
+                            }
+                            ext = Some(ext.map_or(b, |e: Time| e.max(b)));
+                        }
+                    }
+                    match ext {
+                        Some(e) => c = e,
+                        None => break,
+                    }
+                }
+                c
+            } else if let Some(c) = last_drop {
+                c
+            } else {
+                return Ok((cand, cand));
+            };
+            // The gap runs from c; carrier starting in its first part restarts it.
+            let restart = foreign
+                .clone()
+                .map(|(a, _, _)| a)
+                .filter(|&a| a > c && a < c + part1)
+                .min();
+            match restart {
+                Some(a) => cand = a,
+                None => return Ok((c + ifg, c + part1)),
+            }
+        }
+    }
+
+    /// The trees a query about time `t` must look at.
+    pub(in crate::ethernet) fn trees(&self, t: Time) -> Trees {
+        Trees {
+            fading: t < self.fade_last,
+            buried: t < self.bury_last,
+        }
+    }
+
+    /// [`Sim::deference`] by the bus index: the loop of [`Sim::defer_over`],
+    /// asking the index the same questions.
+    pub(in crate::ethernet) fn defer_indexed(
+        &self,
+        ix: &BusIndex,
+        i: usize,
+        t0: Time,
+    ) -> Result<(Time, Time), (Time, u64)> {
+        let ifg = self.ifg;
+        let part1 = self.ifg_part1;
+        let mut cand = t0;
+        loop {
+            // Carrier at cand: follow the busy period to its end.
+            let busy = match ix.busy_until(i, cand, self.trees(cand)) {
+                Err(id) => return Err((cand, id)),
+                Ok(end) => end,
+            };
+            let c = if let Some(first_end) = busy {
+                let mut c = first_end;
+                loop {
+                    match ix.busy_until(i, c, self.trees(c)) {
+                        Err(id) => return Err((c, id)),
+                        Ok(Some(e)) => c = e,
+                        Ok(None) => break,
+                    }
+                }
+                c
+            } else {
+                let lo = cand as i64 - ifg as i64;
+                let own = self.st[i].own_gap_at(cand, ifg);
+                // Ends in the gap window: fading signals always count.
+                let trees = Trees {
+                    fading: true,
+                    ..self.trees(cand)
+                };
+                match own.max(ix.last_end_in(i, lo, cand, trees)) {
+                    Some(c) => c,
+                    None => return Ok((cand, cand)),
+                }
+            };
+            let restart = ix.first_start_after(i, c, c + part1, self.trees(c));
+            match restart {
+                Some(a) => cand = a,
+                None => return Ok((c + ifg, c + part1)),
+            }
+        }
+    }
+
+    /// Drops signals that can no longer matter to any station, and moves the
+    /// start of the live signals past those that have left every station an
+    /// interframe gap ago.
+    pub(in crate::ethernet) fn prune(&mut self, now: Time) {
+        if now < self.prune_next {
+            return;
+        }
+        self.prune_next = now + self.ifg_part1;
+        while let Some(s) = self.signals.front() {
+            if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
+                self.signals.pop_front();
+                self.base_id += 1;
+            } else {
+                break;
+            }
+        }
+        let mut k = self.live_from.max(self.base_id);
+        while k < self.next_id {
+            let s = self.signal(k);
+            if s.fixed && s.end + self.max_delay + self.ifg <= now {
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        if k > self.live_from {
+            self.live_from = k;
+            self.live_since = now;
+        }
+        if let IndexUse::WhileBusy { detach, .. } = self.index_use {
+            if self.ix.is_some() && self.signals.len() - self.live_index(now) < detach {
+                self.detach_index();
+            }
+        }
+    }
+
+    /// Index in `signals` of the first signal that can matter to carrier
+    /// sense, deferral or detection at any time >= `t`. The signals before
+    /// `live_from` had left every station an interframe gap before
+    /// `live_since`: at `t >= live_since` they cover nothing, start no gap
+    /// that is still running and arrive nowhere. Earlier `t` (a deferral
+    /// resumed from the past) scans everything.
+    pub(in crate::ethernet) fn live_index(&self, t: Time) -> usize {
+        if t >= self.live_since {
+            (self.live_from.max(self.base_id) - self.base_id) as usize
+        } else {
+            0
+        }
+    }
+
+    /// Whether another station's signal is present at station `i` at `t`.
+    pub(in crate::ethernet) fn carrier_at(&self, i: usize, t: Time) -> bool {
+        if let Some(ix) = &self.ix {
+            // Only called at the current time: removed signals are gone.
+            return ix.present(i, t, self.trees(t));
+        }
+        let me = self.st[i].prop;
+        self.signals.range(self.live_index(t)..).any(|s| {
+            let j = s.station as usize;
+            let d = me.abs_diff(s.prop);
+            j != i && s.start + d <= t && t < s.end + d
+        })
+    }
+
+    /// Whether any other signal overlapped signal `id` at station `at`.
+    pub(in crate::ethernet) fn overlapped_at(&self, id: u64, at: usize) -> bool {
+        let (start, end, from) = {
+            let s = self.signal(id);
+            (s.start, s.end, s.station as usize)
+        };
+        let d = self.st[at].prop.abs_diff(self.st[from].prop);
+        self.overlapped(id, at, start + d, end + d)
+    }
+
+    /// Whether any signal but `id` is present at station `at` at some time in
+    /// [a0, b0).
+    pub(in crate::ethernet) fn overlapped(&self, id: u64, at: usize, a0: Time, b0: Time) -> bool {
+        let pa = self.st[at].prop;
+        let hit = |id_k: u64, prop: Time, start: Time, end: Time| {
+            let dk = pa.abs_diff(prop);
+            id_k != id && start + dk < b0 && a0 < end + dk
+        };
+        match &self.ix {
+            // A signal removed at r has left every station by r, so only
+            // those removed after a0 can overlap.
+            Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0, self.trees(a0)),
+            _ => self
+                .signals
+                .iter()
+                .any(|s| hit(s.id, s.prop, s.start, s.end)),
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The bus world: one run of CSMA/CD stations on a shared bus, driven by the
+//! event engine. No I/O, no wall clock; once a scenario is validated nothing
+//! here can fail.
+//!
+//! The rooms follow 802.3's processes: `station` (a station's state),
+//! `arrivals` (traffic into its queue), `mac` (contend, defer, transmit,
+//! detect and jam, backoff), `access` (the non-802.3 access modes),
+//! `medium` (the signals on the wire and what a station senses), `placement`
+//! (where stations sit) and `metrics` (what a run counts). This file holds
+//! the run's state, its assembly and the event loop.
+
+mod access;
+mod arrivals;
+mod event;
+mod mac;
+mod medium;
+mod metrics;
+mod placement;
+mod station;
+
+pub use event::{MacEvent, Observer};
+pub use medium::signal_index::CROWD;
+pub use metrics::{RunMetrics, RunResult, StationResult, METRIC_COLUMNS};
+pub use placement::positions;
+
+/// Bytes the bus index holds per station, when it is used (see [`CROWD`]).
+pub fn index_bytes_per_station() -> usize {
+    BusIndex::bytes_per_station()
+}
+
+use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
+use crate::engine::{EventQueue, Time};
+use crate::mem::{huge_vec, prefetch_lines};
+use crate::scenario::{Access, Scenario};
+use crate::seed::{self, Stream};
+use crate::traffic::{Arrivals, FrameLaw};
+use event::Event;
+use medium::signal_index::{self as bus, BusIndex};
+use medium::{Seen, Signal};
+use metrics::Recorder;
+use station::{FrameQueue, Mac, Station};
+use std::collections::VecDeque;
+
+/// Runs one replication of `sc` with the given run seed.
+pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
+    run_observed(sc, run_seed, &mut ())
+}
+
+/// Runs one replication, reporting every MAC event to `obs`.
+pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, obs: &mut O) -> RunResult {
+    let index = if sc.station_count() >= CROWD {
+        IndexUse::WhileBusy {
+            attach: bus::ATTACH,
+            detach: bus::DETACH,
+        }
+    } else {
+        IndexUse::Off
+    };
+    run_with_index(sc, run_seed, index, obs)
+}
+
+/// When a run keeps the bus index (see [`bus`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexUse {
+    /// Never: every question scans the signals that can matter.
+    Off,
+    /// From the first event to the last.
+    On,
+    /// While more than `attach` signals can matter, until fewer than
+    /// `detach` can.
+    WhileBusy { attach: usize, detach: usize },
+}
+
+/// Stations from which their random streams are parked between uses (see
+/// [`Stream`]): two live generators take some 700 bytes per station.
+const PARK_FROM: usize = 1 << 16;
+
+/// Runs one replication with the bus index used as `index` says, whatever
+/// the number of stations. Results and events are the same in every case;
+/// the tests check that.
+#[doc(hidden)]
+pub fn run_with_index<O: Observer>(
+    sc: &Scenario,
+    run_seed: u64,
+    index: IndexUse,
+    obs: &mut O,
+) -> RunResult {
+    let mut sim = Sim::new(sc, run_seed, obs, index);
+    sim.run();
+    sim.finish()
+}
+
+struct Sim<'a, O: Observer> {
+    sc: &'a Scenario,
+    q: EventQueue<Event>,
+    st: Vec<Station>,
+    signals: VecDeque<Signal>,
+    /// Id of `signals[0]`.
+    base_id: u64,
+    next_id: u64,
+    ifg: Time,
+    /// The first two thirds of the gap, during which carrier restarts it.
+    ifg_part1: Time,
+    horizon: Time,
+    rec: Recorder,
+    obs: &'a mut O,
+    /// `[medium] access`, and whether it detects collisions (else a collided
+    /// frame runs to its end and fails there).
+    access: Access,
+    cd: bool,
+    /// What channel-aware backoff policies (BLAM) observe.
+    channel: ChannelHistory,
+    /// Signals with ids below `live_from` are dead for every query at times
+    /// >= `live_since` (see [`Sim::live_index`]).
+    live_from: u64,
+    live_since: Time,
+    /// The largest propagation delay between two stations.
+    max_delay: Time,
+    /// Reused by [`Sim::deference`] and [`Sim::start_tx`], so that they
+    /// allocate nothing.
+    scratch: Vec<Seen>,
+    updates: Vec<(usize, Time)>,
+    /// For crowds: the signals that matter at the current time, by station
+    /// position (see [`bus`]); None while the index is not in use.
+    ix: Option<BusIndex>,
+    /// When the index is used, and its memory while it is set aside (see
+    /// [`Sim::attach_index`]).
+    index_use: IndexUse,
+    ix_spare: Option<BusIndex>,
+    /// Fixed signals in the index, by the time they next change trees:
+    /// (when, id, station): to the fading tree at end + max_delay (gone from
+    /// the wire), to the buried tree an interframe gap later (gone for any
+    /// query from then on), and out after the longest look-back. The last two
+    /// are queued in time order as they are pushed. (The order among equal
+    /// times does not matter: tree bounds do not depend on it.)
+    dying: EventQueue<(u64, u32)>,
+    burying: VecDeque<(Time, u64, u32)>,
+    removing: VecDeque<(Time, u64, u32)>,
+    /// The last time a signal left the wire tree, and the last time one was
+    /// buried: a query about a later time need not look at those trees.
+    fade_last: Time,
+    bury_last: Time,
+    /// Queries about times before this need the full scan (a signal buried
+    /// then has been removed).
+    removed_floor: Time,
+    /// The next time signals move down the trees: moving them late is exact
+    /// (a query looks at every tree a signal might still matter in), and
+    /// moving many at once shares the updates of their common ancestors.
+    gc_next: Time,
+    /// Reused by [`Sim::index_gc`], so that it allocates nothing.
+    gc_stations: Vec<u32>,
+    /// [`Sim::prune`] looks again from this time on: pruning late is exact
+    /// (scans only see a few more signals that can no longer matter), and
+    /// its loops, run at every transmission end, mispredicted their exits.
+    prune_next: Time,
+}
+
+impl<'a, O: Observer> Sim<'a, O> {
+    fn new(sc: &'a Scenario, run_seed: u64, obs: &'a mut O, index: IndexUse) -> Self {
+        let n = sc.station_count();
+        let indexed = index != IndexUse::Off;
+        // Parked streams give the same numbers: the tests that force the
+        // index on check them too.
+        let parked = index == IndexUse::On || (indexed && n >= PARK_FROM);
+        let pos = positions(sc, run_seed);
+        let mut st = huge_vec(n);
+        for (gi, g) in sc.groups.iter().enumerate() {
+            for _ in 0..g.count {
+                let i = st.len();
+                st.push(Station {
+                    prop: (pos[i] / sc.medium.speed * crate::units::PS_PER_S).round() as Time,
+                    group: gi as u32,
+                    queue: FrameQueue::default(),
+                    capacity: g.queue,
+                    mac: Mac::Idle,
+                    collisions: 0,
+                    timer: 0,
+                    detect_token: 0,
+                    detect_at: Time::MAX,
+                    own_end: Time::MAX,
+                    on_until: 0,
+                    backoff: BackoffState::new(&g.backoff),
+                    rng_traffic: Stream::new(
+                        seed::derive(run_seed, &[seed::TRAFFIC, i as u64]),
+                        parked,
+                    ),
+                    rng_backoff: Stream::new(
+                        seed::derive(run_seed, &[seed::BACKOFF, i as u64]),
+                        parked,
+                    ),
+                });
+            }
+        }
+        // From the stations' actual propagation times, so it bounds every delay.
+        let max_delay = st.iter().map(|s| s.prop).max().unwrap_or(0)
+            - st.iter().map(|s| s.prop).min().unwrap_or(0);
+        let m = &sc.medium;
+        let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
+        let ix = (index == IndexUse::On)
+            .then(|| BusIndex::new(&st.iter().map(|s| s.prop).collect::<Vec<_>>()));
+        Sim {
+            sc,
+            q: EventQueue::with_capacity(n.min(1 << 20) + 16),
+            rec: Recorder::new(sc, pos),
+            st,
+            // A crowd's first wave puts a signal per station on the bus:
+            // room for it from the start (no doubling and copying on the
+            // way), on huge pages like the other big arrays.
+            signals: if indexed {
+                VecDeque::from(huge_vec(n))
+            } else {
+                VecDeque::new()
+            },
+            base_id: 0,
+            next_id: 0,
+            ifg: m.ifg_ps,
+            ifg_part1: m.ifg_ps * 2 / 3,
+            horizon,
+            obs,
+            access: m.access,
+            cd: m.access.detects_collisions(),
+            channel: ChannelHistory::default(),
+            live_from: 0,
+            live_since: 0,
+            max_delay,
+            scratch: Vec::new(),
+            updates: Vec::new(),
+            ix,
+            dying: EventQueue::new(),
+            burying: VecDeque::new(),
+            removing: VecDeque::new(),
+            fade_last: 0,
+            bury_last: 0,
+            removed_floor: 0,
+            index_use: index,
+            ix_spare: None,
+            gc_next: 0,
+            gc_stations: Vec::new(),
+            prune_next: 0,
+        }
+    }
+
+    fn group_arrivals(&self, i: usize) -> &'a Arrivals {
+        &self.sc.groups[self.st[i].group as usize].arrivals
+    }
+
+    fn spec(&self, i: usize) -> &'a BackoffSpec {
+        &self.sc.groups[self.st[i].group as usize].backoff
+    }
+
+    fn frame_law(&self, i: usize) -> &'a FrameLaw {
+        &self.sc.groups[self.st[i].group as usize].frame
+    }
+
+    fn run(&mut self) {
+        for i in 0..self.st.len() {
+            self.start_traffic(i);
+        }
+        let duration = self.sc.duration;
+        let mut past_end = None;
+        while let Some((t, ev)) = self.q.pop() {
+            if t >= duration {
+                past_end = Some((t, ev));
+                break;
+            }
+            self.rec.events += 1;
+            if let Some(&next) = self.q.peek() {
+                self.prefetch(next);
+            }
+            // The rank was asked for one event ago: the path can be now.
+            if let (Some(ix), Some(i)) = (&self.ix, ev.station()) {
+                ix.prefetch_path(i);
+            }
+            self.index_gc(t);
+            self.dispatch(t, ev);
+        }
+        // Transmissions that ended before the duration still reach their
+        // destinations: settle them, and nothing else.
+        let mut next = past_end;
+        while let Some((t, ev)) = next {
+            if let Event::Deliver(id) = ev {
+                self.rec.events += 1;
+                self.deliver(t, id);
+            }
+            next = self.q.pop();
+        }
+    }
+
+    /// Asks the processor to start loading the station of the next event
+    /// (its state, result row and position rank) while this one is handled:
+    /// in crowds they are scattered over megabytes, and waiting for them one
+    /// by one is much of the cost of an event.
+    #[inline]
+    fn prefetch(&self, ev: Event) {
+        let Some(i) = ev.station() else {
+            return;
+        };
+        if let Some(s) = self.st.get(i) {
+            prefetch_lines(s);
+        }
+        self.rec.prefetch(i);
+        if let Some(ix) = &self.ix {
+            ix.prefetch_rank(i);
+        }
+    }
+
+    fn dispatch(&mut self, t: Time, ev: Event) {
+        match ev {
+            Event::Arrival(i) => self.arrival(t, i as usize),
+            Event::Ready(i, tok) if self.st[i as usize].timer == tok => {
+                self.contend(t, i as usize, t)
+            }
+            Event::TxStart(i, tok) if self.st[i as usize].timer == tok => {
+                self.scheduled_start(t, i as usize)
+            }
+            Event::Detect(i, tok) if self.st[i as usize].detect_token == tok => {
+                self.detect(t, i as usize)
+            }
+            Event::TxEnd(i, tok) if self.st[i as usize].timer == tok => self.tx_end(t, i as usize),
+            Event::Deliver(id) => self.deliver(t, id),
+            _ => {}
+        }
+    }
+
+    fn finish(self) -> RunResult {
+        let Sim {
+            sc,
+            q,
+            st,
+            signals,
+            rec,
+            ix,
+            ix_spare,
+            dying,
+            ..
+        } = self;
+        let queued: Vec<u64> = st.iter().map(|s| s.queue.len() as u64).collect();
+        // A crowd's run state goes before its results are built, so that
+        // the two never take memory at once.
+        drop((q, st, signals, ix, ix_spare, dying));
+        rec.finish(sc, &queued)
+    }
+}

@@ -1,0 +1,63 @@
+//! Memory hints for the big arrays of crowds: prefetches and huge pages.
+//! Hints only: nothing here changes a result. The core's only `unsafe`.
+
+use std::collections::VecDeque;
+
+/// Hints the processor to load the cache lines of `*v`; no effect on results.
+#[inline]
+pub(crate) fn prefetch_lines<T: ?Sized>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = (v as *const T).cast::<i8>();
+        for off in (0..std::mem::size_of_val(v)).step_by(64) {
+            // SAFETY: a prefetch is a hint that never faults and reads
+            // nothing into the program; SSE is part of every x86_64 target.
+            // The address is formed with wrapping_add, without a dereference.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
+/// An empty vector with room for `n` items, whose memory the kernel is
+/// asked to back with huge pages (Linux, where they are given on request):
+/// a crowd's arrays span gigabytes, read at random, and with small pages
+/// most reads would first miss the address translation cache. Only a
+/// hint; no effect on results.
+pub(crate) fn huge_vec<T>(n: usize) -> Vec<T> {
+    let v = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = v.as_ptr() as usize;
+        let end = start + v.capacity() * std::mem::size_of::<T>();
+        let (lo, hi) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if hi > lo {
+            // SAFETY: the range lies inside the vector's own allocation, not
+            // yet touched; MADV_HUGEPAGE changes how pages are backed, never
+            // their contents. A failure (no huge pages here) is harmless.
+            unsafe {
+                libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}
+
+/// Doubles a full deque's room on memory asked for as [`huge_vec`] does
+/// (a plain `push_back` would grow it onto small pages): a crowd's signal
+/// list outgrows its first room, and is then read at random by id.
+pub(crate) fn grow_huge<T>(d: &mut VecDeque<T>) {
+    let mut v = huge_vec((2 * d.capacity()).max(16));
+    v.extend(d.drain(..));
+    *d = VecDeque::from(v);
+}
+
+/// [`huge_vec`] holding `n` copies of `value`.
+pub(crate) fn huge_filled<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut v = huge_vec(n);
+    v.resize(n, value);
+    v
+}
