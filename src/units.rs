@@ -191,6 +191,21 @@ pub fn format_ps(ps: u64) -> String {
     format!("{v}{u}")
 }
 
+/// Bytes as a short human figure ("12.5 GiB").
+pub fn format_bytes(b: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u + 1 == UNITS.len() && v >= 1024.0 {
+        return format!("{b:.3e} B");
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

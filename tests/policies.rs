@@ -529,7 +529,7 @@ fn three_groups_on_three_policies_share_one_bus() {
 
 #[test]
 fn every_policy_parses_with_its_defaults_and_bad_values_are_named() {
-    for d in scenario::backoff::POLICIES {
+    for d in scenario::policies::POLICIES {
         let sc = two_stations(&format!("{{ kind = \"{}\" }}", d.kind), "saturated", "10ms");
         assert_eq!(sc.groups[0].backoff.kind(), d.kind);
         assert_eq!(sc.groups[0].backoff.attempt_limit(), 16);

@@ -3,7 +3,7 @@
 //! reader uses (so the listing cannot drift from what a scenario accepts).
 
 use super::CliResult;
-use crate::scenario::backoff::POLICIES;
+use crate::scenario::policies::POLICIES;
 use crate::scenario::Access;
 
 /// List the backoff policies and channel-access modes.

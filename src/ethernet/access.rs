@@ -4,7 +4,7 @@
 use super::station::Mac;
 use super::{Observer, Sim};
 use crate::engine::Time;
-use crate::scenario::Access;
+use crate::ethernet::Access;
 
 impl<O: Observer> Sim<'_, O> {
     /// Handles `contend` for modes that do not simply defer; returns whether

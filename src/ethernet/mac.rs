@@ -5,8 +5,8 @@ use super::medium::Signal;
 use super::station::{Frame, Mac};
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
 use crate::engine::Time;
+use crate::ethernet::Access;
 use crate::mem::{grow_huge, prefetch_lines};
-use crate::scenario::Access;
 use crate::traffic::Arrivals;
 use rand::RngExt;
 

@@ -3,7 +3,7 @@
 //! runs of consecutive successes (the capture effect).
 
 use crate::engine::Time;
-use crate::scenario::Scenario;
+use crate::ethernet::Scenario;
 
 /// The summary columns of MODEL.md section 5, in output order.
 pub const METRIC_COLUMNS: &[&str] = &[

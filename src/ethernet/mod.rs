@@ -11,27 +11,24 @@
 
 mod access;
 mod arrivals;
+mod config;
 mod event;
 mod mac;
 mod medium;
+mod memory;
 mod metrics;
 mod placement;
 mod station;
 
+pub use config::{Access, Group, Medium, Placement, Scenario};
 pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
 pub use metrics::{RunMetrics, RunResult, StationResult, METRIC_COLUMNS};
 pub use placement::positions;
 
-/// Bytes the bus index holds per station, when it is used (see [`CROWD`]).
-pub fn index_bytes_per_station() -> usize {
-    BusIndex::bytes_per_station()
-}
-
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
-use crate::scenario::{Access, Scenario};
 use crate::seed::{self, Stream};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;

@@ -1,7 +1,7 @@
 //! Where stations sit on the bus: explicit positions, evenly spread, or
 //! uniform at random per replication.
 
-use crate::scenario::{Placement, Scenario};
+use crate::ethernet::{Placement, Scenario};
 use crate::seed;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

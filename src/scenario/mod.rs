@@ -2,13 +2,15 @@
 //! through a path-tracking reader, so an error names the file, key, line and what
 //! is allowed; once a scenario is built here the simulation core cannot fail.
 
-pub mod backoff;
 pub mod locate;
+pub mod policies;
 pub mod reader;
 
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
+pub use crate::ethernet::{Access, Group, Medium, Placement, Scenario};
 use crate::traffic::{Arrivals, FrameLaw, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+pub use crate::units::format_bytes;
 use crate::units::{self, TimeSpec, PS_PER_S};
 use reader::{FieldError, Fields, Item};
 use std::path::Path;
@@ -24,194 +26,6 @@ pub const MAX_REPLICATIONS: i64 = 1_000_000;
 pub const MAX_MEMORY_BYTES: u64 = 64 << 30;
 /// The slowest bit rate, 1 b/s, so that one bit time fits the picosecond clock.
 pub const MIN_BIT_RATE: f64 = 1.0;
-
-/// How stations reach the medium (`[medium] access`). docs/policies.md and
-/// ARCHITECTURE.md "Model choices" give the exact rules.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Access {
-    /// 1-persistent CSMA/CD, as 802.3.
-    CsmaCd,
-    /// Non-persistent CSMA/CD: a station that senses carrier does not wait
-    /// for the medium, it backs off and senses again later.
-    CsmaCdNonPersistent,
-    /// p-persistent CSMA/CD: when the medium is idle (after the gap), send with
-    /// probability `p`, else wait a slot and sense again.
-    CsmaCdPPersistent { p: f64 },
-    /// 1-persistent carrier sense without collision detection: collided frames
-    /// run to their end.
-    Csma,
-    /// No carrier sense, no collision detection: send at once.
-    Aloha,
-    /// As ALOHA, but transmissions start on slot boundaries (multiples of `slot`).
-    SlottedAloha,
-}
-
-impl Access {
-    /// The names `[medium] access` accepts.
-    pub const NAMES: &'static [&'static str] = &[
-        "csma-cd",
-        "csma-cd-nonpersistent",
-        "csma-cd-p-persistent",
-        "csma",
-        "aloha",
-        "slotted-aloha",
-    ];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Access::CsmaCd => "csma-cd",
-            Access::CsmaCdNonPersistent => "csma-cd-nonpersistent",
-            Access::CsmaCdPPersistent { .. } => "csma-cd-p-persistent",
-            Access::Csma => "csma",
-            Access::Aloha => "aloha",
-            Access::SlottedAloha => "slotted-aloha",
-        }
-    }
-
-    /// Whether a transmitting station detects collisions and jams.
-    pub fn detects_collisions(&self) -> bool {
-        matches!(
-            self,
-            Access::CsmaCd | Access::CsmaCdNonPersistent | Access::CsmaCdPPersistent { .. }
-        )
-    }
-
-    /// Whether a station senses carrier before sending.
-    pub fn senses_carrier(&self) -> bool {
-        !matches!(self, Access::Aloha | Access::SlottedAloha)
-    }
-}
-
-/// Where stations sit when no group gives positions.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Placement {
-    /// Evenly spread from 0 to the bus length, both ends included.
-    Even,
-    /// Uniform at random along the bus, drawn per replication.
-    Random,
-}
-
-/// The shared bus and the MAC timing constants.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Medium {
-    pub bit_rate: f64,
-    /// One bit time in picoseconds.
-    pub bit_ps: Time,
-    pub length_m: f64,
-    pub speed: f64,
-    pub slot_ps: Time,
-    pub preamble_ps: Time,
-    pub ifg_ps: Time,
-    pub jam_ps: Time,
-    pub access: Access,
-    pub placement: Placement,
-}
-
-/// One group of identical stations.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Group {
-    pub count: usize,
-    pub arrivals: Arrivals,
-    pub frame: FrameLaw,
-    pub backoff: BackoffSpec,
-    /// FIFO capacity in frames.
-    pub queue: usize,
-    /// Explicit positions in metres, one per station.
-    pub positions: Option<Vec<f64>>,
-    /// Fixed destination station (global index), else uniform among the others.
-    pub destination: Option<usize>,
-}
-
-/// A checked scenario, ready to simulate.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Scenario {
-    pub name: String,
-    pub seed: u64,
-    pub duration: Time,
-    pub warmup: Time,
-    pub replications: u32,
-    pub medium: Medium,
-    pub groups: Vec<Group>,
-    pub nonstandard_frames: bool,
-}
-
-impl Scenario {
-    pub fn station_count(&self) -> usize {
-        self.groups.iter().map(|g| g.count).sum()
-    }
-
-    /// The measured interval T = duration - warmup, in seconds.
-    pub fn measured_s(&self) -> f64 {
-        (self.duration - self.warmup) as f64 / PS_PER_S
-    }
-
-    /// Propagation time from one end of the bus to the other.
-    pub fn max_delay_ps(&self) -> Time {
-        (self.medium.length_m / self.medium.speed * PS_PER_S).round() as Time
-    }
-
-    /// The longest transmission: preamble plus the largest frame.
-    pub fn max_tx_ps(&self) -> Time {
-        let max_bytes = self
-            .groups
-            .iter()
-            .map(|g| g.frame.max_bytes())
-            .max()
-            .unwrap_or(0);
-        self.medium.preamble_ps + 8 * max_bytes as Time * self.medium.bit_ps
-    }
-
-    /// An upper estimate of the memory a run of this scenario needs, in bytes:
-    /// per station its MAC state, its result row and the frames its queue can
-    /// hold (saturated: one; burst: the burst, up to the queue; other kinds:
-    /// the expected arrivals over the duration plus one, up to the queue),
-    /// plus the per-station result rows of every replication, which are kept
-    /// until the output is written. Checked before any work is done.
-    pub fn memory_estimate_bytes(&self) -> f64 {
-        // Sizes of sim::Station (with its two boxed generators),
-        // sim::StationResult and a queued frame, rounded up; exactness does
-        // not matter, the order of magnitude does.
-        const STATION_BYTES: f64 = 1024.0;
-        const RESULT_BYTES: f64 = 192.0;
-        const FRAME_BYTES: f64 = 24.0;
-        let duration_s = self.duration as f64 / PS_PER_S;
-        let mut per_run = 0.0;
-        for g in &self.groups {
-            let queued = match g.arrivals {
-                Arrivals::Saturated => 1.0,
-                Arrivals::Burst { frames, .. } => frames as f64,
-                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
-                    rate * duration_s + 1.0
-                }
-                Arrivals::Periodic { interval, .. } => {
-                    self.duration as f64 / interval.max(1) as f64 + 1.0
-                }
-            }
-            .min(g.queue as f64);
-            per_run += g.count as f64 * (STATION_BYTES + RESULT_BYTES + queued * FRAME_BYTES);
-        }
-        if self.station_count() >= crate::sim::CROWD {
-            per_run += self.station_count() as f64 * crate::sim::index_bytes_per_station() as f64;
-        }
-        let results = self.replications as f64 * self.station_count() as f64 * RESULT_BYTES;
-        per_run + results
-    }
-}
-
-/// Bytes as a short human figure ("12.5 GiB").
-pub fn format_bytes(b: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u + 1 == UNITS.len() && v >= 1024.0 {
-        return format!("{b:.3e} B");
-    }
-    format!("{v:.1} {}", UNITS[u])
-}
 
 /// A scenario that cannot be used: where, and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -913,7 +727,7 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
         "e.g. traffic = { kind = \"saturated\" }",
     )?;
     let backoff = f
-        .with("backoff", |i| backoff::read(i, m))?
+        .with("backoff", |i| policies::read(i, m))?
         .unwrap_or_else(BackoffSpec::beb);
     let queue = f.integer("queue", 1, 10_000_000)?.unwrap_or(1000) as usize;
     let positions = f.with("positions", |i| {

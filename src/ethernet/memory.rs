@@ -1,0 +1,45 @@
+//! How much memory a bus run needs, estimated before any work so that a
+//! scenario that cannot fit is refused: the core knows its own sizes.
+
+use super::medium::signal_index::{BusIndex, CROWD};
+use super::Scenario;
+use crate::traffic::Arrivals;
+use crate::units::PS_PER_S;
+
+impl Scenario {
+    /// An upper estimate of the memory a run of this scenario needs, in bytes:
+    /// per station its MAC state, its result row and the frames its queue can
+    /// hold (saturated: one; burst: the burst, up to the queue; other kinds:
+    /// the expected arrivals over the duration plus one, up to the queue),
+    /// plus the per-station result rows of every replication, which are kept
+    /// until the output is written. Checked before any work is done.
+    pub fn memory_estimate_bytes(&self) -> f64 {
+        // Sizes of sim::Station (with its two boxed generators),
+        // sim::StationResult and a queued frame, rounded up; exactness does
+        // not matter, the order of magnitude does.
+        const STATION_BYTES: f64 = 1024.0;
+        const RESULT_BYTES: f64 = 192.0;
+        const FRAME_BYTES: f64 = 24.0;
+        let duration_s = self.duration as f64 / PS_PER_S;
+        let mut per_run = 0.0;
+        for g in &self.groups {
+            let queued = match g.arrivals {
+                Arrivals::Saturated => 1.0,
+                Arrivals::Burst { frames, .. } => frames as f64,
+                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
+                    rate * duration_s + 1.0
+                }
+                Arrivals::Periodic { interval, .. } => {
+                    self.duration as f64 / interval.max(1) as f64 + 1.0
+                }
+            }
+            .min(g.queue as f64);
+            per_run += g.count as f64 * (STATION_BYTES + RESULT_BYTES + queued * FRAME_BYTES);
+        }
+        if self.station_count() >= CROWD {
+            per_run += self.station_count() as f64 * BusIndex::bytes_per_station() as f64;
+        }
+        let results = self.replications as f64 * self.station_count() as f64 * RESULT_BYTES;
+        per_run + results
+    }
+}
