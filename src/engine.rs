@@ -7,8 +7,8 @@
 //! a time lands in the bin of the highest digit in which it differs from the
 //! last time popped and of its value in that digit. A pop empties the lowest
 //! non-empty bin into lower ones; each move takes an event down at least one
-//! digit, not one bit (at 1000 saturated stations 1.5 moves per event
-//! instead of 2.6 with binary bins), instead of sifting through log2(n)
+//! digit, not one bit (fewer moves per event than binary bins), instead of
+//! sifting through log2(n)
 //! levels of a binary heap on every operation, which keeps the cost per
 //! event nearly flat as the number of pending events (one timer per
 //! station) grows.

@@ -21,7 +21,9 @@ impl<O: Observer> Sim<'_, O> {
                     let slot = self.sc.medium.slot_ps;
                     now.div_ceil(slot).saturating_mul(slot)
                 } else {
-                    self.st[i].own_end().map_or(now, |e| now.max(e + self.ifg))
+                    self.stations[i]
+                        .own_end()
+                        .map_or(now, |e| now.max(e + self.ifg))
                 };
                 if at <= now {
                     self.start_tx(now, i);
@@ -45,7 +47,9 @@ impl<O: Observer> Sim<'_, O> {
     /// collide, as in Metcalfe and Boggs's slotted model.
     pub(super) fn slot_sample_time(&self, now: Time, i: usize, from: Time) -> Time {
         match self.access {
-            Access::CsmaCdPPersistent { .. } if from == now && self.st[i].mac == Mac::Backoff => {
+            Access::CsmaCdPPersistent { .. }
+                if from == now && self.stations[i].mac == Mac::Backoff =>
+            {
                 now.saturating_sub(1)
             }
             _ => from,

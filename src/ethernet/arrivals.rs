@@ -13,26 +13,28 @@ impl<O: Observer> Sim<'_, O> {
                 self.add_frame(0, i);
             }
             Arrivals::Poisson { rate } => {
-                let first = self.st[i]
+                let first = self.stations[i]
                     .rng_traffic
                     .with(|r| exponential_ps(r, 1e12 / rate));
-                self.q.push(first, Event::Arrival(i as u32));
+                self.events.push(first, Event::Arrival(i as u32));
             }
             Arrivals::Periodic { interval, phase } => {
                 let first = match phase {
                     Some(p) => p,
-                    None => self.st[i].rng_traffic.with(|r| r.random_range(0..interval)),
+                    None => self.stations[i]
+                        .rng_traffic
+                        .with(|r| r.random_range(0..interval)),
                 };
-                self.q.push(first, Event::Arrival(i as u32));
+                self.events.push(first, Event::Arrival(i as u32));
             }
-            Arrivals::Burst { at, .. } => self.q.push(at, Event::Arrival(i as u32)),
+            Arrivals::Burst { at, .. } => self.events.push(at, Event::Arrival(i as u32)),
             Arrivals::OnOff {
                 rate,
                 mean_on,
                 alpha,
                 ..
             } => {
-                let s = &mut self.st[i];
+                let s = &mut self.stations[i];
                 let (on_until, first) = s.rng_traffic.with(|r| {
                     let on = pareto_ps(r, alpha, mean_on as f64);
                     (on, exponential_ps(r, 1e12 / rate))
@@ -52,7 +54,7 @@ impl<O: Observer> Sim<'_, O> {
             alpha,
         } = *self.group_arrivals(i)
         {
-            let s = &mut self.st[i];
+            let s = &mut self.stations[i];
             // Exponential interarrivals are memoryless, so an arrival that
             // falls past the on period restarts at the next on period.
             // An arrival past the duration is never processed, so stop there:
@@ -69,7 +71,7 @@ impl<O: Observer> Sim<'_, O> {
                 s.on_until = on_start.saturating_add(on);
                 next = on_start.saturating_add(gap);
             }
-            self.q.push(next, Event::Arrival(i as u32));
+            self.events.push(next, Event::Arrival(i as u32));
         }
     }
 
@@ -78,14 +80,15 @@ impl<O: Observer> Sim<'_, O> {
             Arrivals::Saturated => {}
             Arrivals::Poisson { rate } => {
                 self.add_frame(t, i);
-                let gap = self.st[i]
+                let gap = self.stations[i]
                     .rng_traffic
                     .with(|r| exponential_ps(r, 1e12 / rate));
-                self.q.push(t.saturating_add(gap), Event::Arrival(i as u32));
+                self.events
+                    .push(t.saturating_add(gap), Event::Arrival(i as u32));
             }
             Arrivals::Periodic { interval, .. } => {
                 self.add_frame(t, i);
-                self.q
+                self.events
                     .push(t.saturating_add(interval), Event::Arrival(i as u32));
             }
             Arrivals::Burst { frames, .. } => {
@@ -95,7 +98,7 @@ impl<O: Observer> Sim<'_, O> {
             }
             Arrivals::OnOff { rate, .. } => {
                 self.add_frame(t, i);
-                let gap = self.st[i]
+                let gap = self.stations[i]
                     .rng_traffic
                     .with(|r| exponential_ps(r, 1e12 / rate));
                 self.schedule_on_off(i, t.saturating_add(gap));

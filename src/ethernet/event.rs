@@ -49,11 +49,18 @@ impl Observer for () {}
 
 #[derive(Clone, Copy, Debug)]
 pub(in crate::ethernet) enum Event {
+    /// A frame arrives at station i.
     Arrival(u32),
-    Ready(u32, u32),
+    /// Station i contends for the medium: its backoff ended, or it is time
+    /// to sense again (the second field is the timer token it was set with).
+    Contend(u32, u32),
+    /// Station i's deferral ends and it starts to send.
     TxStart(u32, u32),
-    Detect(u32, u32),
+    /// 802.3's collisionDetect at station i: a foreign signal reached it.
+    CollisionDetect(u32, u32),
+    /// Station i's transmission (frame or jam) ends.
     TxEnd(u32, u32),
+    /// Signal i's last bit reaches its destination.
     Deliver(u64),
 }
 
@@ -63,9 +70,9 @@ impl Event {
     pub(in crate::ethernet) fn station(self) -> Option<usize> {
         match self {
             Event::Arrival(i)
-            | Event::Ready(i, _)
+            | Event::Contend(i, _)
             | Event::TxStart(i, _)
-            | Event::Detect(i, _)
+            | Event::CollisionDetect(i, _)
             | Event::TxEnd(i, _) => Some(i as usize),
             Event::Deliver(_) => None,
         }

@@ -12,10 +12,10 @@ use rand::RngExt;
 
 impl<O: Observer> Sim<'_, O> {
     pub(super) fn add_frame(&mut self, t: Time, i: usize) {
-        let n = self.st.len() as u32;
+        let n = self.stations.len() as u32;
         let law = self.frame_law(i);
-        let fixed_dst = self.sc.groups[self.st[i].group as usize].destination;
-        let s = &mut self.st[i];
+        let fixed_dst = self.sc.groups[self.stations[i].group as usize].destination;
+        let s = &mut self.stations[i];
         let (bytes, dst) = s.rng_traffic.with(|rng| {
             let bytes = law.sample(rng);
             let dst = match fixed_dst {
@@ -33,13 +33,13 @@ impl<O: Observer> Sim<'_, O> {
             (bytes, dst)
         });
         let queued = s.queue.len() < s.capacity;
-        self.rec.arrival(t, i, bytes, queued);
-        self.obs
+        self.recorder.arrival(t, i, bytes, queued);
+        self.observer
             .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
         if !queued {
             return;
         }
-        let s = &mut self.st[i];
+        let s = &mut self.stations[i];
         s.queue.push_back(Frame {
             arrival: t,
             bytes,
@@ -52,8 +52,8 @@ impl<O: Observer> Sim<'_, O> {
 
     /// After a frame leaves (sent or discarded): contend for the next one.
     pub(super) fn next_frame(&mut self, t: Time, i: usize) {
-        if self.st[i].queue.is_empty() {
-            self.st[i].mac = Mac::Idle;
+        if self.stations[i].queue.is_empty() {
+            self.stations[i].mac = Mac::Idle;
             if let Arrivals::Saturated = self.group_arrivals(i) {
                 self.add_frame(t, i);
             }
@@ -74,9 +74,10 @@ impl<O: Observer> Sim<'_, O> {
             Ok((at, restart_before)) => self.schedule_start(now, i, at, restart_before),
             Err(_) if self.access == Access::CsmaCdNonPersistent => self.sense_later(now, i),
             Err((ctx, on)) => {
-                self.st[i].mac = Mac::Blocked { on, ctx };
+                self.stations[i].mac = Mac::DeferringOnSignal { on, ctx };
                 self.signal_mut(on).waiters.push(i as u32);
-                self.obs.on(now, i as u32, &MacEvent::Defer { until: None });
+                self.observer
+                    .on(now, i as u32, &MacEvent::Defer { until: None });
             }
         }
     }
@@ -84,31 +85,31 @@ impl<O: Observer> Sim<'_, O> {
     /// Station `i` will send at `at` unless a signal that starts from now on
     /// reaches it before `restart_before`.
     pub(super) fn schedule_start(&mut self, now: Time, i: usize, at: Time, restart_before: Time) {
-        let s = &mut self.st[i];
-        s.mac = Mac::Scheduled {
+        let s = &mut self.stations[i];
+        s.mac = Mac::DeferringGap {
             restart_before,
             seq: self.next_id,
             since: now,
         };
         s.timer = s.timer.wrapping_add(1);
-        self.q.push(at, Event::TxStart(i as u32, s.timer));
-        self.obs
+        self.events.push(at, Event::TxStart(i as u32, s.timer));
+        self.observer
             .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
     }
 
     /// The scheduled send time has come: send, unless a signal that started
     /// after the schedule reached the station early enough to restart the gap.
     pub(super) fn scheduled_start(&mut self, t: Time, i: usize) {
-        let Mac::Scheduled {
+        let Mac::DeferringGap {
             restart_before,
             seq,
             since,
-        } = self.st[i].mac
+        } = self.stations[i].mac
         else {
             return;
         };
-        let me = self.st[i].prop;
-        let first_new = if let (Some(ix), true) = (&self.ix, since >= self.removed_floor) {
+        let me = self.stations[i].prop;
+        let first_new = if let (Some(ix), true) = (&self.index, since >= self.removed_floor) {
             // Signals with id >= seq started at or after `since`: those moved
             // to the fading or buried trees were moved after it.
             ix.first_arrival_since(i, seq, restart_before, self.trees(since))
@@ -131,23 +132,23 @@ impl<O: Observer> Sim<'_, O> {
 
     pub(super) fn start_tx(&mut self, t: Time, i: usize) {
         let m = &self.sc.medium;
-        let Some(&frame) = self.st[i].queue.front() else {
-            self.st[i].mac = Mac::Idle;
+        let Some(&frame) = self.stations[i].queue.front() else {
+            self.stations[i].mac = Mac::Idle;
             return;
         };
         let full_end = t + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps;
-        let me = self.st[i].prop;
+        let me = self.stations[i].prop;
         // Collision detection at i: the first foreign signal present during
         // its transmission; and i's signal may reach transmitting stations
         // before anything else does.
         if let IndexUse::WhileBusy { attach, .. } = self.index_use {
-            if self.ix.is_none() && self.signals.len() - self.live_index(t) > attach {
+            if self.index.is_none() && self.signals.len() - self.live_index(t) > attach {
                 self.attach_index(t);
             }
         }
         let mut detect = Time::MAX;
         let mut updates = std::mem::take(&mut self.updates);
-        if let Some(ix) = &self.ix {
+        if let Some(ix) = &self.index {
             // Removed signals have left every station before now.
             let trees = self.trees(t);
             detect = if ix.present(i, t, trees) {
@@ -171,9 +172,9 @@ impl<O: Observer> Sim<'_, O> {
                 }
             }
             for (j, sid) in near.into_iter().flatten() {
-                debug_assert!(self.st[j].mac == Mac::Transmitting { signal: sid });
-                let arrive = t + me.abs_diff(self.st[j].prop);
-                if arrive < self.st[j].detect_at && arrive < self.signal(sid).end {
+                debug_assert!(self.stations[j].mac == Mac::Transmitting { signal: sid });
+                let arrive = t + me.abs_diff(self.stations[j].prop);
+                if arrive < self.stations[j].detect_at && arrive < self.signal(sid).end {
                     updates.push((j, arrive));
                 }
             }
@@ -191,25 +192,26 @@ impl<O: Observer> Sim<'_, O> {
                 // (detect and tx_end fix it before the sender moves on), so this
                 // needs no look at the sender's state.
                 if !s.fixed {
-                    debug_assert!(self.st[j].mac == Mac::Transmitting { signal: s.id });
+                    debug_assert!(self.stations[j].mac == Mac::Transmitting { signal: s.id });
                     let arrive = t + d;
-                    if arrive < self.st[j].detect_at && arrive < s.end {
+                    if arrive < self.stations[j].detect_at && arrive < s.end {
                         updates.push((j, arrive));
                     }
                 }
             }
         }
         for &(j, at) in &updates {
-            let sj = &mut self.st[j];
+            let sj = &mut self.stations[j];
             sj.detect_at = at;
             sj.detect_token = sj.detect_token.wrapping_add(1);
-            self.q.push(at, Event::Detect(j as u32, sj.detect_token));
+            self.events
+                .push(at, Event::CollisionDetect(j as u32, sj.detect_token));
         }
         updates.clear();
         self.updates = updates;
         let id = self.next_id;
         self.next_id += 1;
-        if let Some(ix) = &mut self.ix {
+        if let Some(ix) = &mut self.index {
             ix.add(i, id, t, full_end);
         }
         if self.signals.len() == self.signals.capacity() {
@@ -226,23 +228,24 @@ impl<O: Observer> Sim<'_, O> {
             frame,
             waiters: Vec::new(),
         });
-        let s = &mut self.st[i];
+        let s = &mut self.stations[i];
         s.mac = Mac::Transmitting { signal: id };
         s.detect_at = detect;
         s.detect_token = s.detect_token.wrapping_add(1);
         if detect < full_end {
-            self.q.push(detect, Event::Detect(i as u32, s.detect_token));
+            self.events
+                .push(detect, Event::CollisionDetect(i as u32, s.detect_token));
         }
         s.timer = s.timer.wrapping_add(1);
         // A detection before the end fixes a new end (and pushes its own
         // TxEnd), which would leave this one stale: only push it when it can
         // fire. A later start_tx can only move detection earlier.
-        if !(self.cd && detect < full_end) {
-            self.q.push(full_end, Event::TxEnd(i as u32, s.timer));
+        if !(self.detects_collisions && detect < full_end) {
+            self.events.push(full_end, Event::TxEnd(i as u32, s.timer));
         }
         let attempt = s.collisions + 1;
-        self.rec.attempt(t, i, frame.bytes);
-        self.obs.on(
+        self.recorder.attempt(t, i, frame.bytes);
+        self.observer.on(
             t,
             i as u32,
             &MacEvent::TxStart {
@@ -255,10 +258,10 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn detect(&mut self, t: Time, i: usize) {
-        let Mac::Transmitting { signal } = self.st[i].mac else {
+        let Mac::Transmitting { signal } = self.stations[i].mac else {
             return;
         };
-        if !self.cd {
+        if !self.detects_collisions {
             // Without collision detection the frame runs to its end.
             return;
         }
@@ -281,17 +284,17 @@ impl<O: Observer> Sim<'_, O> {
             s.collided = true;
         }
         self.index_fixed(i, signal, jam_end);
-        let st = &mut self.st[i];
+        let st = &mut self.stations[i];
         // The jam's end draws a backoff: its generator, out of line and
         // seldom in cache in a crowd, can load during the jam.
         st.rng_backoff.prefetch();
         st.detect_at = Time::MAX;
         st.timer = st.timer.wrapping_add(1);
-        self.q.push(jam_end, Event::TxEnd(i as u32, st.timer));
-        self.rec.collision_detected(t, i, late);
-        self.obs
+        self.events.push(jam_end, Event::TxEnd(i as u32, st.timer));
+        self.recorder.collision_detected(t, i, late);
+        self.observer
             .on(t, i as u32, &MacEvent::CollisionDetected { late });
-        self.obs.on(
+        self.observer.on(
             t,
             i as u32,
             &MacEvent::Jam {
@@ -302,7 +305,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn tx_end(&mut self, t: Time, i: usize) {
-        let Mac::Transmitting { signal } = self.st[i].mac else {
+        let Mac::Transmitting { signal } = self.stations[i].mac else {
             return;
         };
         let (collided, frame, mut waiters, start, was_fixed) = {
@@ -322,18 +325,18 @@ impl<O: Observer> Sim<'_, O> {
         }
         // Without collision detection the sender learns at the end of its
         // frame whether another signal overlapped it (at the sender).
-        let collided = collided || (!self.cd && self.overlapped_at(signal, i));
+        let collided = collided || (!self.detects_collisions && self.overlapped_at(signal, i));
         if collided {
             self.channel.observe_collision(start, t);
         } else {
             self.channel.observe_success();
         }
-        self.st[i].own_end = t;
-        self.st[i].detect_at = Time::MAX;
+        self.stations[i].own_end = t;
+        self.stations[i].detect_at = Time::MAX;
         if collided {
-            self.rec.collision_ended(t, i);
+            self.recorder.collision_ended(t, i);
             let spec = self.spec(i);
-            let s = &mut self.st[i];
+            let s = &mut self.stations[i];
             s.collisions += 1;
             s.backoff.on_collision(spec);
             let n = s.collisions;
@@ -341,8 +344,9 @@ impl<O: Observer> Sim<'_, O> {
                 s.queue.pop_front();
                 s.collisions = 0;
                 s.backoff.on_discard(spec);
-                self.rec.discard(t, i);
-                self.obs.on(t, i as u32, &MacEvent::Discard { attempts: n });
+                self.recorder.discard(t, i);
+                self.observer
+                    .on(t, i as u32, &MacEvent::Discard { attempts: n });
                 self.next_frame(t, i);
             } else {
                 let slot = self.sc.medium.slot_ps;
@@ -353,11 +357,11 @@ impl<O: Observer> Sim<'_, O> {
                 s.timer = s.timer.wrapping_add(1);
                 // Saturating: a wait past the end of the clock means "never again in
                 // this run", which is what a huge backoff window asks for.
-                self.q.push(
+                self.events.push(
                     t.saturating_add(draw.delay),
-                    Event::Ready(i as u32, s.timer),
+                    Event::Contend(i as u32, s.timer),
                 );
-                self.obs.on(
+                self.observer.on(
                     t,
                     i as u32,
                     &MacEvent::Backoff {
@@ -370,14 +374,14 @@ impl<O: Observer> Sim<'_, O> {
             }
         } else {
             let d = self.delay(i, frame.dst as usize);
-            self.q.push(t + d, Event::Deliver(signal));
+            self.events.push(t + d, Event::Deliver(signal));
             let spec = self.spec(i);
-            let s = &mut self.st[i];
+            let s = &mut self.stations[i];
             s.queue.pop_front();
             s.collisions = 0;
             s.backoff.on_success(spec);
-            self.rec.success(t, i);
-            self.obs.on(t, i as u32, &MacEvent::TxSuccess);
+            self.recorder.success(t, i);
+            self.observer.on(t, i as u32, &MacEvent::TxSuccess);
             if let Access::CsmaCdPPersistent { .. } = self.access {
                 // The sender contends for its next frame after the stations
                 // that waited on this one, so that they start their slots
@@ -402,8 +406,9 @@ impl<O: Observer> Sim<'_, O> {
         let (a0, b0) = (start + d, end + d);
         let corrupted = self.overlapped(id, dst, a0, b0);
         let delay = end - frame.arrival;
-        self.rec.delivered(end, i, frame.bytes, delay, !corrupted);
-        self.obs.on(
+        self.recorder
+            .delivered(end, i, frame.bytes, delay, !corrupted);
+        self.observer.on(
             t,
             i as u32,
             &MacEvent::Delivered {
@@ -425,13 +430,13 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn wake_waiters(&mut self, t: Time, signal: u64, waiters: Vec<u32>) {
         // In a crowd their states are scattered: ask for all of them first.
         for &w in &waiters {
-            if let Some(s) = self.st.get(w as usize) {
+            if let Some(s) = self.stations.get(w as usize) {
                 prefetch_lines(s);
             }
         }
         for w in waiters {
             let w = w as usize;
-            if let Mac::Blocked { on, ctx } = self.st[w].mac {
+            if let Mac::DeferringOnSignal { on, ctx } = self.stations[w].mac {
                 if on == signal {
                     self.contend(t, w, ctx);
                 }
@@ -442,14 +447,14 @@ impl<O: Observer> Sim<'_, O> {
     /// The station may send now: p-persistent stations toss their coin first.
     pub(super) fn send_now(&mut self, t: Time, i: usize) {
         if let Access::CsmaCdPPersistent { p } = self.access {
-            let s = &mut self.st[i];
+            let s = &mut self.stations[i];
             if s.rng_backoff.with(|r| r.random::<f64>()) >= p {
                 // Wait a slot and sense again.
                 let at = t + self.sc.medium.slot_ps;
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
-                self.q.push(at, Event::Ready(i as u32, s.timer));
-                self.obs
+                self.events.push(at, Event::Contend(i as u32, s.timer));
+                self.observer
                     .on(t, i as u32, &MacEvent::Defer { until: Some(at) });
                 return;
             }
@@ -464,7 +469,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn sense_later(&mut self, now: Time, i: usize) {
         let spec = self.spec(i);
         let slot = self.sc.medium.slot_ps;
-        let s = &mut self.st[i];
+        let s = &mut self.stations[i];
         let mut probe = s.backoff.clone();
         let n = s.collisions.max(1);
         let draw = s
@@ -473,8 +478,8 @@ impl<O: Observer> Sim<'_, O> {
         let at = now + slot + draw.delay;
         s.mac = Mac::Backoff;
         s.timer = s.timer.wrapping_add(1);
-        self.q.push(at, Event::Ready(i as u32, s.timer));
-        self.obs
+        self.events.push(at, Event::Contend(i as u32, s.timer));
+        self.observer
             .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
     }
 }

@@ -43,8 +43,8 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
     run_observed(sc, run_seed, &mut ())
 }
 
-/// Runs one replication, reporting every MAC event to `obs`.
-pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, obs: &mut O) -> RunResult {
+/// Runs one replication, reporting every MAC event to `observer`.
+pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, observer: &mut O) -> RunResult {
     let index = if sc.station_count() >= CROWD {
         IndexUse::WhileBusy {
             attach: bus::ATTACH,
@@ -53,7 +53,7 @@ pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, obs: &mut O) -> R
     } else {
         IndexUse::Off
     };
-    run_with_index(sc, run_seed, index, obs)
+    run_with_index(sc, run_seed, index, observer)
 }
 
 /// When a run keeps the bus index (see [`bus`]).
@@ -81,31 +81,31 @@ pub fn run_with_index<O: Observer>(
     sc: &Scenario,
     run_seed: u64,
     index: IndexUse,
-    obs: &mut O,
+    observer: &mut O,
 ) -> RunResult {
-    let mut sim = Sim::new(sc, run_seed, obs, index);
+    let mut sim = Sim::new(sc, run_seed, observer, index);
     sim.run();
     sim.finish()
 }
 
 struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
-    q: EventQueue<Event>,
-    st: Vec<Station>,
+    events: EventQueue<Event>,
+    stations: Vec<Station>,
     signals: VecDeque<Signal>,
     /// Id of `signals[0]`.
     base_id: u64,
     next_id: u64,
     ifg: Time,
     /// The first two thirds of the gap, during which carrier restarts it.
-    ifg_part1: Time,
+    ifs_part1: Time,
     horizon: Time,
-    rec: Recorder,
-    obs: &'a mut O,
+    recorder: Recorder,
+    observer: &'a mut O,
     /// `[medium] access`, and whether it detects collisions (else a collided
     /// frame runs to its end and fails there).
     access: Access,
-    cd: bool,
+    detects_collisions: bool,
     /// What channel-aware backoff policies (BLAM) observe.
     channel: ChannelHistory,
     /// Signals with ids below `live_from` are dead for every query at times
@@ -120,11 +120,11 @@ struct Sim<'a, O: Observer> {
     updates: Vec<(usize, Time)>,
     /// For crowds: the signals that matter at the current time, by station
     /// position (see [`bus`]); None while the index is not in use.
-    ix: Option<BusIndex>,
+    index: Option<BusIndex>,
     /// When the index is used, and its memory while it is set aside (see
     /// [`Sim::attach_index`]).
     index_use: IndexUse,
-    ix_spare: Option<BusIndex>,
+    spare_index: Option<BusIndex>,
     /// Fixed signals in the index, by the time they next change trees:
     /// (when, id, station): to the fading tree at end + max_delay (gone from
     /// the wire), to the buried tree an interframe gap later (gone for any
@@ -149,23 +149,23 @@ struct Sim<'a, O: Observer> {
     gc_stations: Vec<u32>,
     /// [`Sim::prune`] looks again from this time on: pruning late is exact
     /// (scans only see a few more signals that can no longer matter), and
-    /// its loops, run at every transmission end, mispredicted their exits.
+    /// running its loops at every transmission end costs more than it saves.
     prune_next: Time,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
-    fn new(sc: &'a Scenario, run_seed: u64, obs: &'a mut O, index: IndexUse) -> Self {
+    fn new(sc: &'a Scenario, run_seed: u64, observer: &'a mut O, index_use: IndexUse) -> Self {
         let n = sc.station_count();
-        let indexed = index != IndexUse::Off;
+        let indexed = index_use != IndexUse::Off;
         // Parked streams give the same numbers: the tests that force the
         // index on check them too.
-        let parked = index == IndexUse::On || (indexed && n >= PARK_FROM);
+        let parked = index_use == IndexUse::On || (indexed && n >= PARK_FROM);
         let pos = positions(sc, run_seed);
-        let mut st = huge_vec(n);
+        let mut stations = huge_vec(n);
         for (gi, g) in sc.groups.iter().enumerate() {
             for _ in 0..g.count {
-                let i = st.len();
-                st.push(Station {
+                let i = stations.len();
+                stations.push(Station {
                     prop: (pos[i] / sc.medium.speed * crate::units::PS_PER_S).round() as Time,
                     group: gi as u32,
                     queue: FrameQueue::default(),
@@ -190,17 +190,17 @@ impl<'a, O: Observer> Sim<'a, O> {
             }
         }
         // From the stations' actual propagation times, so it bounds every delay.
-        let max_delay = st.iter().map(|s| s.prop).max().unwrap_or(0)
-            - st.iter().map(|s| s.prop).min().unwrap_or(0);
+        let max_delay = stations.iter().map(|s| s.prop).max().unwrap_or(0)
+            - stations.iter().map(|s| s.prop).min().unwrap_or(0);
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
-        let ix = (index == IndexUse::On)
-            .then(|| BusIndex::new(&st.iter().map(|s| s.prop).collect::<Vec<_>>()));
+        let index = (index_use == IndexUse::On)
+            .then(|| BusIndex::new(&stations.iter().map(|s| s.prop).collect::<Vec<_>>()));
         Sim {
             sc,
-            q: EventQueue::with_capacity(n.min(1 << 20) + 16),
-            rec: Recorder::new(sc, pos),
-            st,
+            events: EventQueue::with_capacity(n.min(1 << 20) + 16),
+            recorder: Recorder::new(sc, pos),
+            stations,
             // A crowd's first wave puts a signal per station on the bus:
             // room for it from the start (no doubling and copying on the
             // way), on huge pages like the other big arrays.
@@ -212,26 +212,26 @@ impl<'a, O: Observer> Sim<'a, O> {
             base_id: 0,
             next_id: 0,
             ifg: m.ifg_ps,
-            ifg_part1: m.ifg_ps * 2 / 3,
+            ifs_part1: m.ifg_ps * 2 / 3,
             horizon,
-            obs,
+            observer,
             access: m.access,
-            cd: m.access.detects_collisions(),
+            detects_collisions: m.access.detects_collisions(),
             channel: ChannelHistory::default(),
             live_from: 0,
             live_since: 0,
             max_delay,
             scratch: Vec::new(),
             updates: Vec::new(),
-            ix,
+            index,
             dying: EventQueue::new(),
             burying: VecDeque::new(),
             removing: VecDeque::new(),
             fade_last: 0,
             bury_last: 0,
             removed_floor: 0,
-            index_use: index,
-            ix_spare: None,
+            index_use,
+            spare_index: None,
             gc_next: 0,
             gc_stations: Vec::new(),
             prune_next: 0,
@@ -239,35 +239,35 @@ impl<'a, O: Observer> Sim<'a, O> {
     }
 
     fn group_arrivals(&self, i: usize) -> &'a Arrivals {
-        &self.sc.groups[self.st[i].group as usize].arrivals
+        &self.sc.groups[self.stations[i].group as usize].arrivals
     }
 
     fn spec(&self, i: usize) -> &'a BackoffSpec {
-        &self.sc.groups[self.st[i].group as usize].backoff
+        &self.sc.groups[self.stations[i].group as usize].backoff
     }
 
     fn frame_law(&self, i: usize) -> &'a FrameLaw {
-        &self.sc.groups[self.st[i].group as usize].frame
+        &self.sc.groups[self.stations[i].group as usize].frame
     }
 
     fn run(&mut self) {
-        for i in 0..self.st.len() {
+        for i in 0..self.stations.len() {
             self.start_traffic(i);
         }
         let duration = self.sc.duration;
         let mut past_end = None;
-        while let Some((t, ev)) = self.q.pop() {
+        while let Some((t, ev)) = self.events.pop() {
             if t >= duration {
                 past_end = Some((t, ev));
                 break;
             }
-            self.rec.events += 1;
-            if let Some(&next) = self.q.peek() {
+            self.recorder.events += 1;
+            if let Some(&next) = self.events.peek() {
                 self.prefetch(next);
             }
             // The rank was asked for one event ago: the path can be now.
-            if let (Some(ix), Some(i)) = (&self.ix, ev.station()) {
-                ix.prefetch_path(i);
+            if let (Some(index), Some(i)) = (&self.index, ev.station()) {
+                index.prefetch_path(i);
             }
             self.index_gc(t);
             self.dispatch(t, ev);
@@ -277,10 +277,10 @@ impl<'a, O: Observer> Sim<'a, O> {
         let mut next = past_end;
         while let Some((t, ev)) = next {
             if let Event::Deliver(id) = ev {
-                self.rec.events += 1;
+                self.recorder.events += 1;
                 self.deliver(t, id);
             }
-            next = self.q.pop();
+            next = self.events.pop();
         }
     }
 
@@ -293,28 +293,30 @@ impl<'a, O: Observer> Sim<'a, O> {
         let Some(i) = ev.station() else {
             return;
         };
-        if let Some(s) = self.st.get(i) {
+        if let Some(s) = self.stations.get(i) {
             prefetch_lines(s);
         }
-        self.rec.prefetch(i);
-        if let Some(ix) = &self.ix {
-            ix.prefetch_rank(i);
+        self.recorder.prefetch(i);
+        if let Some(index) = &self.index {
+            index.prefetch_rank(i);
         }
     }
 
     fn dispatch(&mut self, t: Time, ev: Event) {
         match ev {
             Event::Arrival(i) => self.arrival(t, i as usize),
-            Event::Ready(i, tok) if self.st[i as usize].timer == tok => {
+            Event::Contend(i, tok) if self.stations[i as usize].timer == tok => {
                 self.contend(t, i as usize, t)
             }
-            Event::TxStart(i, tok) if self.st[i as usize].timer == tok => {
+            Event::TxStart(i, tok) if self.stations[i as usize].timer == tok => {
                 self.scheduled_start(t, i as usize)
             }
-            Event::Detect(i, tok) if self.st[i as usize].detect_token == tok => {
+            Event::CollisionDetect(i, tok) if self.stations[i as usize].detect_token == tok => {
                 self.detect(t, i as usize)
             }
-            Event::TxEnd(i, tok) if self.st[i as usize].timer == tok => self.tx_end(t, i as usize),
+            Event::TxEnd(i, tok) if self.stations[i as usize].timer == tok => {
+                self.tx_end(t, i as usize)
+            }
             Event::Deliver(id) => self.deliver(t, id),
             _ => {}
         }
@@ -323,19 +325,19 @@ impl<'a, O: Observer> Sim<'a, O> {
     fn finish(self) -> RunResult {
         let Sim {
             sc,
-            q,
-            st,
+            events,
+            stations,
             signals,
-            rec,
-            ix,
-            ix_spare,
+            recorder,
+            index,
+            spare_index,
             dying,
             ..
         } = self;
-        let queued: Vec<u64> = st.iter().map(|s| s.queue.len() as u64).collect();
+        let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
-        drop((q, st, signals, ix, ix_spare, dying));
-        rec.finish(sc, &queued)
+        drop((events, stations, signals, index, spare_index, dying));
+        recorder.finish(sc, &queued)
     }
 }

@@ -19,21 +19,19 @@ pub(in crate::ethernet) enum Mac {
     Idle,
     /// Waiting out a backoff.
     Backoff,
-    /// Deferring until a signal's end is known; `ctx` is where the wait began.
-    Blocked {
-        on: u64,
-        ctx: Time,
-    },
-    /// Will send at the TxStart event unless a signal newer than `seq`
-    /// reaches the station before `restart_before`; scheduled at `since`.
-    Scheduled {
+    /// Deferring (802.3's carrier sense): waiting for the end of signal `on`
+    /// to be known; `ctx` is where the wait began.
+    DeferringOnSignal { on: u64, ctx: Time },
+    /// Deferring through the interframe gap: will send at the TxStart event
+    /// unless a signal newer than `seq` reaches the station before
+    /// `restart_before` (the gap's first part); scheduled at `since`.
+    DeferringGap {
         restart_before: Time,
         seq: u64,
         since: Time,
     },
-    Transmitting {
-        signal: u64,
-    },
+    /// Sending signal `signal` (preamble, frame, and jam if it collides).
+    Transmitting { signal: u64 },
 }
 
 /// A station's FIFO of frames, with the head of the line kept inline: the

@@ -23,10 +23,9 @@ impl<O: Observer> Sim<'_, O> {
     /// that looks back) scan, as they do for times before a removal: the
     /// index may lack signals that mattered then.
     pub(in crate::ethernet) fn attach_index(&mut self, now: Time) {
-        let mut ix = self
-            .ix_spare
-            .take()
-            .unwrap_or_else(|| BusIndex::new(&self.st.iter().map(|s| s.prop).collect::<Vec<_>>()));
+        let mut ix = self.spare_index.take().unwrap_or_else(|| {
+            BusIndex::new(&self.stations.iter().map(|s| s.prop).collect::<Vec<_>>())
+        });
         let first = self.live_index(now);
         for (id, s) in (self.base_id + first as u64..).zip(self.signals.range(first..)) {
             let i = s.station as usize;
@@ -40,15 +39,15 @@ impl<O: Observer> Sim<'_, O> {
             }
         }
         self.removed_floor = self.removed_floor.max(now);
-        self.ix = Some(ix);
+        self.index = Some(ix);
     }
 
     /// Sets the bus index aside (emptied, its memory kept for the next
     /// use): from now on questions scan the signals.
     pub(in crate::ethernet) fn detach_index(&mut self) {
-        if let Some(mut ix) = self.ix.take() {
+        if let Some(mut ix) = self.index.take() {
             ix.clear();
-            self.ix_spare = Some(ix);
+            self.spare_index = Some(ix);
         }
         self.dying = EventQueue::new();
         self.burying.clear();
@@ -57,7 +56,7 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Signal `id` of station `i` now ends at `end`, for good.
     pub(in crate::ethernet) fn index_fixed(&mut self, i: usize, id: u64, end: Time) {
-        if let Some(ix) = &mut self.ix {
+        if let Some(ix) = &mut self.index {
             ix.fix(i, id, end);
             self.dying.push(end + self.max_delay, (id, i as u32));
         }
@@ -68,13 +67,13 @@ impl<O: Observer> Sim<'_, O> {
     /// now on they cover nothing, start no running gap and arrive nowhere; and
     /// removed once no query can look back to before their burial.
     pub(in crate::ethernet) fn index_gc(&mut self, now: Time) {
-        let Some(ix) = &mut self.ix else {
+        let Some(ix) = &mut self.index else {
             return;
         };
         if now < self.gc_next {
             return;
         }
-        self.gc_next = now + (self.ifg_part1 / 2).max(1);
+        self.gc_next = now + (self.ifs_part1 / 2).max(1);
         // Look-backs are shorter than a transmission plus the longest delay
         // and a gap; keep twice the horizon, and scan everything before that.
         let keep = 2 * self.horizon;

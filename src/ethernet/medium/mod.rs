@@ -2,6 +2,7 @@
 //! sense, the deference query and overlap at a receiver. Answers questions;
 //! calls no MAC code.
 
+mod bucket_lists;
 pub(super) mod index_life;
 pub(super) mod signal_index;
 
@@ -39,7 +40,7 @@ pub(in crate::ethernet) struct Seen {
 
 impl<O: Observer> Sim<'_, O> {
     pub(in crate::ethernet) fn delay(&self, i: usize, j: usize) -> Time {
-        self.st[i].prop.abs_diff(self.st[j].prop)
+        self.stations[i].prop.abs_diff(self.stations[j].prop)
     }
 
     pub(in crate::ethernet) fn signal(&self, id: u64) -> &Signal {
@@ -62,10 +63,10 @@ impl<O: Observer> Sim<'_, O> {
         i: usize,
         t0: Time,
     ) -> Result<(Time, Time), (Time, u64)> {
-        if let (Some(ix), true) = (&self.ix, t0 >= self.removed_floor) {
+        if let (Some(ix), true) = (&self.index, t0 >= self.removed_floor) {
             return self.defer_indexed(ix, i, t0);
         }
-        let me = self.st[i].prop;
+        let me = self.stations[i].prop;
         let ifg = self.ifg;
         // One pass keeps the foreign signals that can still matter, as seen
         // at i, in id order; the loops below then run over few of them. A
@@ -111,12 +112,12 @@ impl<O: Observer> Sim<'_, O> {
         seen: &[Seen],
     ) -> Result<(Time, Time), (Time, u64)> {
         let ifg = self.ifg;
-        let part1 = self.ifg_part1;
+        let part1 = self.ifs_part1;
         let foreign = seen.iter().map(|s| (s.arrive, s.leave, s));
         let mut cand = t0;
         loop {
             let mut covered = false;
-            let mut last_drop = self.st[i].own_gap_at(cand, ifg);
+            let mut last_drop = self.stations[i].own_gap_at(cand, ifg);
             for (a, b, _) in foreign.clone() {
                 if a <= cand && cand < b {
                     covered = true;
@@ -180,7 +181,7 @@ impl<O: Observer> Sim<'_, O> {
         t0: Time,
     ) -> Result<(Time, Time), (Time, u64)> {
         let ifg = self.ifg;
-        let part1 = self.ifg_part1;
+        let part1 = self.ifs_part1;
         let mut cand = t0;
         loop {
             // Carrier at cand: follow the busy period to its end.
@@ -200,7 +201,7 @@ impl<O: Observer> Sim<'_, O> {
                 c
             } else {
                 let lo = cand as i64 - ifg as i64;
-                let own = self.st[i].own_gap_at(cand, ifg);
+                let own = self.stations[i].own_gap_at(cand, ifg);
                 // Ends in the gap window: fading signals always count.
                 let trees = Trees {
                     fading: true,
@@ -226,7 +227,7 @@ impl<O: Observer> Sim<'_, O> {
         if now < self.prune_next {
             return;
         }
-        self.prune_next = now + self.ifg_part1;
+        self.prune_next = now + self.ifs_part1;
         while let Some(s) = self.signals.front() {
             if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
                 self.signals.pop_front();
@@ -249,7 +250,7 @@ impl<O: Observer> Sim<'_, O> {
             self.live_since = now;
         }
         if let IndexUse::WhileBusy { detach, .. } = self.index_use {
-            if self.ix.is_some() && self.signals.len() - self.live_index(now) < detach {
+            if self.index.is_some() && self.signals.len() - self.live_index(now) < detach {
                 self.detach_index();
             }
         }
@@ -271,11 +272,11 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Whether another station's signal is present at station `i` at `t`.
     pub(in crate::ethernet) fn carrier_at(&self, i: usize, t: Time) -> bool {
-        if let Some(ix) = &self.ix {
+        if let Some(ix) = &self.index {
             // Only called at the current time: removed signals are gone.
             return ix.present(i, t, self.trees(t));
         }
-        let me = self.st[i].prop;
+        let me = self.stations[i].prop;
         self.signals.range(self.live_index(t)..).any(|s| {
             let j = s.station as usize;
             let d = me.abs_diff(s.prop);
@@ -289,19 +290,19 @@ impl<O: Observer> Sim<'_, O> {
             let s = self.signal(id);
             (s.start, s.end, s.station as usize)
         };
-        let d = self.st[at].prop.abs_diff(self.st[from].prop);
+        let d = self.stations[at].prop.abs_diff(self.stations[from].prop);
         self.overlapped(id, at, start + d, end + d)
     }
 
     /// Whether any signal but `id` is present at station `at` at some time in
     /// [a0, b0).
     pub(in crate::ethernet) fn overlapped(&self, id: u64, at: usize, a0: Time, b0: Time) -> bool {
-        let pa = self.st[at].prop;
+        let pa = self.stations[at].prop;
         let hit = |id_k: u64, prop: Time, start: Time, end: Time| {
             let dk = pa.abs_diff(prop);
             id_k != id && start + dk < b0 && a0 < end + dk
         };
-        match &self.ix {
+        match &self.index {
             // A signal removed at r has left every station by r, so only
             // those removed after a0 can overlap.
             Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0, self.trees(a0)),

@@ -8,10 +8,10 @@
 //! Why this is exact: with integer propagation times p (ps from the bus
 //! origin), a signal sent by k on [s, e) is present at j on
 //! [s + |p_k - p_j|, e + |p_k - p_j|). For every k left of j (p_k <= p_j) that
-//! is [(s - p_k) + p_j, (e - p_k) + p_j): in the *left frame* (key = time at j
+//! is [(s - p_k) + p_j, (e - p_k) + p_j): in the *left side* (key = time at j
 //! minus p_j) the interval [s - p_k, e - p_k) does not depend on j. Likewise
-//! for k right of j in the *right frame*, with keys s + p_k and e + p_k. A
-//! segment tree over the stations in position order keeps, per frame, bounds
+//! for k right of j in the *right side*, with keys s + p_k and e + p_k. A
+//! segment tree over the stations in position order keeps, per side, bounds
 //! of the keys of its signals (of all, and of the unfixed ones) and of their
 //! ids. A query over the stations left of j (or right of j) skips subtrees
 //! whose bounds rule them out, takes a subtree's bound as the answer when the
@@ -22,6 +22,7 @@
 //! trees by how long ago they left the wire (see [`WIRE`] and
 //! `Sim::index_gc`).
 
+use super::bucket_lists::{Key, Lists, BUCKET};
 use crate::engine::Time;
 use std::cell::Cell;
 
@@ -33,124 +34,11 @@ pub const CROWD: usize = 1024;
 /// With [`CROWD`] stations or more, the index is used while more than
 /// `ATTACH` signals can matter, and set aside when fewer than `DETACH` can:
 /// a crowd released at once needs it, but saturated stations soon settle
-/// into collisions of a few, where the scan is several times faster and the
-/// index's upkeep is pure cost (3000 saturated stations: 1241 ns per
-/// attempt with the index throughout).
+/// into collisions of a few, where a scan is several times faster and the
+/// index's upkeep is pure cost (docs/performance.md has the figures).
 pub const ATTACH: usize = 256;
 /// See [`ATTACH`].
 pub const DETACH: usize = 32;
-
-/// One signal as the index sees it.
-#[derive(Clone, Copy, Debug, Default)]
-struct Key {
-    id: u64,
-    start: Time,
-    end: Time,
-    /// The sender's rank in position order.
-    rank: u32,
-    fixed: bool,
-}
-
-/// Stations per leaf of the trees: a leaf's signals are scanned, which keeps
-/// the trees shallow and small enough to stay in cache. (A million-station
-/// burst ran 10 to 15 % slower with 32 or 16, whose deeper trees cost more
-/// node updates and cache misses than the shorter scans save.)
-const BUCKET: usize = 64;
-
-/// The signals of every bucket of one tree. A bucket's list lives in a
-/// fixed run of [`BUCKET`] slots of one array on huge pages, so that its
-/// place is computed rather than read from a list header (one memory access
-/// less, and prefetches need no header first) and reading it costs no
-/// address translation miss (in a million-station crowd the lists span
-/// ~100 MB, far beyond what small pages' translation caches cover). A
-/// bucket that outgrows its run (rare: a station with two signals in one
-/// tree) moves its whole list to a spill vector until it shrinks back.
-struct Lists {
-    slots: Vec<Key>,
-    len: Vec<u32>,
-    spill: Vec<Vec<Key>>,
-}
-
-impl Lists {
-    fn new(buckets: usize) -> Self {
-        Lists {
-            slots: crate::mem::huge_filled(buckets * BUCKET, Key::default()),
-            len: vec![0; buckets],
-            spill: (0..buckets).map(|_| Vec::new()).collect(),
-        }
-    }
-
-    #[inline]
-    fn get(&self, b: usize) -> &[Key] {
-        let n = self.len[b] as usize;
-        if n <= BUCKET {
-            &self.slots[b * BUCKET..b * BUCKET + n]
-        } else {
-            &self.spill[b]
-        }
-    }
-
-    #[inline]
-    fn get_mut(&mut self, b: usize) -> &mut [Key] {
-        let n = self.len[b] as usize;
-        if n <= BUCKET {
-            &mut self.slots[b * BUCKET..b * BUCKET + n]
-        } else {
-            &mut self.spill[b]
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, b: usize, k: Key) {
-        let n = self.len[b] as usize;
-        if n < BUCKET {
-            self.slots[b * BUCKET + n] = k;
-        } else {
-            if n == BUCKET {
-                let run = &self.slots[b * BUCKET..(b + 1) * BUCKET];
-                self.spill[b].extend_from_slice(run);
-            }
-            self.spill[b].push(k);
-        }
-        self.len[b] += 1;
-    }
-
-    /// Removes the list's `pos`th signal, putting the last in its place.
-    #[inline]
-    fn swap_remove(&mut self, b: usize, pos: usize) -> Key {
-        let n = self.len[b] as usize;
-        self.len[b] -= 1;
-        if n <= BUCKET {
-            let run = &mut self.slots[b * BUCKET..b * BUCKET + n];
-            let k = run[pos];
-            run[pos] = run[n - 1];
-            k
-        } else {
-            let k = self.spill[b].swap_remove(pos);
-            if n - 1 == BUCKET {
-                let spill = std::mem::take(&mut self.spill[b]);
-                self.slots[b * BUCKET..(b + 1) * BUCKET].copy_from_slice(&spill);
-            }
-            k
-        }
-    }
-
-    fn clear(&mut self) {
-        self.len.fill(0);
-        for s in &mut self.spill {
-            *s = Vec::new();
-        }
-    }
-
-    /// Starts loading the bucket's length and first signals.
-    #[inline]
-    fn prefetch(&self, b: usize) {
-        if let (Some(n), Some(k)) = (self.len.get(b), self.slots.get(b * BUCKET)) {
-            crate::mem::prefetch_lines(n);
-            crate::mem::prefetch_lines(k);
-        }
-    }
-}
 
 /// The three trees: signals still on the wire somewhere; signals gone from
 /// the wire whose interframe gaps may still be running; and signals that
@@ -163,8 +51,8 @@ pub const WIRE: usize = 0;
 pub const FADING: usize = 1;
 pub const BURIED: usize = 2;
 
-/// Bounds of the frame keys of a set of signals: one cache line, so that a
-/// walk in one frame reads one line per node.
+/// Bounds of the side keys of a set of signals: one cache line, so that a
+/// walk in one side reads one line per node.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(align(64))]
 struct Agg {
@@ -246,11 +134,11 @@ enum Step {
     Stop,
 }
 
-/// Left frame (stations before the query station) and right frame.
+/// Left side (stations before the query station) and right side.
 const LEFT: usize = 0;
 const RIGHT: usize = 1;
 
-/// Converts a time to the signed frame arithmetic (times stay far below 2^63).
+/// Converts a time to the signed side arithmetic (times stay far below 2^63).
 #[inline]
 fn sx(t: Time) -> i64 {
     t as i64
@@ -271,7 +159,7 @@ pub struct BusIndex {
     /// Leaves are buckets of [`BUCKET`] ranks: node `size + rank / BUCKET`.
     size: usize,
     /// Per tree ([`WIRE`], [`FADING`], [`BURIED`]) and node, the bounds in
-    /// the left and the right frame.
+    /// the left and the right side.
     tree: [Vec<[Agg; 2]>; 3],
     /// Per tree and bucket, the signals it holds.
     keys: [Lists; 3],
@@ -327,7 +215,7 @@ impl BusIndex {
             + 3 * std::mem::size_of::<Key>()
     }
 
-    /// The bounds of a bucket's signals in tree `which`, in both frames.
+    /// The bounds of a bucket's signals in tree `which`, in both sides.
     fn leaf_bounds(&self, bucket: usize, which: usize) -> [Agg; 2] {
         let mut l = EMPTY;
         let mut r = EMPTY;
@@ -547,9 +435,9 @@ impl BusIndex {
         }
     }
 
-    /// Walks the stations of ranks [lo, hi) in one frame: `node` judges each
+    /// Walks the stations of ranks [lo, hi) in one side: `node` judges each
     /// subtree inside the range from its bounds; `leaf` sees each signal of a
-    /// station whose bounds were not enough, as (key, frame start, frame end),
+    /// station whose bounds were not enough, as (key, side start, side end),
     /// and returns false to stop. Returns false when stopped.
     #[allow(clippy::too_many_arguments)]
     fn walk<N, L>(
@@ -630,11 +518,11 @@ impl BusIndex {
         true
     }
 
-    /// The two frames around station `i`: (side, rank range, offset), where
-    /// a frame key k is the time k + offset at `i`. `with_self` includes i's
-    /// own rank (in the left frame, where its delay is 0).
+    /// The two sides around station `i`: (side, rank range, offset), where
+    /// a side key k is the time k + offset at `i`. `with_self` includes i's
+    /// own rank (in the left side, where its delay is 0).
     #[inline]
-    fn frames(
+    fn sides(
         &self,
         i: usize,
         with_self: bool,
@@ -655,7 +543,7 @@ impl BusIndex {
     /// Whether a signal of another station is present at `i` at time `c`.
     pub fn present(&self, i: usize, c: Time, trees: Trees) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+        for (w, side, lo, hi, off) in self.sides(i, false, trees) {
             let u = sx(c) - off;
             self.walk(
                 w,
@@ -686,28 +574,28 @@ impl BusIndex {
         false
     }
 
-    /// The best time at `i` over both frames: the least if `least`, else the
+    /// The best time at `i` over both sides: the least if `least`, else the
     /// greatest, and only one that beats `bound` (a time, or `i64::MAX`
-    /// (`i64::MIN`) for none). `walk_frame(tree, side, lo, hi, offset, best)`
-    /// walks one frame, lowering (raising) `best`, which holds the best frame
-    /// key so far: keys must beat it, so each frame starts from the bound or
-    /// the other frames' answer.
+    /// (`i64::MIN`) for none). `walk_side(tree, side, lo, hi, offset, best)`
+    /// walks one side, lowering (raising) `best`, which holds the best side
+    /// key so far: keys must beat it, so each side starts from the bound or
+    /// the other side' answer.
     fn best_over<F>(
         &self,
         i: usize,
         trees: Trees,
         least: bool,
         bound: i64,
-        mut walk_frame: F,
+        mut walk_side: F,
     ) -> Option<Time>
     where
         F: FnMut(usize, usize, usize, usize, i64, &Cell<i64>),
     {
         let none = if least { i64::MAX } else { i64::MIN };
         let mut best = bound;
-        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+        for (w, side, lo, hi, off) in self.sides(i, false, trees) {
             let side_best = Cell::new(if best == none { none } else { best - off });
-            walk_frame(w, side, lo, hi, off, &side_best);
+            walk_side(w, side, lo, hi, off, &side_best);
             if side_best.get() != none {
                 let t = side_best.get() + off;
                 best = if best == none {
@@ -787,12 +675,12 @@ impl BusIndex {
     /// of an unfixed one if any (`Err`), else the latest arrival of an end
     /// (`Ok`, `None` when none is present).
     pub fn busy_until(&self, i: usize, c: Time, trees: Trees) -> Result<Option<Time>, u64> {
-        // One walk per frame serves both questions: a subtree is skipped
+        // One walk per side serves both questions: a subtree is skipped
         // when neither can learn from it, and answered from its bounds only
         // when no unfixed signal in it can be present.
         let unfixed = Cell::new(u64::MAX);
         let mut best = i64::MIN;
-        for (w, side, lo, hi, off) in self.frames(i, false, trees) {
+        for (w, side, lo, hi, off) in self.sides(i, false, trees) {
             let u = sx(c) - off;
             let side_best = Cell::new(if best == i64::MIN { best } else { best - off });
             self.walk(
@@ -876,7 +764,7 @@ impl BusIndex {
     /// present at `dst` at some time in [a0, b0).
     pub fn overlaps(&self, dst: usize, id: u64, a0: Time, b0: Time, trees: Trees) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.frames(dst, true, trees) {
+        for (w, side, lo, hi, off) in self.sides(dst, true, trees) {
             let (l, h) = (sx(a0) - off, sx(b0) - off);
             self.walk(
                 w,
@@ -968,73 +856,5 @@ impl BusIndex {
             n /= 2;
         }
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::{RngExt, SeedableRng};
-
-    fn key(id: u64) -> Key {
-        Key {
-            id,
-            start: id * 3,
-            end: id * 3 + 1,
-            rank: id as u32,
-            fixed: id.is_multiple_of(2),
-        }
-    }
-
-    /// The slot lists hold what plain vectors hold, in the same order, across
-    /// the spill boundary both ways (a bucket grown past [`BUCKET`] signals
-    /// and shrunk back), with neighbouring buckets untouched.
-    #[test]
-    fn lists_match_vectors_across_the_spill() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let mut lists = Lists::new(3);
-        let mut model: Vec<Vec<Key>> = vec![Vec::new(); 3];
-        let (mut spilled, mut returned) = (0, 0);
-        let mut next = 0;
-        for step in 0..20_000 {
-            let b = rng.random_range(0..3);
-            // Drift between growing and shrinking so that lists cross BUCKET.
-            let grow = if (step / 2000) % 2 == 0 { 0.6 } else { 0.4 };
-            if model[b].is_empty() || rng.random_bool(grow) {
-                let k = key(next);
-                next += 1;
-                spilled += usize::from(model[b].len() == BUCKET);
-                lists.push(b, k);
-                model[b].push(k);
-            } else {
-                let pos = rng.random_range(0..model[b].len());
-                returned += usize::from(model[b].len() == BUCKET + 1);
-                let got = lists.swap_remove(b, pos);
-                let want = model[b].swap_remove(pos);
-                assert_eq!(got.id, want.id);
-            }
-            for (c, m) in model.iter().enumerate() {
-                let ids: Vec<u64> = lists.get(c).iter().map(|k| k.id).collect();
-                let want: Vec<u64> = m.iter().map(|k| k.id).collect();
-                assert_eq!(ids, want, "bucket {c} after step {step}");
-            }
-            if step % 97 == 0 {
-                if let Some(k) = lists.get_mut(b).first_mut() {
-                    k.fixed = !k.fixed;
-                    model[b][0].fixed = k.fixed;
-                }
-            }
-        }
-        assert!(
-            spilled > 10 && returned > 10,
-            "spilled {spilled}, returned {returned}"
-        );
-        for (c, m) in model.iter().enumerate() {
-            let fixed: Vec<bool> = lists.get(c).iter().map(|k| k.fixed).collect();
-            let want: Vec<bool> = m.iter().map(|k| k.fixed).collect();
-            assert_eq!(fixed, want);
-        }
-        lists.clear();
-        assert!((0..3).all(|c| lists.get(c).is_empty()));
     }
 }
