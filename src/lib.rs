@@ -11,6 +11,7 @@ pub mod ethernet;
 pub mod font;
 pub mod mem;
 pub mod output;
+pub mod results;
 pub mod scenario;
 pub mod seed;
 /// The bus world's former path, kept while callers move to `ethernet`.

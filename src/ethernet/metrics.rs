@@ -2,11 +2,22 @@
 //! [warmup, duration), whole-run totals for the conservation check, delays, and
 //! runs of consecutive successes (the capture effect).
 
+use super::Scenario;
 use crate::engine::Time;
-use crate::ethernet::Scenario;
+use crate::results::{Cell, Columns, RunOutput, TableSpec};
 
-/// The summary columns of MODEL.md section 5, in output order.
-pub const METRIC_COLUMNS: &[&str] = &[
+/// The metrics a bus run counts (docs/model.md, "Output columns"), in
+/// output order; [`DERIVED_COLUMNS`] follow them.
+pub const METRIC_COLUMNS: &[&str] = ALL_METRIC_COLUMNS.split_at(18).0;
+
+/// Metrics derived from the ones above, after them in runs.csv and
+/// summary.csv: collisions per delivered frame, and the fraction of frames
+/// whose fate was decided in the measured window that were dropped (at the
+/// attempt limit or by a full queue).
+pub const DERIVED_COLUMNS: &[&str] = ALL_METRIC_COLUMNS.split_at(18).1;
+
+/// Every metric column of a bus run, in output order.
+pub const ALL_METRIC_COLUMNS: &[&str] = &[
     "throughput",
     "throughput_mbps",
     "offered_load",
@@ -25,7 +36,34 @@ pub const METRIC_COLUMNS: &[&str] = &[
     "fairness",
     "capture_mean_run",
     "capture_max_run",
+    "collisions_per_delivered",
+    "drop_fraction",
 ];
+
+/// stations.csv's columns after the point's axes and the replication.
+pub const STATION_COLUMNS: &[&str] = &[
+    "station",
+    "group",
+    "position_m",
+    "arrived",
+    "delivered",
+    "attempts",
+    "collisions",
+    "dropped_excessive",
+    "dropped_queue",
+    "undetected_collisions",
+    "delay_mean_us",
+    "throughput_share",
+];
+
+/// The columns of every bus run.
+pub const COLUMNS: Columns = Columns {
+    metrics: ALL_METRIC_COLUMNS,
+    tables: &[TableSpec {
+        name: "stations",
+        columns: STATION_COLUMNS,
+    }],
+};
 
 /// One run's metrics, aligned with [`METRIC_COLUMNS`].
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +140,53 @@ pub struct RunResult {
     /// senders' positions, preamble and jam included, gaps excluded). Overlapping
     /// transmissions (collisions) count once, so busy_ps <= duration - warmup.
     pub busy_ps: u128,
+}
+
+impl RunResult {
+    /// The run as named columns: the metrics, the derived ones, and the
+    /// stations table.
+    pub fn output(&self) -> RunOutput {
+        let m = &self.metrics;
+        let delivered = m.get("delivered");
+        let dropped = m.get("dropped_excessive") + m.get("dropped_queue");
+        let decided = delivered + m.get("undetected_collisions") + dropped;
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+        let mut metrics = m.values.clone();
+        metrics.push(ratio(m.get("collisions"), delivered));
+        metrics.push(ratio(dropped, decided));
+        let total: u64 = self.stations.iter().map(|s| s.delivered_bits).sum();
+        let stations = self
+            .stations
+            .iter()
+            .map(|s| {
+                let share = if total > 0 {
+                    s.delivered_bits as f64 / total as f64
+                } else {
+                    f64::NAN
+                };
+                vec![
+                    Cell::Count(s.id as u64),
+                    Cell::Count(s.group as u64),
+                    Cell::Number(s.position_m),
+                    Cell::Count(s.arrived),
+                    Cell::Count(s.delivered),
+                    Cell::Count(s.attempts),
+                    Cell::Count(s.collisions),
+                    Cell::Count(s.dropped_excessive),
+                    Cell::Count(s.dropped_queue),
+                    Cell::Count(s.undetected_collisions),
+                    Cell::Number(s.mean_delay_us()),
+                    Cell::Number(share),
+                ]
+            })
+            .collect();
+        RunOutput {
+            columns: COLUMNS,
+            metrics,
+            tables: vec![stations],
+            events: self.events,
+        }
+    }
 }
 
 /// A station's counters while the run goes on: the fields of

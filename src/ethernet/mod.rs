@@ -23,7 +23,10 @@ mod station;
 pub use config::{Access, Group, Medium, Placement, Scenario};
 pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
-pub use metrics::{RunMetrics, RunResult, StationResult, METRIC_COLUMNS};
+pub use metrics::{
+    RunMetrics, RunResult, StationResult, ALL_METRIC_COLUMNS, COLUMNS, DERIVED_COLUMNS,
+    METRIC_COLUMNS,
+};
 pub use placement::positions;
 
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
