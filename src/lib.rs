@@ -21,3 +21,4 @@ pub mod sweep;
 pub mod teach;
 pub mod traffic;
 pub mod units;
+pub mod world;

@@ -12,10 +12,10 @@
 mod access;
 mod arrivals;
 mod config;
+mod cost;
 mod event;
 mod mac;
 mod medium;
-mod memory;
 mod metrics;
 mod placement;
 mod station;

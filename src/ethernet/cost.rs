@@ -1,5 +1,6 @@
-//! How much memory a bus run needs, estimated before any work so that a
-//! scenario that cannot fit is refused: the core knows its own sizes.
+//! What a bus run will cost, estimated before it starts: its memory (a
+//! scenario that cannot fit is refused; the core knows its own sizes) and
+//! its work (sweeps start the longest points first).
 
 use super::medium::signal_index::{BusIndex, CROWD};
 use super::Scenario;
@@ -41,5 +42,29 @@ impl Scenario {
         }
         let results = self.replications as f64 * self.station_count() as f64 * RESULT_BYTES;
         per_run + results
+    }
+
+    /// A rough relative cost of one run, for scheduling only: simulated
+    /// seconds x (frames offered per second, where a saturated group offers
+    /// what the line can carry, plus the number of stations).
+    pub fn work_estimate(&self) -> f64 {
+        let line_frames = |g: &super::Group| self.medium.bit_rate / (g.frame.mean_bits() + 160.0);
+        let per_s: f64 = self
+            .groups
+            .iter()
+            .map(|g| match g.arrivals {
+                Arrivals::Saturated => line_frames(g),
+                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
+                    (rate * g.count as f64).min(10.0 * line_frames(g))
+                }
+                Arrivals::Periodic { interval, .. } => {
+                    (1e12 / interval.max(1) as f64 * g.count as f64).min(10.0 * line_frames(g))
+                }
+                Arrivals::Burst { frames, .. } => {
+                    frames as f64 * g.count as f64 / (self.duration as f64 / 1e12)
+                }
+            })
+            .sum();
+        (self.duration as f64 / 1e12) * (per_s + self.station_count() as f64)
     }
 }

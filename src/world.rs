@@ -1,0 +1,80 @@
+//! The one place that names every world. A world is a model beside the
+//! others, sharing the engine, backoff policies, seeds, sweeps, output and
+//! charts; what it must provide is here: a validated scenario with a name,
+//! seed and replications, a run that cannot fail, what a run will cost, and
+//! its results as named columns ([`crate::results`]). Nothing above this
+//! file matches on a world, and worlds never import each other.
+
+use crate::ethernet;
+use crate::results::{Columns, RunOutput};
+
+/// A validated scenario of one world.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scenario {
+    /// Stations on a shared Ethernet bus (`[medium]`, `[[stations]]`).
+    Ethernet(ethernet::Scenario),
+}
+
+impl Scenario {
+    pub fn name(&self) -> &str {
+        match self {
+            Scenario::Ethernet(s) => &s.name,
+        }
+    }
+
+    /// The master seed every random stream derives from.
+    pub fn seed(&self) -> u64 {
+        match self {
+            Scenario::Ethernet(s) => s.seed,
+        }
+    }
+
+    pub fn set_seed(&mut self, seed: u64) {
+        match self {
+            Scenario::Ethernet(s) => s.seed = seed,
+        }
+    }
+
+    pub fn replications(&self) -> u32 {
+        match self {
+            Scenario::Ethernet(s) => s.replications,
+        }
+    }
+
+    /// The metric columns and tables of this world's runs.
+    pub fn columns(&self) -> Columns {
+        match self {
+            Scenario::Ethernet(_) => ethernet::COLUMNS,
+        }
+    }
+
+    /// Runs one replication with the given run seed.
+    pub fn run(&self, run_seed: u64) -> RunOutput {
+        match self {
+            Scenario::Ethernet(s) => ethernet::run(s, run_seed).output(),
+        }
+    }
+
+    /// An upper estimate of the memory one run and the kept results of all
+    /// replications need, in bytes.
+    pub fn memory_estimate_bytes(&self) -> f64 {
+        match self {
+            Scenario::Ethernet(s) => s.memory_estimate_bytes(),
+        }
+    }
+
+    /// A rough relative cost of all replications, for scheduling only.
+    pub fn work_estimate(&self) -> f64 {
+        match self {
+            Scenario::Ethernet(s) => s.replications as f64 * s.work_estimate(),
+        }
+    }
+
+    /// The bus scenario, for what only the bus world has (traces, diagrams,
+    /// lessons); None for another world.
+    pub fn ethernet(&self) -> Option<&ethernet::Scenario> {
+        match self {
+            Scenario::Ethernet(s) => Some(s),
+        }
+    }
+}
