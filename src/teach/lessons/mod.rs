@@ -28,8 +28,8 @@ macro_rules! lesson {
             number: $n,
             title: $title,
             file: concat!("scenarios/lessons/", $stem, ".toml"),
-            scenario: include_str!(concat!("../../scenarios/lessons/", $stem, ".toml")),
-            text: include_str!(concat!("../../scenarios/lessons/", $stem, ".md")),
+            scenario: include_str!(concat!("../../../scenarios/lessons/", $stem, ".toml")),
+            text: include_str!(concat!("../../../scenarios/lessons/", $stem, ".md")),
         }
     };
 }
