@@ -1,10 +1,9 @@
 //! `csmacd lesson N`: prints a lesson's explanation, runs its scenario and
 //! shows the numbers the explanation promises, each checked.
 
-use super::trace::{picture, text_line};
 use super::{CliError, CliResult};
-use crate::teach::draw;
 use crate::teach::lessons::{self, LessonError, LESSONS};
+use crate::teach::{draw, picture, text};
 use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -64,7 +63,7 @@ pub fn run(args: LessonArgs) -> CliResult {
     let colour = std::io::stdout().is_terminal();
     if let Some(sc) = &outcome.scenario {
         for row in &outcome.rows {
-            println!("{}", text_line(row, &sc.medium, colour));
+            println!("{}", text::line(row, &sc.medium, colour));
         }
     }
     if !outcome.table.is_empty() {
@@ -87,7 +86,7 @@ pub fn run(args: LessonArgs) -> CliResult {
     {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
-        let pic = picture(sc, until);
+        let pic = picture::of_scenario(sc, until);
         let title = format!("{}: first {} µs", sc.name, crate::teach::trace::us(until));
         let d = dir.join("diagram.png");
         let t = dir.join("timeline.png");
@@ -95,7 +94,7 @@ pub fn run(args: LessonArgs) -> CliResult {
         draw::write_timeline(&pic, &title, &t).map_err(CliError::failure)?;
         eprintln!("wrote {} and {}", d.display(), t.display());
         for (name, sc, until) in &outcome.more_pictures {
-            let pic = picture(sc, *until);
+            let pic = picture::of_scenario(sc, *until);
             let title = format!("{}: first {} µs", sc.name, crate::teach::trace::us(*until));
             let d = dir.join(format!("diagram-{name}.png"));
             let t = dir.join(format!("timeline-{name}.png"));

@@ -3,10 +3,9 @@
 
 use super::{CliError, CliResult};
 use crate::engine::Time;
-use crate::scenario::{self, Medium, Scenario};
-use crate::teach::draw;
-use crate::teach::picture::Picture;
-use crate::teach::trace::{self, us, TraceFilter, TraceKind, TraceRow, Tracer, TRACE_COLUMNS};
+use crate::scenario::{self, Scenario};
+use crate::teach::trace::{self, us, TraceFilter, TraceRow, Tracer, TRACE_COLUMNS};
+use crate::teach::{draw, picture, text};
 use anyhow::anyhow;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -136,7 +135,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failed: Option<std::io::Error> = None;
     let header = match args.format {
-        Format::Text => text_header(),
+        Format::Text => text::header(),
         Format::Csv => TRACE_COLUMNS.join(","),
         Format::Jsonl => String::new(),
     };
@@ -149,7 +148,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
             return;
         }
         let line = match args.format {
-            Format::Text => text_line(row, &medium, colour),
+            Format::Text => text::line(row, &medium, colour),
             Format::Csv => csv_line(row),
             Format::Jsonl => jsonl_line(row),
         };
@@ -172,24 +171,6 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     }
 }
 
-/// Runs `sc` to `until` and builds the picture the diagram and timeline draw.
-pub fn picture(sc: &Scenario, until: Time) -> Picture {
-    let seed = trace::run_seed(sc);
-    let filter = TraceFilter {
-        until,
-        stations: None,
-        signals: false,
-    };
-    let rows = trace::collect(sc, seed, filter);
-    Picture::from_rows(
-        &rows,
-        crate::sim::positions(sc, seed),
-        sc.medium.length_m,
-        sc.medium.speed,
-        until,
-    )
-}
-
 pub fn run_diagram(args: DiagramArgs) -> CliResult {
     let sc = load(&args.file, args.seed)?;
     let until = parse_until(&sc, &args.until)?;
@@ -201,7 +182,7 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
             sc.station_count()
         )));
     }
-    let pic = picture(&sc, until);
+    let pic = picture::of_scenario(&sc, until);
     let title = format!("{}: first {} µs", sc.name, us(until));
     draw::write_diagram(&pic, &title, &args.out).map_err(|e| match e {
         draw::DrawError::Format { .. } => CliError::usage(e),
@@ -216,133 +197,6 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
         eprintln!("wrote {}", t.display());
     }
     Ok(())
-}
-
-fn text_header() -> String {
-    format!("{:>15}  {:<4} {:<15} detail", "time (µs)", "stn", "event")
-}
-
-/// Aligns the decimal point: 8 digits before it, 6 after.
-fn aligned_us(t: Time) -> String {
-    let s = us(t);
-    let (whole, frac) = s.split_once('.').unwrap_or((&s, ""));
-    if frac.is_empty() {
-        format!("{whole:>8}       ")
-    } else {
-        format!("{whole:>8}.{frac:<6}")
-    }
-}
-
-fn detail(row: &TraceRow, m: &Medium) -> String {
-    let s = |i: &u32| draw::station_name(*i);
-    match &row.kind {
-        TraceKind::Arrival {
-            bytes,
-            queued: true,
-        } => format!("a {bytes} B frame joins the queue"),
-        TraceKind::Arrival { bytes, .. } => format!("a {bytes} B frame is refused: queue full"),
-        TraceKind::Defer { until: None } => {
-            "carrier sensed: waits for the transmission to end".into()
-        }
-        TraceKind::Defer { until: Some(at) } => {
-            let gap_start = at.saturating_sub(m.ifg_ps);
-            if gap_start > row.t {
-                format!(
-                    "carrier sensed until {} µs, then the {} µs interframe gap: will send at {} µs",
-                    us(gap_start),
-                    us(m.ifg_ps),
-                    us(*at)
-                )
-            } else {
-                format!(
-                    "interframe gap (since {} µs): will send at {} µs",
-                    us(gap_start),
-                    us(*at)
-                )
-            }
-        }
-        TraceKind::TxStart {
-            dst,
-            bytes,
-            attempt,
-            end,
-        } => format!(
-            "attempt {attempt}: {bytes} B to {}, preamble + frame until {} µs",
-            s(dst),
-            us(*end)
-        ),
-        TraceKind::SignalArrives { from } => format!("{}'s signal arrives here", s(from)),
-        TraceKind::SignalEnds { from } => format!("{}'s signal ends here", s(from)),
-        TraceKind::CollisionDetected { late: false } => "collision detected".into(),
-        TraceKind::CollisionDetected { late: true } => {
-            "LATE collision detected (after the first 512 bits of the frame)".into()
-        }
-        TraceKind::Jam { end } => format!(
-            "jam: {} bits, until {} µs",
-            (end - row.t) / m.bit_ps.max(1),
-            us(*end)
-        ),
-        TraceKind::TxSuccess => "transmission over, no collision seen".into(),
-        TraceKind::Backoff { n, k, r, delay } => match (k, r) {
-            (Some(k), Some(r)) => format!(
-                "after collision n={n}: k={k}, r={r} drawn from 0..{}, waits {} µs",
-                (1u64 << k) - 1,
-                us(*delay)
-            ),
-            _ => format!("after collision n={n}: waits {} µs", us(*delay)),
-        },
-        TraceKind::BackoffEnd => "backoff over: contends again".into(),
-        TraceKind::Discard { attempts } => {
-            format!("frame discarded after {attempts} collisions (excessive collisions)")
-        }
-        TraceKind::Delivered {
-            from,
-            intact: true,
-            delay,
-        } => format!(
-            "receives {}'s frame intact ({} µs after it was queued)",
-            s(from),
-            us(*delay)
-        ),
-        TraceKind::Delivered { from, .. } => format!(
-            "receives {}'s frame GARBLED: an undetected collision",
-            s(from)
-        ),
-    }
-}
-
-fn ansi(row: &TraceRow) -> &'static str {
-    match &row.kind {
-        TraceKind::TxStart { .. } => "\x1b[1;32m",
-        TraceKind::TxSuccess => "\x1b[32m",
-        TraceKind::CollisionDetected { .. } | TraceKind::Jam { .. } | TraceKind::Discard { .. } => {
-            "\x1b[1;31m"
-        }
-        TraceKind::Delivered { intact: false, .. } | TraceKind::Arrival { queued: false, .. } => {
-            "\x1b[31m"
-        }
-        TraceKind::Backoff { .. } | TraceKind::BackoffEnd => "\x1b[33m",
-        TraceKind::Delivered { .. } => "\x1b[1;36m",
-        TraceKind::SignalArrives { .. } | TraceKind::SignalEnds { .. } => "\x1b[2m",
-        TraceKind::Defer { .. } => "\x1b[34m",
-        TraceKind::Arrival { .. } => "",
-    }
-}
-
-pub fn text_line(row: &TraceRow, m: &Medium, colour: bool) -> String {
-    let line = format!(
-        "{}  {:<4} {:<15} {}",
-        aligned_us(row.t),
-        draw::station_name(row.station),
-        row.kind.name(),
-        detail(row, m)
-    );
-    let c = ansi(row);
-    if colour && !c.is_empty() {
-        format!("{c}{line}\x1b[0m")
-    } else {
-        line.trim_end().to_string()
-    }
 }
 
 pub fn csv_line(row: &TraceRow) -> String {

@@ -1,8 +1,9 @@
-//! Teaching: the event trace, the space-time diagram and station timeline,
-//! and the guided lessons. Built on `sim::run_observed`; the core knows
-//! nothing of this module.
+//! Teaching: the event trace (and its text lines), the space-time diagram
+//! and station timeline, and the guided lessons. Built on
+//! `sim::run_observed`; the core knows nothing of this module.
 
 pub mod draw;
 pub mod lessons;
 pub mod picture;
+pub mod text;
 pub mod trace;

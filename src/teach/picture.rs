@@ -1,9 +1,11 @@
-//! What the pictures show, built from trace rows: each transmission (with its
-//! jam), each detection, backoff and delivery, and each station's state over
-//! time (idle, defer, transmit, jam, backoff). No drawing here; see `draw`.
+//! What the pictures show, built from a run's trace rows: each transmission
+//! (with its jam), each detection, backoff and delivery, and each station's
+//! state over time (idle, defer, transmit, jam, backoff). No drawing here;
+//! see `draw`.
 
-use super::trace::{TraceKind, TraceRow};
+use super::trace::{self, TraceFilter, TraceKind, TraceRow};
 use crate::engine::Time;
+use crate::scenario::Scenario;
 
 /// One transmission as it left its station.
 #[derive(Clone, Debug, PartialEq)]
@@ -188,6 +190,27 @@ impl Picture {
     pub fn delay_ps(&self, metres: f64) -> f64 {
         metres / self.speed * crate::units::PS_PER_S
     }
+}
+
+/// Runs `sc` (its first replication, as `csmacd run` does) to `until` and
+/// builds the picture of that window.
+pub fn of_scenario(sc: &Scenario, until: Time) -> Picture {
+    let seed = trace::run_seed(sc);
+    // The bands of the transmissions show the signals; their rows would
+    // only be skipped.
+    let filter = TraceFilter {
+        until,
+        stations: None,
+        signals: false,
+    };
+    let rows = trace::collect(sc, seed, filter);
+    Picture::from_rows(
+        &rows,
+        crate::sim::positions(sc, seed),
+        sc.medium.length_m,
+        sc.medium.speed,
+        until,
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,350 @@
+//! The guided lessons: the table of lessons (scenario and explanation from
+//! scenarios/lessons/), running one, and the helpers several lessons share.
+//!
+//! The files are embedded, so `csmacd lesson N` works from any directory.
+//! Each lesson's own file computes the numbers its explanation promises and
+//! checks them; the tests run the same checks, so a lesson's text cannot
+//! silently stop being true.
+
+mod access;
+mod beb_race;
+mod capture;
+mod collision;
+mod herd;
+mod jitter;
+mod load_throughput;
+mod minimum_frame;
+mod one_frame;
+
+pub use access::{LESSON8_ACCESS, LESSON8_LOADS};
+pub use beb_race::contention_pmf;
+pub use jitter::LESSON9_REPLICATIONS;
+pub use load_throughput::{LESSON5_FRAMES, LESSON5_LOADS};
+
+use super::trace::{self, TraceFilter, TraceKind, TraceRow};
+use crate::engine::Time;
+use crate::scenario::{self, reader::FieldError, Scenario, ScenarioError};
+use crate::sim::{self, RunResult};
+use crate::sweep::{set_path, Point};
+use toml::{Table, Value};
+
+/// One lesson: its number, files and title.
+pub struct Lesson {
+    pub number: u32,
+    pub title: &'static str,
+    /// The scenario's path in the repository, for messages.
+    pub file: &'static str,
+    pub scenario: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! lesson {
+    ($n:expr, $title:expr, $stem:literal) => {
+        Lesson {
+            number: $n,
+            title: $title,
+            file: concat!("scenarios/lessons/", $stem, ".toml"),
+            scenario: include_str!(concat!("../../../scenarios/lessons/", $stem, ".toml")),
+            text: include_str!(concat!("../../../scenarios/lessons/", $stem, ".md")),
+        }
+    };
+}
+
+/// Every lesson that runs on this build, in order.
+pub const LESSONS: &[Lesson] = &[
+    lesson!(1, "One frame on an idle bus", "1-one-frame"),
+    lesson!(2, "Two stations collide, jam and back off", "2-collision"),
+    lesson!(3, "The BEB race and its probabilities", "3-beb-race"),
+    lesson!(4, "Why the minimum frame is 64 bytes", "4-minimum-frame"),
+    lesson!(
+        5,
+        "Offered load vs throughput: the 37 % myth",
+        "5-load-throughput"
+    ),
+    lesson!(6, "The capture effect, and BLAM", "6-capture-blam"),
+    lesson!(
+        7,
+        "The thundering herd and BEB's 1024-slot cap",
+        "7-thundering-herd"
+    ),
+    lesson!(8, "ALOHA vs CSMA vs CSMA/CD", "8-aloha-csma-csmacd"),
+    lesson!(
+        9,
+        "Jitter: why backoff without it keeps colliding",
+        "9-jitter"
+    ),
+];
+
+pub fn find(number: u32) -> Option<&'static Lesson> {
+    LESSONS.iter().find(|l| l.number == number)
+}
+
+/// A number the lesson promises, and what the run shows.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub what: String,
+    pub expected: String,
+    pub seen: String,
+    pub ok: bool,
+}
+
+fn check(
+    what: impl Into<String>,
+    expected: impl Into<String>,
+    seen: impl Into<String>,
+    ok: bool,
+) -> Check {
+    Check {
+        what: what.into(),
+        expected: expected.into(),
+        seen: seen.into(),
+        ok,
+    }
+}
+
+/// What running a lesson shows.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// The trace rows, for lessons that show the events one by one.
+    pub rows: Vec<TraceRow>,
+    /// A table to print (header first), for lessons that compare runs.
+    pub table: Vec<Vec<String>>,
+    pub checks: Vec<Check>,
+    /// The window a diagram of this lesson should draw, if one helps.
+    pub diagram_until: Option<Time>,
+    /// The scenario as run (after overrides).
+    pub scenario: Option<Scenario>,
+    /// Further pictures beside the main one: (name, scenario, window).
+    pub more_pictures: Vec<(String, Scenario, Time)>,
+}
+
+impl Outcome {
+    /// A lesson that shows its events one by one, drawn up to `until`.
+    fn of_trace(rows: Vec<TraceRow>, checks: Vec<Check>, until: Time) -> Self {
+        Outcome {
+            rows,
+            checks,
+            diagram_until: Some(until),
+            ..Default::default()
+        }
+    }
+
+    /// A lesson that shows a table of runs.
+    fn of_table(table: Vec<Vec<String>>, checks: Vec<Check>) -> Self {
+        Outcome {
+            table,
+            checks,
+            ..Default::default()
+        }
+    }
+}
+
+/// Why a lesson could not run: its scenario (with the overrides) is invalid.
+#[derive(Debug, thiserror::Error)]
+pub enum LessonError {
+    #[error("no lesson {0}; lessons: {1}")]
+    Unknown(u32, String),
+    #[error("--set {0}: {1}")]
+    Override(String, String),
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// Parses `PATH=VALUE` (VALUE as TOML, else as a string).
+pub fn parse_override(text: &str) -> Result<(String, Value), String> {
+    let (path, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not PATH=VALUE, e.g. stations.0.count=100000"))?;
+    let value = value.trim();
+    let parsed = format!("v = {value}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(value.to_string()));
+    Ok((path.trim().to_string(), parsed))
+}
+
+/// Sets each dotted path of `changes` in `table`, by the rule of a sweep axis.
+fn set_all<'a>(
+    table: &mut Table,
+    changes: impl IntoIterator<Item = (&'a str, &'a Value)>,
+) -> Result<(), LessonError> {
+    for (p, v) in changes {
+        set_path(table, p, v.clone()).map_err(|e| LessonError::Override(p.to_string(), e))?;
+    }
+    Ok(())
+}
+
+/// The lesson's scenario table with `overrides` applied, not yet validated.
+fn table_with(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Table, LessonError> {
+    let mut table = scenario::parse_table(lesson.file, lesson.scenario)?;
+    set_all(&mut table, overrides.iter().map(|(p, v)| (p.as_str(), v)))?;
+    Ok(table)
+}
+
+/// The lesson's scenario with `overrides` applied and `extra` changes.
+fn scenario_with(
+    lesson: &Lesson,
+    overrides: &[(String, Value)],
+    extra: &[(&str, Value)],
+) -> Result<Scenario, LessonError> {
+    let mut table = table_with(lesson, overrides)?;
+    set_all(&mut table, extra.iter().map(|(p, v)| (*p, v)))?;
+    scenario::validate(&table, lesson.file, &[]).map_err(|e: FieldError| {
+        LessonError::Scenario(ScenarioError::at(lesson.file, lesson.scenario, e))
+    })
+}
+
+/// Runs lesson `number` with `overrides` (dotted path, value) on its scenario.
+pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
+    let unknown = || {
+        let list: Vec<String> = LESSONS.iter().map(|l| l.number.to_string()).collect();
+        LessonError::Unknown(number, list.join(", "))
+    };
+    let lesson = find(number).ok_or_else(unknown)?;
+    let sc = scenario_with(lesson, overrides, &[])?;
+    let mut out = match number {
+        1 => one_frame::run(&sc),
+        2 => collision::run(&sc),
+        3 => beb_race::run(&sc),
+        4 => minimum_frame::run(lesson, overrides, &sc)?,
+        5 => load_throughput::run(lesson, overrides)?,
+        6 => capture::run(lesson, overrides, &sc)?,
+        7 => herd::run(&sc),
+        8 => access::run(lesson, overrides)?,
+        9 => jitter::run(lesson, overrides, &sc)?,
+        _ => return Err(unknown()),
+    };
+    out.scenario = Some(sc);
+    Ok(out)
+}
+
+/// The trace of the scenario's first run, up to `until`.
+fn rows_of(sc: &Scenario, until: Time) -> Vec<TraceRow> {
+    let seed = trace::run_seed(sc);
+    trace::collect(sc, seed, TraceFilter::new(sc, until, None))
+}
+
+fn first(rows: &[TraceRow], station: u32, pred: impl Fn(&TraceKind) -> bool) -> Option<&TraceRow> {
+    rows.iter().find(|r| r.station == station && pred(&r.kind))
+}
+
+fn at(r: Option<&TraceRow>) -> String {
+    r.map(|r| format!("{} µs", trace::us(r.t)))
+        .unwrap_or_else(|| "never".into())
+}
+
+/// Checks that the row `r` happens exactly at `expected_ps`.
+fn time_check(what: &str, r: Option<&TraceRow>, expected_ps: Time) -> Check {
+    check(
+        what,
+        format!("{} µs", trace::us(expected_ps)),
+        at(r),
+        r.map(|r| r.t) == Some(expected_ps),
+    )
+}
+
+/// Propagation time between two stations, in picoseconds, as the sim rounds it.
+fn delay(sc: &Scenario, i: usize, j: usize) -> Time {
+    let pos = sim::positions(sc, trace::run_seed(sc));
+    let p = |x: f64| (x / sc.medium.speed * crate::units::PS_PER_S).round() as Time;
+    p(pos[i]).abs_diff(p(pos[j]))
+}
+
+/// A table row: `label`, then each of `cols`, whole numbers without decimals.
+fn metric_row(label: &str, r: &RunResult, cols: &[&str]) -> Vec<String> {
+    let mut row = vec![label.to_string()];
+    for c in cols {
+        let v = r.metrics.get(c);
+        row.push(if v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.3}")
+        });
+    }
+    row
+}
+
+/// A mean with its 95 % half-width, when there is one.
+fn fmt_ci((m, hw): (f64, f64)) -> String {
+    if hw.is_finite() {
+        format!("{m:.3} ± {hw:.3}")
+    } else {
+        format!("{m:.3}")
+    }
+}
+
+/// The points of a two-axis grid over the lesson's scenario: `axis` takes
+/// each of `values` (outer), the offered load each of `loads` (inner).
+fn by_load_points(
+    lesson: &Lesson,
+    overrides: &[(String, Value)],
+    axis: &str,
+    values: &[&str],
+    loads: &[f64],
+) -> Result<Vec<Point>, LessonError> {
+    let mut points = Vec::new();
+    for &v in values {
+        for &load in loads {
+            let sc = scenario_with(
+                lesson,
+                overrides,
+                &[
+                    (axis, Value::String(v.into())),
+                    ("stations.0.traffic.load", Value::Float(load)),
+                ],
+            )?;
+            points.push(Point::new(
+                vec![
+                    (axis.into(), v.into()),
+                    ("stations.0.traffic.load".into(), load.to_string()),
+                ],
+                sc,
+            ));
+        }
+    }
+    Ok(points)
+}
+
+/// A backoff table of another `kind`, carrying over the parameters named in
+/// `keep` from the lesson's `stations.0.backoff` (after `overrides`).
+fn backoff_of_kind(
+    lesson: &Lesson,
+    overrides: &[(String, Value)],
+    kind: &str,
+    keep: &[&str],
+) -> Result<Value, LessonError> {
+    let table = table_with(lesson, overrides)?;
+    let old = table
+        .get("stations")
+        .and_then(|s| s.get(0))
+        .and_then(|g| g.get("backoff"))
+        .and_then(Value::as_table)
+        .cloned()
+        .unwrap_or_default();
+    let mut backoff = Table::new();
+    backoff.insert("kind".into(), Value::String(kind.into()));
+    for key in keep {
+        if let Some(v) = old.get(*key) {
+            backoff.insert(key.to_string(), v.clone());
+        }
+    }
+    Ok(Value::Table(backoff))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_set_nested_paths() {
+        let mut t: Table = "[[stations]]\ncount = 2\n".parse().unwrap();
+        let (p, v) = parse_override("stations.0.count=100000").unwrap();
+        set_path(&mut t, &p, v).unwrap();
+        assert_eq!(t["stations"][0]["count"].as_integer(), Some(100000));
+        let (p, v) = parse_override("medium.length=10km").unwrap();
+        set_path(&mut t, &p, v).unwrap();
+        assert_eq!(t["medium"]["length"].as_str(), Some("10km"));
+        assert!(set_path(&mut t, "stations.5.count", Value::Integer(1)).is_err());
+    }
+}

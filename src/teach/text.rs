@@ -1,0 +1,136 @@
+//! Trace rows as aligned lines of text for a reader: the time, the station,
+//! the event and a sentence saying what happened, coloured on a terminal.
+
+use super::draw::station_name;
+use super::trace::{us, TraceKind, TraceRow};
+use crate::engine::Time;
+use crate::scenario::Medium;
+
+/// The column heads above the lines.
+pub fn header() -> String {
+    format!("{:>15}  {:<4} {:<15} detail", "time (µs)", "stn", "event")
+}
+
+/// One row as a line; with `colour`, wrapped in the ANSI colour of its kind.
+pub fn line(row: &TraceRow, m: &Medium, colour: bool) -> String {
+    let line = format!(
+        "{}  {:<4} {:<15} {}",
+        aligned_us(row.t),
+        station_name(row.station),
+        row.kind.name(),
+        detail(row, m)
+    );
+    let c = ansi(row);
+    if colour && !c.is_empty() {
+        format!("{c}{line}\x1b[0m")
+    } else {
+        line.trim_end().to_string()
+    }
+}
+
+/// Aligns the decimal point: 8 digits before it, 6 after.
+fn aligned_us(t: Time) -> String {
+    let s = us(t);
+    let (whole, frac) = s.split_once('.').unwrap_or((&s, ""));
+    if frac.is_empty() {
+        format!("{whole:>8}       ")
+    } else {
+        format!("{whole:>8}.{frac:<6}")
+    }
+}
+
+fn detail(row: &TraceRow, m: &Medium) -> String {
+    let s = |i: &u32| station_name(*i);
+    match &row.kind {
+        TraceKind::Arrival {
+            bytes,
+            queued: true,
+        } => format!("a {bytes} B frame joins the queue"),
+        TraceKind::Arrival { bytes, .. } => format!("a {bytes} B frame is refused: queue full"),
+        TraceKind::Defer { until: None } => {
+            "carrier sensed: waits for the transmission to end".into()
+        }
+        TraceKind::Defer { until: Some(at) } => {
+            let gap_start = at.saturating_sub(m.ifg_ps);
+            if gap_start > row.t {
+                format!(
+                    "carrier sensed until {} µs, then the {} µs interframe gap: will send at {} µs",
+                    us(gap_start),
+                    us(m.ifg_ps),
+                    us(*at)
+                )
+            } else {
+                format!(
+                    "interframe gap (since {} µs): will send at {} µs",
+                    us(gap_start),
+                    us(*at)
+                )
+            }
+        }
+        TraceKind::TxStart {
+            dst,
+            bytes,
+            attempt,
+            end,
+        } => format!(
+            "attempt {attempt}: {bytes} B to {}, preamble + frame until {} µs",
+            s(dst),
+            us(*end)
+        ),
+        TraceKind::SignalArrives { from } => format!("{}'s signal arrives here", s(from)),
+        TraceKind::SignalEnds { from } => format!("{}'s signal ends here", s(from)),
+        TraceKind::CollisionDetected { late: false } => "collision detected".into(),
+        TraceKind::CollisionDetected { late: true } => {
+            "LATE collision detected (after the first 512 bits of the frame)".into()
+        }
+        TraceKind::Jam { end } => format!(
+            "jam: {} bits, until {} µs",
+            (end - row.t) / m.bit_ps.max(1),
+            us(*end)
+        ),
+        TraceKind::TxSuccess => "transmission over, no collision seen".into(),
+        TraceKind::Backoff { n, k, r, delay } => match (k, r) {
+            (Some(k), Some(r)) => format!(
+                "after collision n={n}: k={k}, r={r} drawn from 0..{}, waits {} µs",
+                (1u64 << k) - 1,
+                us(*delay)
+            ),
+            _ => format!("after collision n={n}: waits {} µs", us(*delay)),
+        },
+        TraceKind::BackoffEnd => "backoff over: contends again".into(),
+        TraceKind::Discard { attempts } => {
+            format!("frame discarded after {attempts} collisions (excessive collisions)")
+        }
+        TraceKind::Delivered {
+            from,
+            intact: true,
+            delay,
+        } => format!(
+            "receives {}'s frame intact ({} µs after it was queued)",
+            s(from),
+            us(*delay)
+        ),
+        TraceKind::Delivered { from, .. } => format!(
+            "receives {}'s frame GARBLED: an undetected collision",
+            s(from)
+        ),
+    }
+}
+
+fn ansi(row: &TraceRow) -> &'static str {
+    match &row.kind {
+        TraceKind::TxStart { .. } => "\x1b[1;32m",
+        TraceKind::TxSuccess => "\x1b[32m",
+        TraceKind::CollisionDetected { .. } | TraceKind::Jam { .. } | TraceKind::Discard { .. } => {
+            "\x1b[1;31m"
+        }
+        TraceKind::Delivered { intact: false, .. } | TraceKind::Arrival { queued: false, .. } => {
+            "\x1b[31m"
+        }
+        TraceKind::Backoff { .. } | TraceKind::BackoffEnd => "\x1b[33m",
+        TraceKind::Delivered { .. } => "\x1b[1;36m",
+        TraceKind::SignalArrives { .. } | TraceKind::SignalEnds { .. } => "\x1b[2m",
+        TraceKind::Defer { .. } => "\x1b[34m",
+        TraceKind::Arrival { .. } => "",
+    }
+}
