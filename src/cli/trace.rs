@@ -156,7 +156,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
             failed = Some(e);
         }
     });
-    crate::sim::run_observed(&short, seed, &mut tracer);
+    crate::ethernet::run_observed(&short, seed, &mut tracer);
     let _ = tracer.finish();
     if let Some(e) = failed {
         // A closed pipe (`| head`) is the reader's choice, not a failure.

@@ -1,6 +1,6 @@
 //! Teaching: the event trace (and its text lines), the space-time diagram
 //! and station timeline, and the guided lessons. Built on
-//! `sim::run_observed`; the core knows nothing of this module.
+//! `ethernet::run_observed`; the core knows nothing of this module.
 
 pub mod draw;
 pub mod lessons;

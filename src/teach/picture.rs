@@ -206,7 +206,7 @@ pub fn of_scenario(sc: &Scenario, until: Time) -> Picture {
     let rows = trace::collect(sc, seed, filter);
     Picture::from_rows(
         &rows,
-        crate::sim::positions(sc, seed),
+        crate::ethernet::positions(sc, seed),
         sc.medium.length_m,
         sc.medium.speed,
         until,

@@ -5,8 +5,8 @@
 //! so a big scenario costs no memory beyond one propagation window.
 
 use crate::engine::Time;
+use crate::ethernet::{self, MacEvent, Observer};
 use crate::scenario::Scenario;
-use crate::sim::{self, MacEvent, Observer};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -171,7 +171,7 @@ pub const MAX_SIGNAL_STATIONS: usize = 16;
 pub struct Tracer<F: FnMut(&TraceRow)> {
     sink: F,
     filter: TraceFilter,
-    /// Propagation time from the bus's origin, per station (as the sim has it).
+    /// Propagation time from the bus's origin, per station (as the simulator has it).
     prop: Vec<Time>,
     /// Stations that get signal rows.
     listeners: Vec<u32>,
@@ -187,7 +187,7 @@ pub struct Tracer<F: FnMut(&TraceRow)> {
 impl<F: FnMut(&TraceRow)> Tracer<F> {
     pub fn new(sc: &Scenario, run_seed: u64, filter: TraceFilter, sink: F) -> Self {
         let n = sc.station_count();
-        let prop: Vec<Time> = sim::positions(sc, run_seed)
+        let prop: Vec<Time> = ethernet::positions(sc, run_seed)
             .iter()
             .map(|x| (x / sc.medium.speed * crate::units::PS_PER_S).round() as Time)
             .collect();
@@ -357,7 +357,7 @@ pub fn collect(sc: &Scenario, run_seed: u64, filter: TraceFilter) -> Vec<TraceRo
     let mut tracer = Tracer::new(&short, run_seed, filter, |r: &TraceRow| {
         rows.push(r.clone())
     });
-    sim::run_observed(&short, run_seed, &mut tracer);
+    ethernet::run_observed(&short, run_seed, &mut tracer);
     let _ = tracer.finish();
     rows
 }

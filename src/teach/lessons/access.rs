@@ -2,7 +2,7 @@
 //! method, load by load, against the ALOHA closed forms.
 
 use super::{by_load_points, check, Lesson, LessonError, Outcome};
-use crate::sim::RunResult;
+use crate::ethernet::RunResult;
 use crate::sweep;
 use toml::Value;
 

@@ -2,8 +2,8 @@
 //! blam, on the same seeds, compared by capture runs, discards and throughput.
 
 use super::{backoff_of_kind, check, fmt_ci, scenario_with, Lesson, LessonError, Outcome};
+use crate::ethernet::RunResult;
 use crate::scenario::Scenario;
-use crate::sim::RunResult;
 use crate::sweep::{self, Point};
 use toml::Value;
 

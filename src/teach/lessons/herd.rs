@@ -3,8 +3,8 @@
 
 use super::{check, Outcome};
 use crate::engine::Time;
+use crate::ethernet::{self, MacEvent, Observer};
 use crate::scenario::Scenario;
-use crate::sim::{self, MacEvent, Observer};
 use crate::teach::trace;
 
 /// Counts what the thundering herd shows: backoff windows and the end.
@@ -39,7 +39,7 @@ impl Observer for HerdStats {
 
 pub(super) fn run(sc: &Scenario) -> Outcome {
     let mut stats = HerdStats::default();
-    let r = sim::run_observed(sc, trace::run_seed(sc), &mut stats);
+    let r = ethernet::run_observed(sc, trace::run_seed(sc), &mut stats);
     let n = sc.station_count() as f64;
     let g = |c: &str| r.metrics.get(c);
     let slot_us = sc.medium.slot_ps as f64 / 1e6;

@@ -5,8 +5,8 @@ use super::beb_race::{contention_pmf, mean_and_variance};
 use super::{backoff_of_kind, check, delay, fmt_ci, scenario_with, Lesson, LessonError, Outcome};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
+use crate::ethernet::{self, MacEvent, Observer, RunResult};
 use crate::scenario::Scenario;
-use crate::sim::{self, MacEvent, Observer, RunResult};
 use crate::sweep::{self, Point};
 use crate::teach::trace;
 use toml::Value;
@@ -54,7 +54,7 @@ pub(super) fn run(
 ) -> Result<Outcome, LessonError> {
     let n = sc.station_count() as f64;
     let mut stats = RetryStats::default();
-    let r = sim::run_observed(sc, trace::run_seed(sc), &mut stats);
+    let r = ethernet::run_observed(sc, trace::run_seed(sc), &mut stats);
     let g = |c: &str| r.metrics.get(c);
     let spec = &sc.groups[0].backoff;
     let limit = spec.attempt_limit();

@@ -2,8 +2,8 @@
 //! against a 2500 m one, counting late and undetected collisions.
 
 use super::{check, metric_row, scenario_with, Lesson, LessonError, Outcome};
+use crate::ethernet::{self, RunResult};
 use crate::scenario::Scenario;
-use crate::sim::{self, RunResult};
 use crate::teach::trace;
 use toml::Value;
 
@@ -18,13 +18,13 @@ pub(super) fn run(
         "late_collisions",
         "undetected_collisions",
     ];
-    let long = sim::run(sc, trace::run_seed(sc));
+    let long = ethernet::run(sc, trace::run_seed(sc));
     let std_sc = scenario_with(
         lesson,
         overrides,
         &[("medium.length", Value::String("2500m".into()))],
     )?;
-    let short = sim::run(&std_sc, trace::run_seed(&std_sc));
+    let short = ethernet::run(&std_sc, trace::run_seed(&std_sc));
     let rt = |s: &Scenario| trace::us(2 * s.max_delay_ps());
     let mut table = vec![["bus", "round trip (µs)"]
         .iter()

@@ -23,8 +23,8 @@ pub use load_throughput::{LESSON5_FRAMES, LESSON5_LOADS};
 
 use super::trace::{self, TraceFilter, TraceKind, TraceRow};
 use crate::engine::Time;
+use crate::ethernet::{self, RunResult};
 use crate::scenario::{self, reader::FieldError, Scenario, ScenarioError};
-use crate::sim::{self, RunResult};
 use crate::sweep::{set_path, Point};
 use toml::{Table, Value};
 
@@ -244,9 +244,9 @@ fn time_check(what: &str, r: Option<&TraceRow>, expected_ps: Time) -> Check {
     )
 }
 
-/// Propagation time between two stations, in picoseconds, as the sim rounds it.
+/// Propagation time between two stations, in picoseconds, as the simulator rounds it.
 fn delay(sc: &Scenario, i: usize, j: usize) -> Time {
-    let pos = sim::positions(sc, trace::run_seed(sc));
+    let pos = ethernet::positions(sc, trace::run_seed(sc));
     let p = |x: f64| (x / sc.medium.speed * crate::units::PS_PER_S).round() as Time;
     p(pos[i]).abs_diff(p(pos[j]))
 }
