@@ -1,4 +1,4 @@
-//! The core model against closed-form results (MODEL.md section 6), exact
+//! The core model against closed-form results (docs/model.md, "Reference results"), exact
 //! probabilities, geometry and invariants.
 
 use crate::common::{run, scenario};
@@ -44,7 +44,7 @@ fn one_saturated_station_reaches_f_over_f_plus_160() {
         assert_eq!(r.metrics.get("collisions"), 0.0);
         assert_eq!(r.metrics.get("attempts"), r.metrics.get("delivered"));
     }
-    // And the MODEL.md figures, to four places.
+    // And the figures of docs/model.md, to four places.
     for (bytes, model) in [(64.0, 0.7619), (512.0, 0.9624), (1518.0, 0.9870)] {
         let f: f64 = 8.0 * bytes;
         assert!((f / (f + 160.0) - model).abs() < 5e-5);
