@@ -1,6 +1,6 @@
 //! Whole-run benchmarks: runs the scenarios under `benches/scenarios/` and
 //! prints wall time, simulated frames per wall second, events per second and
-//! peak memory, then checks the targets of the performance issue.
+//! peak memory, then checks the performance targets of docs/performance.md.
 //!
 //! ```text
 //! cargo run --release --example bench_runs            # every scenario
