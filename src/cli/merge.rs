@@ -1,7 +1,7 @@
 //! `csmacd merge`: joins the output directories of a sweep's shards into the
 //! files one unsharded run gives.
 
-use super::sweep::{finish, stem};
+use super::batch::{finish, stem};
 use super::{CliError, CliResult};
 use crate::output::{self, PointKey};
 use crate::sweep;

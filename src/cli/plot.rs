@@ -1,6 +1,6 @@
 //! `csmacd plot`: a chart from any CSV file (summary.csv or another).
 
-use super::sweep::write_chart;
+use super::batch::write_chart;
 use super::{CliError, CliResult};
 use crate::chart::{self, Table};
 use crate::sweep::ChartSpec;
