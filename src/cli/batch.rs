@@ -9,8 +9,44 @@ use crate::scenario;
 use crate::sweep::{self, Plan, Shard};
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The flags of every command that simulates into a results directory.
+#[derive(clap::Args, Debug)]
+pub struct BatchArgs {
+    /// Output directory [default: results/<file stem>/].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace the seed in the file (a sweep's master seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Threads [default: one per core]. Results do not depend on it.
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Overwrite the results of another scenario (another `name`, or files
+    /// not written by csmacd) in the output directory.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl BatchArgs {
+    /// The results directory for `file`: --out, or results/<file stem>/.
+    pub fn out_dir(&self, file: &Path) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| Path::new("results").join(stem(file)))
+    }
+
+    /// The options these flags set; the rest as by default.
+    pub fn options(&self) -> Options {
+        Options {
+            jobs: self.jobs,
+            force: self.force,
+            ..Default::default()
+        }
+    }
+}
 
 /// How to execute a plan.
 #[derive(Clone, Debug, Default)]

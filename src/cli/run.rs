@@ -22,19 +22,8 @@ Example:
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub file: PathBuf,
-    /// Replace the scenario's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Output directory [default: results/<file stem>/].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Overwrite the results of another scenario (another `name`, or files
-    /// not written by csmacd) in the output directory.
-    #[arg(long)]
-    pub force: bool,
-    /// Threads for the replications [default: one per core]. Results do not depend on it.
-    #[arg(long, short)]
-    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub batch: batch::BatchArgs,
 }
 
 /// Check scenario files without running them.
@@ -102,16 +91,12 @@ pub fn run(args: RunArgs) -> CliResult {
         )));
     }
     // A run is the one-point case of a sweep: same checks, same storage.
-    let plan =
-        sweep::from_str(&file, &stem(&args.file), &text, args.seed).map_err(CliError::usage)?;
-    let out = args
-        .out
-        .unwrap_or_else(|| Path::new("results").join(stem(&args.file)));
+    let plan = sweep::from_str(&file, &stem(&args.file), &text, args.batch.seed)
+        .map_err(CliError::usage)?;
+    let out = args.batch.out_dir(&args.file);
     let opts = batch::Options {
-        jobs: args.jobs,
         quiet: true,
-        force: args.force,
-        ..Default::default()
+        ..args.batch.options()
     };
     let hint = format!("csmacd run {file}");
     let done = batch::execute(&plan, &out, &opts, &hint)?

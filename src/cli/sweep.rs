@@ -1,11 +1,11 @@
 //! `csmacd sweep`: parses the command, lists the points of a dry run and
 //! prints the table of results; the running itself is batch's.
 
-use super::batch::{execute, stem, Options};
+use super::batch::{execute, BatchArgs, Options};
 use super::{CliError, CliResult};
 use crate::output::{self, Assembled};
 use crate::sweep::{self, Plan, Shard};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Run a sweep: every point of the `[sweep]` grid, in parallel.
 #[derive(clap::Args, Debug)]
@@ -36,15 +36,8 @@ Examples:
 pub struct SweepArgs {
     /// The sweep file (TOML): a scenario plus [sweep].
     pub file: PathBuf,
-    /// Output directory [default: results/<file stem>/].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Replace the master seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Threads [default: one per core]. Results do not depend on it.
-    #[arg(long, short)]
-    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub batch: BatchArgs,
     /// Run only the K-th of N slices of the grid (points K-1, K-1+N, ...).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
@@ -57,27 +50,20 @@ pub struct SweepArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Overwrite results of a different scenario in the output directory.
-    #[arg(long)]
-    pub force: bool,
 }
 
 pub fn run(args: SweepArgs) -> CliResult {
-    let plan = sweep::load(&args.file, args.seed).map_err(CliError::usage)?;
+    let plan = sweep::load(&args.file, args.batch.seed).map_err(CliError::usage)?;
     if args.dry_run {
         print_points(&plan, args.shard);
         return Ok(());
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(stem(&args.file)));
+    let out = args.batch.out_dir(&args.file);
     let opts = Options {
-        jobs: args.jobs,
         shard: args.shard,
         resume: args.resume,
         quiet: args.quiet,
-        force: args.force,
+        ..args.batch.options()
     };
     let resume_hint = format!(
         "csmacd sweep {} --resume --out {}{}",
