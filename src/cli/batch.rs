@@ -4,7 +4,7 @@
 
 use super::{CliError, CliResult};
 use crate::chart::{self, Table};
-use crate::output::{self, Assembled, PointKey, PointRuns};
+use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
 use crate::scenario;
 use crate::sweep::{self, Plan, Shard};
 use anyhow::{anyhow, Context};
@@ -134,22 +134,17 @@ pub fn execute(
     for p in &plan.points {
         check_memory(&plan.name, &p.scenario)?;
     }
-    std::fs::create_dir_all(out)
+    output::create_dir(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))
         .map_err(CliError::failure)?;
-    // Check that the directory can be written before any simulation.
-    let probe = out.join(format!(".csmacd-write-test{}", std::process::id()));
-    std::fs::write(&probe, b"")
+    results_dir::probe(out)
         .with_context(|| format!("cannot write into output directory {}", out.display()))
         .map_err(CliError::failure)?;
-    let _ = std::fs::remove_file(&probe);
     // Finished results (top level) and the work in progress (points/).
-    let finished = std::fs::read_to_string(out.join("scenario.toml")).ok();
-    let plan_path = output::plan_path(out);
-    let existing = std::fs::read_to_string(&plan_path).ok();
-    let same = existing.as_deref() == Some(plan.resolved.as_str());
+    let existing = results_dir::existing(out);
+    let same = existing.pending.as_deref() == Some(plan.resolved.as_str());
     if opts.resume && !same {
-        return Err(CliError::usage(match existing {
+        return Err(CliError::usage(match existing.pending {
             None => anyhow!(
                 "--resume: {} holds no sweep to resume (no points/scenario.toml); run without --resume",
                 out.display()
@@ -161,13 +156,12 @@ pub fn execute(
             ),
         }));
     }
-    if !same {
-        refuse_other_scenario(
-            out,
-            finished.as_deref().or(existing.as_deref()),
-            &plan.resolved,
-            opts.force,
-        )?;
+    let old = existing.finished.as_deref().or(existing.pending.as_deref());
+    if !same && !opts.force && results_dir::holds_other_results(out, old, &plan.resolved) {
+        return Err(CliError::usage(anyhow!(
+            "{} holds results of another scenario; choose another --out or pass --force",
+            out.display()
+        )));
     }
     // A fresh run starts over; a shard keeps the other shards' points of
     // the same sweep (shards may share one directory).
@@ -179,9 +173,8 @@ pub fn execute(
     if opts.shard.is_none() {
         output::clean_temporaries(out);
     }
-    std::fs::create_dir_all(output::points_dir(out))
-        .and_then(|_| output::write_atomic(&plan_path, plan.resolved.as_bytes()))
-        .with_context(|| format!("cannot write {}", plan_path.display()))
+    results_dir::store_plan(out, &plan.resolved)
+        .with_context(|| format!("cannot write {}", output::plan_path(out).display()))
         .map_err(CliError::failure)?;
 
     let seeds = replication_seeds(plan);
@@ -258,35 +251,6 @@ pub fn execute(
     finish(plan, out).map(Some)
 }
 
-/// Result files a run writes; a directory holding any of them holds results.
-const RESULT_FILES: &[&str] = &["summary.csv", "runs.csv", "stations.csv", "scenario.toml"];
-
-/// Without `force`, refuses to overwrite the results of another scenario: a
-/// directory whose scenario.toml names another scenario (or cannot be read as
-/// one), or that holds result files but no scenario.toml.
-fn refuse_other_scenario(out: &Path, old: Option<&str>, new: &str, force: bool) -> CliResult {
-    if force {
-        return Ok(());
-    }
-    let name = |s: &str| {
-        s.parse::<toml::Table>()
-            .ok()
-            .and_then(|t| t.get("name").and_then(|v| v.as_str()).map(str::to_string))
-    };
-    let other = match old {
-        Some(old) => old.parse::<toml::Table>().is_err() || name(old) != name(new),
-        None if out.join("scenario.toml").exists() => true,
-        None => RESULT_FILES.iter().any(|f| out.join(f).exists()),
-    };
-    if other {
-        return Err(CliError::usage(anyhow!(
-            "{} holds results of another scenario; choose another --out or pass --force",
-            out.display()
-        )));
-    }
-    Ok(())
-}
-
 fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     let target = if quiet || !std::io::stderr().is_terminal() {
@@ -346,15 +310,7 @@ pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
 /// Draws the plan's charts (or the default ones) from summary.csv into
 /// DIR/charts/, replacing any charts of an earlier run.
 fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
-    let dir = out.join("charts");
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if matches!(p.extension().and_then(|x| x.to_str()), Some("png" | "svg")) {
-                let _ = std::fs::remove_file(p);
-            }
-        }
-    }
+    results_dir::clear_charts(out);
     let specs = if plan.charts.is_empty() {
         chart::default_specs(&plan.axes)
     } else {
@@ -363,7 +319,8 @@ fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
     if specs.is_empty() {
         return Ok(());
     }
-    std::fs::create_dir_all(&dir)
+    let dir = results_dir::charts_dir(out);
+    output::create_dir(&dir)
         .with_context(|| format!("cannot create {}", dir.display()))
         .map_err(CliError::failure)?;
     let table = Table::from_csv(summary).map_err(CliError::failure)?;

@@ -4,6 +4,7 @@
 
 mod csv;
 mod points;
+pub mod results_dir;
 
 pub use self::csv::{
     metric_columns, num, run_values, runs_csv, stations_csv, summary_csv, PointRuns,
@@ -15,6 +16,11 @@ pub use points::{
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Creates a directory and any missing parents; one that exists is fine.
+pub fn create_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
 
 /// Writes `bytes` to `path` atomically: a reader sees the old file or the new
 /// one, never half of one.
