@@ -3,7 +3,7 @@
 //! Ctrl-C, then assembling the CSV files and drawing the charts.
 
 use super::{CliError, CliResult};
-use crate::chart::{self, Table};
+use crate::output::chart::{self, Table};
 use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
 use crate::scenario;
 use crate::sweep::{self, Plan, Shard};
@@ -311,8 +311,9 @@ pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
 /// DIR/charts/, replacing any charts of an earlier run.
 fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
     results_dir::clear_charts(out);
+    let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
     let specs = if plan.charts.is_empty() {
-        chart::default_specs(&plan.axes)
+        chart::default_specs(&axes)
     } else {
         plan.charts.clone()
     };
@@ -325,7 +326,7 @@ fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
         .map_err(CliError::failure)?;
     let table = Table::from_csv(summary).map_err(CliError::failure)?;
     for spec in specs {
-        let spec = chart::complete(&spec, &plan.axes);
+        let spec = chart::complete(&spec, &axes);
         let name = spec.name.clone().unwrap_or_else(|| spec.y.clone());
         let c = match chart::build(&table, &spec) {
             Ok(c) => c,

@@ -2,9 +2,8 @@
 
 use super::batch::write_chart;
 use super::{CliError, CliResult};
-use crate::chart::{self, Table};
 use crate::output;
-use crate::sweep::ChartSpec;
+use crate::output::chart::{self, ChartSpec, Table};
 use anyhow::anyhow;
 use std::path::PathBuf;
 

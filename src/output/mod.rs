@@ -2,6 +2,7 @@
 //! (a temporary file beside it, then a rename); the CSV tables, the points/
 //! store, the results directory's rules and the charts are the child modules.
 
+pub mod chart;
 mod csv;
 mod points;
 pub mod results_dir;

@@ -5,7 +5,7 @@ mod plan;
 mod run;
 
 pub use plan::{
-    from_str, load, set_path, value_label, Axis, ChartSpec, Plan, Point, PointFault, Shard,
-    SweepError, MAX_POINTS,
+    from_str, load, set_path, value_label, Axis, Plan, Point, PointFault, Shard, SweepError,
+    MAX_POINTS,
 };
 pub use run::{run_pending, run_points, PointSink};

@@ -3,6 +3,7 @@
 //! validated scenario with its own seed; `[[chart]]` tables name the charts.
 //! Nothing here runs a simulation.
 
+use crate::output::chart::{AxisColumn, ChartSpec};
 use crate::scenario::reader::FieldError;
 use crate::scenario::{self, Scenario, ScenarioError};
 use crate::seed;
@@ -66,20 +67,14 @@ pub struct Axis {
     pub labels: Vec<String>,
 }
 
-/// A chart a sweep file asks for (`[[chart]]`), or one chosen by default.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct ChartSpec {
-    /// The column on the x axis: a sweep axis or a summary column.
-    pub x: String,
-    /// The summary column on the y axis.
-    pub y: String,
-    /// Columns whose values split the rows into lines (one line per value).
-    pub series: Vec<String>,
-    pub title: Option<String>,
-    /// The file stem under charts/; default `<y>-vs-<x>`.
-    pub name: Option<String>,
-    /// Logarithmic x axis; default: when x spans a factor of 16 or more.
-    pub log_x: Option<bool>,
+impl Axis {
+    /// The axis as a chart sees it: its summary column and the values there.
+    pub fn column(&self) -> AxisColumn<'_> {
+        AxisColumn {
+            name: &self.path,
+            labels: &self.labels,
+        }
+    }
 }
 
 /// A checked sweep: every point validated, ready to run.
