@@ -1,6 +1,5 @@
-//! What every command that simulates into a results directory shares: the
-//! memory check, running the missing points with a progress bar, stopping on
-//! Ctrl-C, then assembling the CSV files and drawing the charts.
+//! What every command that simulates into a results directory shares: its
+//! flags, the memory check, running points with progress and Ctrl-C, assembly, charts.
 
 use super::{CliError, CliResult};
 use crate::output::chart::{self, Table};
@@ -31,7 +30,7 @@ pub struct BatchArgs {
 }
 
 impl BatchArgs {
-    /// The results directory for `file`: --out, or results/<file stem>/.
+    /// The results directory for `file`: `--out`, or `results/<file stem>/`.
     pub fn out_dir(&self, file: &Path) -> PathBuf {
         self.out
             .clone()

@@ -1,7 +1,5 @@
-//! Charts: a y column against an x column of a table (summary.csv or any CSV),
-//! one line per series, 95 % CI whiskers from `<y>_ci95` when present, drawn
-//! by plotters as PNG or SVG with the embedded font. It knows sweep axes only
-//! by their column names and values; placing the file is output's.
+//! Charts from a CSV table (y against x, a line per series, CI whiskers),
+//! drawn by plotters as PNG or SVG. It knows sweep axes only as columns.
 
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
@@ -370,7 +368,9 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
     Ok(svg)
 }
 
-/// Draws the chart as a PNG file at `path` (which must end in .png).
+/// Draws the chart as a PNG file at `path` (which must end in .png): plotters'
+/// encoder writes the file itself, so callers pass a temporary path
+/// ([`super::write_atomic_with`]) to keep the write atomic.
 pub fn render_png(chart: &Chart, path: &std::path::Path) -> Result<(), ChartError> {
     crate::font::register();
     let root = BitMapBackend::new(path, SIZE).into_drawing_area();

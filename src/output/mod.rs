@@ -1,6 +1,5 @@
 //! Output files: the only writer. Every file is written whole or not at all
-//! (a temporary file beside it, then a rename); the CSV tables, the points/
-//! store, the results directory's rules and the charts are the child modules.
+//! (a temporary file beside it, then a rename); the child modules say what.
 
 pub mod chart;
 mod csv;

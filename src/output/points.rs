@@ -1,7 +1,5 @@
-//! The points/ store: each finished point of a sweep under its index, read
-//! back (for --resume and merge) only when it is the same point, and the
-//! final tables assembled from the store in point order, so a resumed,
-//! sharded or multi-threaded sweep ends with the same bytes as a plain one.
+//! The points/ store: each finished point under its index, read back only
+//! when it is the same point, and the final tables assembled from it.
 
 use super::csv::{header_line, runs_csv, runs_header, stations_csv, summary_bytes, PointRuns};
 use super::{io_err, write_atomic, OutputError};
@@ -165,7 +163,9 @@ pub struct Assembled {
 }
 
 /// Assembles summary.csv, runs.csv and stations.csv from the stored points of
-/// `out`, in point order; every point must be there.
+/// `out`, in point order; every point must be there. Only the store is read,
+/// so a resumed, sharded or multi-threaded sweep ends with the same bytes as
+/// a plain one.
 pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError> {
     let mut stored = Vec::with_capacity(keys.len());
     let mut missing = Vec::new();

@@ -1,7 +1,5 @@
-//! The rules of a results directory: that it can be written before any
-//! simulation, whose results it already holds, where the plan of its stored
-//! points lives, and that old charts go before new ones are drawn. It words
-//! no advice: the CLI says what to do about a refusal.
+//! A results directory's rules: writable before any simulation, whose results
+//! it holds, its stored plan, no stale charts. Advice on a refusal is the CLI's.
 
 use super::points::{plan_path, points_dir};
 use super::write_atomic;

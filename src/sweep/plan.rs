@@ -1,7 +1,5 @@
-//! The sweep file -> Plan: a scenario plus `[sweep]` axes (dotted paths, each
-//! with a list of values) expands into a grid of points, each one full,
-//! validated scenario with its own seed; `[[chart]]` tables name the charts.
-//! Nothing here runs a simulation.
+//! The sweep file -> Plan: `[sweep]` axes expanded into a grid of validated
+//! points, each with its own seed; `[[chart]]` specs; shards. It runs nothing.
 
 use crate::output::chart::{AxisColumn, ChartSpec};
 use crate::scenario::reader::FieldError;

@@ -1,6 +1,5 @@
-//! Runs a sweep's points on rayon: the only rayon user. What a point produces
-//! depends on its own seed only, so the output bytes do not depend on the
-//! number of threads, on the order of work or on the shard.
+//! Runs a sweep's points on rayon, the only rayon user. A point's results
+//! depend on its own seed alone, never on the threads, the work order or the shard.
 
 use super::plan::Point;
 use crate::scenario::{self, Scenario};
