@@ -4,7 +4,6 @@
 //! ([`scenario`] parsing, [`output`] files, [`cli`]) talk to the world.
 
 pub mod backoff;
-pub mod chart;
 pub mod cli;
 pub mod engine;
 pub mod ethernet;

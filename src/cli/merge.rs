@@ -1,9 +1,9 @@
 //! `csmacd merge`: joins the output directories of a sweep's shards into the
 //! files one unsharded run gives.
 
-use super::sweep::{finish, stem};
+use super::batch::{finish, stem};
 use super::{CliError, CliResult};
-use crate::output::{self, PointKey};
+use crate::output::{self, results_dir, PointKey};
 use crate::sweep;
 use anyhow::{anyhow, Context};
 use std::path::{Path, PathBuf};
@@ -43,12 +43,8 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 pub fn run(args: MergeArgs) -> CliResult {
     let mut resolved: Option<(PathBuf, String)> = None;
     for d in &args.dirs {
-        // A shard's plan is in points/; a finished run also has it on top.
-        let path = [output::plan_path(d), d.join("scenario.toml")]
-            .into_iter()
-            .find(|p| p.exists())
-            .unwrap_or_else(|| output::plan_path(d));
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let (path, text) = results_dir::stored_plan(d);
+        let text = text.map_err(|e| {
             CliError::usage(anyhow!(
                 "{}: {e}; is {} the output directory of `csmacd sweep`?",
                 path.display(),
@@ -74,15 +70,13 @@ pub fn run(args: MergeArgs) -> CliResult {
         .map_err(CliError::usage)?;
 
     let out = &args.out;
-    std::fs::create_dir_all(out)
+    output::create_dir(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))
         .map_err(CliError::failure)?;
     let out_is_input = args.dirs.iter().any(|d| same_dir(d, out));
-    let out_resolved = output::plan_path(out);
     if !out_is_input {
-        let old = std::fs::read_to_string(out.join("scenario.toml"))
-            .or_else(|_| std::fs::read_to_string(&out_resolved));
-        if let Ok(old) = old {
+        let existing = results_dir::existing(out);
+        if let Some(old) = existing.finished.or(existing.pending) {
             if old != plan.resolved && !args.force {
                 return Err(CliError::usage(anyhow!(
                     "{} holds results of another sweep; choose another --out or pass --force",
@@ -92,9 +86,8 @@ pub fn run(args: MergeArgs) -> CliResult {
         }
         output::clear_points(out).map_err(CliError::failure)?;
     }
-    std::fs::create_dir_all(output::points_dir(out))
-        .and_then(|_| output::write_atomic(&out_resolved, plan.resolved.as_bytes()))
-        .with_context(|| format!("cannot write {}", out_resolved.display()))
+    results_dir::store_plan(out, &plan.resolved)
+        .with_context(|| format!("cannot write {}", output::plan_path(out).display()))
         .map_err(CliError::failure)?;
 
     let mut missing = Vec::new();

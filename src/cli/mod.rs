@@ -2,6 +2,7 @@
 //! and progress to stderr. Exit codes: 0 success, 1 a failure while running,
 //! 2 bad usage or an invalid scenario.
 
+mod batch;
 mod lesson;
 mod merge;
 mod plot;

@@ -1,9 +1,9 @@
 //! `csmacd plot`: a chart from any CSV file (summary.csv or another).
 
-use super::sweep::write_chart;
+use super::batch::write_chart;
 use super::{CliError, CliResult};
-use crate::chart::{self, Table};
-use crate::sweep::ChartSpec;
+use crate::output;
+use crate::output::chart::{self, ChartSpec, Table};
 use anyhow::anyhow;
 use std::path::PathBuf;
 
@@ -73,7 +73,7 @@ pub fn run(args: PlotArgs) -> CliResult {
     let c = chart::build(&table, &spec)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;
     if let Some(dir) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
+        output::create_dir(dir)
             .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
     }
     write_chart(&c, &args.out)?;

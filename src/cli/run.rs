@@ -1,5 +1,6 @@
 //! `csmacd run` and `csmacd validate`.
 
+use super::batch::{self, stem};
 use super::{CliError, CliResult};
 use crate::output;
 use crate::scenario;
@@ -21,19 +22,8 @@ Example:
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub file: PathBuf,
-    /// Replace the scenario's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Output directory [default: results/<file stem>/].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Overwrite the results of another scenario (another `name`, or files
-    /// not written by csmacd) in the output directory.
-    #[arg(long)]
-    pub force: bool,
-    /// Threads for the replications [default: one per core]. Results do not depend on it.
-    #[arg(long, short)]
-    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub batch: batch::BatchArgs,
 }
 
 /// Check scenario files without running them.
@@ -45,12 +35,6 @@ pub struct ValidateArgs {
     /// Scenario or sweep files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-}
-
-fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "scenario".into())
 }
 
 pub fn validate(args: ValidateArgs) -> CliResult {
@@ -107,53 +91,21 @@ pub fn run(args: RunArgs) -> CliResult {
         )));
     }
     // A run is the one-point case of a sweep: same checks, same storage.
-    let plan =
-        sweep::from_str(&file, &stem(&args.file), &text, args.seed).map_err(CliError::usage)?;
-    let out = args
-        .out
-        .unwrap_or_else(|| Path::new("results").join(stem(&args.file)));
-    let opts = super::sweep::Options {
-        jobs: args.jobs,
+    let plan = sweep::from_str(&file, &stem(&args.file), &text, args.batch.seed)
+        .map_err(CliError::usage)?;
+    let out = args.batch.out_dir(&args.file);
+    let opts = batch::Options {
         quiet: true,
-        force: args.force,
-        ..Default::default()
+        ..args.batch.options()
     };
     let hint = format!("csmacd run {file}");
-    let done = super::sweep::execute(&plan, &out, &opts, &hint)?
+    let done = batch::execute(&plan, &out, &opts, &hint)?
         .ok_or_else(|| CliError::failure(anyhow::anyhow!("no results")))?;
     print_summary(&plan.points[0], &done.values[0]);
     eprintln!(
         "wrote {}/{{summary,runs,stations}}.csv and scenario.toml",
         out.display()
     );
-    Ok(())
-}
-
-/// The memory this machine has available, from /proc/meminfo (Linux); None
-/// where that cannot be read, and then only the scenario's own limit applies.
-fn available_memory_bytes() -> Option<f64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024.0)
-}
-
-/// Refuses, before any work, a scenario that needs more memory than the
-/// machine has available.
-pub fn check_memory(file: &str, sc: &scenario::Scenario) -> CliResult {
-    let need = sc.memory_estimate_bytes();
-    if let Some(avail) = available_memory_bytes() {
-        if need > avail {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "{file}: {} stations x {} replications need about {} of memory; this machine has {} \
-                 available; simulate fewer stations or replications",
-                sc.station_count(),
-                sc.replications,
-                scenario::format_bytes(need),
-                scenario::format_bytes(avail)
-            )));
-        }
-    }
     Ok(())
 }
 

@@ -1,11 +1,35 @@
-//! Charts: a y column against an x column of a table (summary.csv or any CSV),
-//! one line per series, 95 % CI whiskers from `<y>_ci95` when present, drawn
-//! by plotters as PNG or SVG with the embedded font. This module draws; the
-//! file placement (temporary file, then rename) is output's.
+//! Charts from a CSV table (y against x, a line per series, CI whiskers),
+//! drawn by plotters as PNG or SVG. It knows sweep axes only as columns.
 
-use crate::sweep::{Axis, ChartSpec};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
+
+/// A chart to draw: one a sweep file asks for (`[[chart]]`), one chosen by
+/// default, or one `csmacd plot` is given.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ChartSpec {
+    /// The column on the x axis: a sweep axis or a summary column.
+    pub x: String,
+    /// The summary column on the y axis.
+    pub y: String,
+    /// Columns whose values split the rows into lines (one line per value).
+    pub series: Vec<String>,
+    pub title: Option<String>,
+    /// The file stem under charts/; default `<y>-vs-<x>`.
+    pub name: Option<String>,
+    /// Logarithmic x axis; default: when x spans a factor of 16 or more.
+    pub log_x: Option<bool>,
+}
+
+/// A sweep axis as a chart sees it: its column in summary.csv and the values
+/// it takes there.
+#[derive(Clone, Copy, Debug)]
+pub struct AxisColumn<'a> {
+    /// The column name: the axis's dotted path.
+    pub name: &'a str,
+    /// Each value as written in the column.
+    pub labels: &'a [String],
+}
 
 /// A CSV table held as text.
 #[derive(Clone, Debug)]
@@ -250,11 +274,11 @@ pub fn build(table: &Table, spec: &ChartSpec) -> Result<Chart, ChartError> {
 /// The charts a sweep draws when it names none: each main metric against
 /// the most telling numeric axis (offered load, then stations, then frame
 /// size, then the first), and collisions per frame against stations.
-pub fn default_specs(axes: &[Axis]) -> Vec<ChartSpec> {
-    let varying: Vec<&Axis> = axes.iter().filter(|a| a.values.len() > 1).collect();
-    let numeric = |a: &Axis| a.labels.iter().all(|l| parse_number(l).is_some());
-    let rank = |a: &Axis| {
-        let last = a.path.rsplit('.').next().unwrap_or("");
+pub fn default_specs(axes: &[AxisColumn]) -> Vec<ChartSpec> {
+    let varying: Vec<&AxisColumn> = axes.iter().filter(|a| a.labels.len() > 1).collect();
+    let numeric = |a: &AxisColumn| a.labels.iter().all(|l| parse_number(l).is_some());
+    let rank = |a: &AxisColumn| {
+        let last = a.name.rsplit('.').next().unwrap_or("");
         match last {
             "load" | "rate" => 0,
             "count" => 1,
@@ -280,17 +304,17 @@ pub fn default_specs(axes: &[Axis]) -> Vec<ChartSpec> {
     ]
     .iter()
     .map(|y| ChartSpec {
-        x: x.path.clone(),
+        x: x.name.to_string(),
         y: y.to_string(),
         ..Default::default()
     })
     .collect();
     if let Some(count) = varying
         .iter()
-        .find(|a| a.path.ends_with(".count") && a.path != x.path && numeric(a))
+        .find(|a| a.name.ends_with(".count") && a.name != x.name && numeric(a))
     {
         specs.push(ChartSpec {
-            x: count.path.clone(),
+            x: count.name.to_string(),
             y: "collisions_per_delivered".into(),
             ..Default::default()
         });
@@ -300,17 +324,17 @@ pub fn default_specs(axes: &[Axis]) -> Vec<ChartSpec> {
 
 /// Completes a spec for a sweep: every other axis that varies splits the
 /// lines too (so no line zigzags across hidden axes), and a file name.
-pub fn complete(spec: &ChartSpec, axes: &[Axis]) -> ChartSpec {
+pub fn complete(spec: &ChartSpec, axes: &[AxisColumn]) -> ChartSpec {
     let mut s = spec.clone();
     for a in axes {
-        if a.values.len() > 1 && a.path != s.x && !s.series.contains(&a.path) {
-            s.series.push(a.path.clone());
+        if a.labels.len() > 1 && a.name != s.x && !s.series.iter().any(|c| c == a.name) {
+            s.series.push(a.name.to_string());
         }
     }
     if s.name.is_none() {
         let last = |p: &str| p.rsplit('.').next().unwrap_or(p).to_string();
         let xs = last(&s.x);
-        let clash = axes.iter().filter(|a| last(&a.path) == xs).count() > 1;
+        let clash = axes.iter().filter(|a| last(a.name) == xs).count() > 1;
         let xs = if clash { s.x.replace('.', "-") } else { xs };
         s.name = Some(format!("{}-vs-{xs}", s.y));
     }
@@ -344,7 +368,9 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
     Ok(svg)
 }
 
-/// Draws the chart as a PNG file at `path` (which must end in .png).
+/// Draws the chart as a PNG file at `path` (which must end in .png): plotters'
+/// encoder writes the file itself, so callers pass a temporary path
+/// ([`super::write_atomic_with`]) to keep the write atomic.
 pub fn render_png(chart: &Chart, path: &std::path::Path) -> Result<(), ChartError> {
     crate::font::register();
     let root = BitMapBackend::new(path, SIZE).into_drawing_area();

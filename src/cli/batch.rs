@@ -1,0 +1,363 @@
+//! What every command that simulates into a results directory shares: its
+//! flags, the memory check, running points with progress and Ctrl-C, assembly, charts.
+
+use super::{CliError, CliResult};
+use crate::output::chart::{self, Table};
+use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
+use crate::scenario;
+use crate::sweep::{self, Plan, Shard};
+use anyhow::{anyhow, Context};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The flags of every command that simulates into a results directory.
+#[derive(clap::Args, Debug)]
+pub struct BatchArgs {
+    /// Output directory [default: results/<file stem>/].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace the seed in the file (a sweep's master seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Threads [default: one per core]. Results do not depend on it.
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Overwrite the results of another scenario (another `name`, or files
+    /// not written by csmacd) in the output directory.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl BatchArgs {
+    /// The results directory for `file`: `--out`, or `results/<file stem>/`.
+    pub fn out_dir(&self, file: &Path) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| Path::new("results").join(stem(file)))
+    }
+
+    /// The options these flags set; the rest as by default.
+    pub fn options(&self) -> Options {
+        Options {
+            jobs: self.jobs,
+            force: self.force,
+            ..Default::default()
+        }
+    }
+}
+
+/// How to execute a plan.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub jobs: Option<usize>,
+    pub shard: Option<Shard>,
+    pub resume: bool,
+    pub quiet: bool,
+    pub force: bool,
+}
+
+/// A file's name without its extension ("scenario" when it has none): the
+/// default results directory, and the name of a sweep that gives none.
+pub fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into())
+}
+
+/// The memory this machine has available, from /proc/meminfo (Linux); None
+/// where that cannot be read, and then only the scenario's own limit applies.
+fn available_memory_bytes() -> Option<f64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
+/// Refuses, before any work, a scenario that needs more memory than the
+/// machine has available.
+fn check_memory(file: &str, sc: &scenario::Scenario) -> CliResult {
+    let need = sc.memory_estimate_bytes();
+    if let Some(avail) = available_memory_bytes() {
+        if need > avail {
+            return Err(CliError::usage(anyhow!(
+                "{file}: {} stations x {} replications need about {} of memory; this machine has {} \
+                 available; simulate fewer stations or replications",
+                sc.station_count(),
+                sc.replications,
+                scenario::format_bytes(need),
+                scenario::format_bytes(avail)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Set by SIGINT/SIGTERM: start no new run. A second signal exits at once.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn on_signal(_: libc::c_int) {
+    // Only async-signal-safe work here: an atomic swap and _exit.
+    if STOP.swap(true, Ordering::SeqCst) {
+        unsafe { libc::_exit(130) };
+    }
+}
+
+fn install_stop_handler() {
+    #[cfg(unix)]
+    {
+        let handler = on_signal as extern "C" fn(libc::c_int);
+        // SAFETY: the handler only touches an atomic and calls _exit, both
+        // async-signal-safe; installing it races with nothing (once, early).
+        unsafe {
+            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        }
+    }
+}
+
+fn replication_seeds(plan: &Plan) -> Vec<Vec<u64>> {
+    plan.points.iter().map(|p| p.replication_seeds()).collect()
+}
+
+/// Runs what `opts` asks of `plan` into `out`. Returns the assembled tables,
+/// or `None` for a shard (whose points wait for `csmacd merge`).
+pub fn execute(
+    plan: &Plan,
+    out: &Path,
+    opts: &Options,
+    resume_hint: &str,
+) -> Result<Option<Assembled>, CliError> {
+    // Refuse, before any work, what this machine cannot hold.
+    for p in &plan.points {
+        check_memory(&plan.name, &p.scenario)?;
+    }
+    output::create_dir(out)
+        .with_context(|| format!("cannot create output directory {}", out.display()))
+        .map_err(CliError::failure)?;
+    results_dir::probe(out)
+        .with_context(|| format!("cannot write into output directory {}", out.display()))
+        .map_err(CliError::failure)?;
+    // Finished results (top level) and the work in progress (points/).
+    let existing = results_dir::existing(out);
+    let same = existing.pending.as_deref() == Some(plan.resolved.as_str());
+    if opts.resume && !same {
+        return Err(CliError::usage(match existing.pending {
+            None => anyhow!(
+                "--resume: {} holds no sweep to resume (no points/scenario.toml); run without --resume",
+                out.display()
+            ),
+            Some(_) => anyhow!(
+                "--resume: {} holds points of a different sweep (its points/scenario.toml differs from this file as resolved); \
+                 resume with the same file and --seed, or run without --resume",
+                out.display()
+            ),
+        }));
+    }
+    let old = existing.finished.as_deref().or(existing.pending.as_deref());
+    if !same && !opts.force && results_dir::holds_other_results(out, old, &plan.resolved) {
+        return Err(CliError::usage(anyhow!(
+            "{} holds results of another scenario; choose another --out or pass --force",
+            out.display()
+        )));
+    }
+    // A fresh run starts over; a shard keeps the other shards' points of
+    // the same sweep (shards may share one directory).
+    if !same || (!opts.resume && opts.shard.is_none()) {
+        output::clear_points(out).map_err(CliError::failure)?;
+    }
+    // Shards may share a directory: only a whole run may remove another
+    // process's temporary files (those a killed run left behind).
+    if opts.shard.is_none() {
+        output::clean_temporaries(out);
+    }
+    results_dir::store_plan(out, &plan.resolved)
+        .with_context(|| format!("cannot write {}", output::plan_path(out).display()))
+        .map_err(CliError::failure)?;
+
+    let seeds = replication_seeds(plan);
+    let in_shard: Vec<usize> = (0..plan.points.len())
+        .filter(|&i| opts.shard.is_none_or(|s| s.contains(i)))
+        .collect();
+    let todo: Vec<usize> = in_shard
+        .iter()
+        .copied()
+        .filter(|&i| {
+            !opts.resume
+                || !matches!(
+                    output::read_point(
+                        out,
+                        i,
+                        &PointKey {
+                            axes: &plan.points[i].axes,
+                            seeds: &seeds[i],
+                        }
+                    ),
+                    Ok(Some(_))
+                )
+        })
+        .collect();
+
+    install_stop_handler();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.unwrap_or(0))
+        .build()
+        .context("cannot start the worker threads")
+        .map_err(CliError::failure)?;
+    let bar = progress_bar(in_shard.len(), in_shard.len() - todo.len(), opts.quiet);
+    let result = pool.install(|| {
+        sweep::run_pending(&plan.points, &todo, &STOP, &|i, runs| {
+            let p = &plan.points[i];
+            output::write_point(
+                out,
+                i,
+                &PointRuns {
+                    axes: &p.axes,
+                    seeds: &seeds[i],
+                    runs,
+                },
+            )?;
+            bar.inc(1);
+            Ok::<(), output::OutputError>(())
+        })
+    });
+    let finished = bar.position();
+    bar.finish_and_clear();
+    result
+        .with_context(|| {
+            format!(
+                "cannot write the results into {}; its finished results \
+                 (summary.csv, runs.csv, stations.csv, scenario.toml) were not changed",
+                out.display()
+            )
+        })
+        .map_err(CliError::failure)?;
+    if STOP.load(Ordering::SeqCst) {
+        return Err(CliError {
+            code: 130,
+            error: anyhow!(
+                "interrupted: {finished} of {} points finished and kept in {}; \
+                 run the rest with `{resume_hint}`",
+                in_shard.len(),
+                output::points_dir(out).display()
+            ),
+        });
+    }
+    if opts.shard.is_some() {
+        return Ok(None);
+    }
+    finish(plan, out).map(Some)
+}
+
+fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let target = if quiet || !std::io::stderr().is_terminal() {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {pos}/{len} points, ETA {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_position(done as u64);
+    bar.reset_eta();
+    bar
+}
+
+/// Assembles summary.csv, runs.csv and stations.csv from points/ and draws
+/// the charts. Every point of the plan must be stored.
+pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
+    let seeds = replication_seeds(plan);
+    let keys: Vec<PointKey> = plan
+        .points
+        .iter()
+        .zip(&seeds)
+        .map(|(p, s)| PointKey {
+            axes: &p.axes,
+            seeds: s,
+        })
+        .collect();
+    let done = output::assemble(out, &keys).map_err(|e| match e {
+        output::OutputError::Missing { .. } => CliError::usage(e),
+        e => CliError::failure(e),
+    })?;
+    // All three or none: a write error leaves the directory as it was.
+    output::write_files_atomic(
+        out,
+        &[
+            ("summary.csv", &done.summary),
+            ("runs.csv", &done.runs),
+            ("stations.csv", &done.stations),
+            ("scenario.toml", plan.resolved.as_bytes()),
+        ],
+    )
+    .with_context(|| {
+        format!(
+            "cannot write the results into {}; nothing there was changed",
+            out.display()
+        )
+    })
+    .map_err(CliError::failure)?;
+    write_charts(plan, out, &done.summary)?;
+    Ok(done)
+}
+
+/// Draws the plan's charts (or the default ones) from summary.csv into
+/// DIR/charts/, replacing any charts of an earlier run.
+fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
+    results_dir::clear_charts(out);
+    let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
+    let specs = if plan.charts.is_empty() {
+        chart::default_specs(&axes)
+    } else {
+        plan.charts.clone()
+    };
+    if specs.is_empty() {
+        return Ok(());
+    }
+    let dir = results_dir::charts_dir(out);
+    output::create_dir(&dir)
+        .with_context(|| format!("cannot create {}", dir.display()))
+        .map_err(CliError::failure)?;
+    let table = Table::from_csv(summary).map_err(CliError::failure)?;
+    for spec in specs {
+        let spec = chart::complete(&spec, &axes);
+        let name = spec.name.clone().unwrap_or_else(|| spec.y.clone());
+        let c = match chart::build(&table, &spec) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("warning: chart {name} skipped: {e}");
+                continue;
+            }
+        };
+        write_chart(&c, &dir.join(format!("{name}.svg")))?;
+        write_chart(&c, &dir.join(format!("{name}.png")))?;
+    }
+    Ok(())
+}
+
+/// Writes one chart as PNG or SVG, by the extension of `path`, atomically.
+pub fn write_chart(c: &chart::Chart, path: &Path) -> CliResult {
+    let result = match path.extension().and_then(|x| x.to_str()) {
+        Some("svg") => chart::render_svg(c)
+            .map_err(anyhow::Error::from)
+            .and_then(|svg| output::write_atomic(path, svg.as_bytes()).map_err(Into::into)),
+        Some("png") => output::write_atomic_with(path, |tmp| {
+            chart::render_png(c, tmp).map_err(|e| e.to_string())
+        })
+        .map_err(Into::into),
+        _ => {
+            return Err(CliError::usage(anyhow!(
+                "{}: a chart file ends in .png or .svg",
+                path.display()
+            )))
+        }
+    };
+    result
+        .with_context(|| format!("cannot write {}", path.display()))
+        .map_err(CliError::failure)
+}

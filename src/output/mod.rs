@@ -1,0 +1,149 @@
+//! Output files: the only writer. Every file is written whole or not at all
+//! (a temporary file beside it, then a rename); the child modules say what.
+
+pub mod chart;
+mod csv;
+mod points;
+pub mod results_dir;
+
+pub use self::csv::{
+    metric_columns, num, run_values, runs_csv, stations_csv, summary_csv, PointRuns,
+    DERIVED_COLUMNS,
+};
+pub use points::{
+    assemble, clean_temporaries, clear_points, copy_point, plan_path, points_dir, read_point,
+    write_point, Assembled, PointKey, StoredPoint,
+};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Creates a directory and any missing parents; one that exists is fine.
+pub fn create_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Writes `bytes` to `path` atomically: a reader sees the old file or the new
+/// one, never half of one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temp_name(path, "");
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// A hidden temporary name beside `path`, unique to this process, ending in
+/// `suffix`.
+fn temp_name(path: &Path, suffix: &str) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(".{name}.tmp{}{suffix}", std::process::id()))
+}
+
+/// A temporary file name beside `path`, ending in `.ext` (for writers, such
+/// as the PNG encoder, that choose the format by extension).
+pub fn temp_beside(path: &Path, ext: &str) -> PathBuf {
+    temp_name(path, &format!(".{ext}"))
+}
+
+/// Writes several files into `dir` as one step: every file goes to a
+/// temporary name first, and only when all are written and synced are they
+/// renamed into place. A write error (e.g. a full disk) removes the temporary
+/// files and leaves the directory as it was: no half-written file, and no mix
+/// of new and old results.
+pub fn write_files_atomic(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Result<()> {
+    let tmp_of = |name: &str| temp_name(&dir.join(name), "");
+    let mut written = Vec::with_capacity(files.len());
+    let result = (|| {
+        for (name, bytes) in files {
+            let tmp = tmp_of(name);
+            written.push(tmp.clone());
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        // A directory in the way would fail its rename after others were
+        // done: find it before anything is replaced.
+        for (name, _) in files {
+            if dir.join(name).is_dir() {
+                return Err(std::io::Error::other(format!(
+                    "{} is a directory",
+                    dir.join(name).display()
+                )));
+            }
+        }
+        for (name, _) in files {
+            std::fs::rename(tmp_of(name), dir.join(name))?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for tmp in &written {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+    result
+}
+
+/// A file that could not be written, read or trusted.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Corrupt { path: String, message: String },
+    #[error("{missing} of {total} points have no results (first: point {first}); run the missing shards or `csmacd sweep FILE --resume --out DIR`")]
+    Missing {
+        missing: usize,
+        total: usize,
+        first: usize,
+    },
+}
+
+/// Names the file an I/O error happened on.
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
+    move |source| OutputError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes a file through `write`, which is given a temporary path beside
+/// `path` with the same extension (a chart encoder picks its format from it),
+/// then renames it into place.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), OutputError> {
+    let ext = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    let tmp = temp_name(path, &ext);
+    let result = write(&tmp)
+        .map_err(|message| OutputError::Corrupt {
+            path: path.display().to_string(),
+            message,
+        })
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(io_err(path)));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,11 @@
+//! Sweeps: a scenario plus `[sweep]` axes, expanded into a grid of points
+//! (plan.rs: reading the file) and run in parallel (run.rs: the only rayon user).
+
+mod plan;
+mod run;
+
+pub use plan::{
+    from_str, load, set_path, value_label, Axis, Plan, Point, PointFault, Shard, SweepError,
+    MAX_POINTS,
+};
+pub use run::{run_pending, run_points, PointSink};

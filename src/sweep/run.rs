@@ -1,0 +1,124 @@
+//! Runs a sweep's points on rayon, the only rayon user. A point's results
+//! depend on its own seed alone, never on the threads, the work order or the shard.
+
+use super::plan::Point;
+use crate::scenario::{self, Scenario};
+use crate::sim::{self, RunResult};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Runs every replication of every point on the current rayon pool, calling
+/// `done` after each finished run; results are in point, then replication order.
+pub fn run_points(points: &[Point], done: &(dyn Fn() + Sync)) -> Vec<Vec<RunResult>> {
+    let jobs: Vec<(usize, u64)> = points
+        .iter()
+        .enumerate()
+        .flat_map(|(p, pt)| pt.replication_seeds().into_iter().map(move |s| (p, s)))
+        .collect();
+    let results: Vec<(usize, RunResult)> = jobs
+        .par_iter()
+        .map(|&(p, s)| {
+            let r = sim::run(&points[p].scenario, s);
+            done();
+            (p, r)
+        })
+        .collect();
+    let mut out: Vec<Vec<RunResult>> = points.iter().map(|_| Vec::new()).collect();
+    for (p, r) in results {
+        out[p].push(r);
+    }
+    out
+}
+
+/// Receives each finished point (its index and runs) and stores it.
+pub type PointSink<'a, E> = dyn Fn(usize, &[RunResult]) -> Result<(), E> + Sync + 'a;
+
+/// Runs the points `todo` (indices into `points`) on the current rayon pool,
+/// replications in parallel too, and hands each finished point to `finished`
+/// (which stores it) as soon as all its replications are done, in whatever
+/// order they finish. Once `stop` is set no new run starts; points cut short
+/// are not handed over. The first error from `finished` stops the sweep.
+pub fn run_pending<E: Send>(
+    points: &[Point],
+    todo: &[usize],
+    stop: &AtomicBool,
+    finished: &PointSink<'_, E>,
+) -> Result<(), E> {
+    // Points differ a lot in cost. Each worker takes the next point from a
+    // list sorted by estimated cost, most expensive first (greedy longest-
+    // processing-time scheduling), so that no long point starts last and
+    // runs alone. The order of work does not reach the output: each point's
+    // result goes to `finished` under its own index.
+    let mut order: Vec<usize> = todo.to_vec();
+    let cost: Vec<f64> = order
+        .iter()
+        .map(|&p| estimated_cost(&points[p].scenario))
+        .collect();
+    let mut ranked: Vec<(f64, usize)> = cost.into_iter().zip(order.iter().copied()).collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    order = ranked.into_iter().map(|(_, p)| p).collect();
+    let next = AtomicUsize::new(0);
+    let failure: Mutex<Option<E>> = Mutex::new(None);
+    let failed = AtomicBool::new(false);
+    rayon::scope(|scope| {
+        for _ in 0..rayon::current_num_threads().max(1) {
+            scope.spawn(|_| loop {
+                if stop.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&p) = order.get(k) else { return };
+                let runs: Option<Vec<RunResult>> = points[p]
+                    .replication_seeds()
+                    .par_iter()
+                    .map(|&s| {
+                        if stop.load(Ordering::Relaxed) {
+                            None
+                        } else {
+                            Some(sim::run(&points[p].scenario, s))
+                        }
+                    })
+                    .collect();
+                if let Some(runs) = runs {
+                    if let Err(e) = finished(p, &runs) {
+                        failed.store(true, Ordering::Relaxed);
+                        if let Ok(mut f) = failure.lock() {
+                            f.get_or_insert(e);
+                        }
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    match failure.into_inner() {
+        Ok(Some(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// A rough relative cost of a point, for scheduling only: replications x
+/// simulated seconds x frames offered per second (a saturated group offers
+/// what the line can carry), plus a term for the number of stations.
+fn estimated_cost(sc: &Scenario) -> f64 {
+    use crate::traffic::Arrivals;
+    let line_frames = |g: &scenario::Group| sc.medium.bit_rate / (g.frame.mean_bits() + 160.0);
+    let per_s: f64 = sc
+        .groups
+        .iter()
+        .map(|g| match g.arrivals {
+            Arrivals::Saturated => line_frames(g),
+            Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
+                (rate * g.count as f64).min(10.0 * line_frames(g))
+            }
+            Arrivals::Periodic { interval, .. } => {
+                (1e12 / interval.max(1) as f64 * g.count as f64).min(10.0 * line_frames(g))
+            }
+            Arrivals::Burst { frames, .. } => {
+                frames as f64 * g.count as f64 / (sc.duration as f64 / 1e12)
+            }
+        })
+        .sum();
+    sc.replications as f64 * (sc.duration as f64 / 1e12) * (per_s + sc.station_count() as f64)
+}
