@@ -22,7 +22,7 @@ const PENDING: usize = 1000;
 /// Events popped (and pushed) per loop.
 const STEPS: usize = 1_000_000;
 
-/// An event as big as the simulator's (`sim::Event`: a tag and two u32s, or a u64).
+/// An event as big as the simulator's (`ethernet::Event`: a tag and two u32s, or a u64).
 #[derive(Clone, Copy)]
 enum Ev {
     A(u32, u32),

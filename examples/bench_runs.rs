@@ -19,8 +19,8 @@
 //! repeat must count the same events, frames and attempts: runs are
 //! deterministic.) The crowds of 10^5 and 10^6 run once.
 
+use csmacd::ethernet;
 use csmacd::scenario;
-use csmacd::sim;
 use csmacd::sweep::Point;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -70,11 +70,12 @@ fn child(name: &str) -> anyhow::Result<()> {
     } else {
         scenario_dir().join(format!("{name}.toml"))
     };
-    let sc = scenario::load(&path)?;
+    let sc = scenario::load_bus(&path)?;
     // The same run seed `csmacd run` uses for the first replication.
-    let seed = Point::new(Vec::new(), sc.clone()).replication_seeds()[0];
+    let seed = Point::new(Vec::new(), csmacd::world::Scenario::Ethernet(sc.clone()))
+        .replication_seeds()[0];
     let t0 = Instant::now();
-    let r = sim::run(&sc, seed);
+    let r = ethernet::run(&sc, seed);
     let wall_s = t0.elapsed().as_secs_f64();
     let frames: u64 = r
         .stations

@@ -13,8 +13,6 @@ pub mod output;
 pub mod results;
 pub mod scenario;
 pub mod seed;
-/// The bus world's former path, kept while callers move to `ethernet`.
-pub use ethernet as sim;
 pub mod stats;
 pub mod sweep;
 pub mod teach;

@@ -17,6 +17,8 @@ pub struct TableSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Columns {
     pub metrics: &'static [&'static str],
+    /// The metrics a console table of many points shows.
+    pub headline: &'static [&'static str],
     pub tables: &'static [TableSpec],
 }
 

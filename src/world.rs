@@ -5,6 +5,7 @@
 //! its results as named columns ([`crate::results`]). Nothing above this
 //! file matches on a world, and worlds never import each other.
 
+use crate::engine::Time;
 use crate::ethernet;
 use crate::results::{Columns, RunOutput};
 
@@ -32,6 +33,27 @@ impl Scenario {
     pub fn set_seed(&mut self, seed: u64) {
         match self {
             Scenario::Ethernet(s) => s.seed = seed,
+        }
+    }
+
+    /// The simulated time of a run, and the warmup at its start that
+    /// statistics leave out.
+    pub fn duration(&self) -> Time {
+        match self {
+            Scenario::Ethernet(s) => s.duration,
+        }
+    }
+
+    pub fn warmup(&self) -> Time {
+        match self {
+            Scenario::Ethernet(s) => s.warmup,
+        }
+    }
+
+    /// What a run simulates, in a few words ("50 stations").
+    pub fn size(&self) -> String {
+        match self {
+            Scenario::Ethernet(s) => format!("{} stations", s.station_count()),
         }
     }
 
@@ -67,6 +89,13 @@ impl Scenario {
     pub fn work_estimate(&self) -> f64 {
         match self {
             Scenario::Ethernet(s) => s.replications as f64 * s.work_estimate(),
+        }
+    }
+
+    /// The bus scenario, taken out of the world (see [`Scenario::ethernet`]).
+    pub fn into_ethernet(self) -> Option<ethernet::Scenario> {
+        match self {
+            Scenario::Ethernet(s) => Some(s),
         }
     }
 

@@ -2,12 +2,12 @@
 //! (S = G e^-2G, S = G e^-G) and Metcalfe and Boggs's efficiency of
 //! p-persistent contention; plus the modes' definitions and validation.
 
+use csmacd::ethernet::{self, RunResult};
 use csmacd::scenario;
-use csmacd::sim::{self, RunResult};
 
 fn run(text: &str, seed: u64) -> RunResult {
-    let sc = scenario::from_str("t.toml", "t", text).unwrap();
-    sim::run(&sc, seed)
+    let sc = scenario::bus_from_str("t.toml", "t", text).unwrap();
+    ethernet::run(&sc, seed)
 }
 
 /// 400 Poisson stations holding at most one frame each (queue = 1: the
@@ -52,7 +52,7 @@ fn check_aloha(r: &RunResult, law: fn(f64) -> f64, what: &str) -> f64 {
     g
 }
 
-use csmacd::sim::MacEvent;
+use csmacd::ethernet::MacEvent;
 
 #[test]
 fn pure_aloha_throughput_is_g_exp_minus_2g() {
@@ -159,9 +159,9 @@ fn without_collision_detection_collided_frames_run_to_their_end() {
         // Each failed transmission ends (and its backoff starts) at the
         // frame's full end without collision detection, and at the end of
         // the jam, well before it, with it.
-        let sc = csmacd::scenario::from_str("t.toml", "t", &text).unwrap();
+        let sc = csmacd::scenario::bus_from_str("t.toml", "t", &text).unwrap();
         let mut log = Log::default();
-        csmacd::sim::run_observed(&sc, 1, &mut log);
+        csmacd::ethernet::run_observed(&sc, 1, &mut log);
         let mut full_end = [0u64; 2];
         let mut backoffs = 0;
         for (t, st, ev) in &log.0 {
@@ -189,7 +189,7 @@ fn without_collision_detection_collided_frames_run_to_their_end() {
 #[derive(Default)]
 struct Log(Vec<(u64, u32, MacEvent)>);
 
-impl csmacd::sim::Observer for Log {
+impl csmacd::ethernet::Observer for Log {
     fn on(&mut self, t: u64, station: u32, ev: &MacEvent) {
         self.0.push((t, station, ev.clone()));
     }
@@ -232,7 +232,7 @@ fn access_keys_are_validated() {
             "duration = \"1s\"\n[medium]\n{medium}\n[[stations]]\ncount = 2\n\
              traffic = {{ kind = \"saturated\" }}\nframe = \"64B\"\n"
         );
-        scenario::from_str("m.toml", "m", &text)
+        scenario::bus_from_str("m.toml", "m", &text)
             .unwrap_err()
             .to_string()
     };
@@ -260,11 +260,11 @@ fn slotted_aloha_retries_in_the_very_next_slot_when_r_is_zero() {
     let text =
         "duration = \"1s\"\nnonstandard_frames = true\n[medium]\naccess = \"slotted-aloha\"\n\
                 [[stations]]\ncount = 2\ntraffic = { kind = \"burst\" }\nframe = \"40B\"\n";
-    let sc = csmacd::scenario::from_str("t.toml", "t", text).unwrap();
+    let sc = csmacd::scenario::bus_from_str("t.toml", "t", text).unwrap();
     let reps = 4000;
     let mut once = 0;
     for seed in 0..reps {
-        let r = csmacd::sim::run(&sc, seed);
+        let r = csmacd::ethernet::run(&sc, seed);
         assert_eq!(r.metrics.get("delivered"), 2.0, "seed {seed}");
         if r.metrics.get("collisions") == 2.0 {
             once += 1;

@@ -2,19 +2,20 @@
 
 #![allow(dead_code)]
 
-use csmacd::scenario::{self, Scenario};
-use csmacd::sim::{self, RunResult};
+use csmacd::ethernet::Scenario;
+use csmacd::ethernet::{self, RunResult};
+use csmacd::scenario;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Builds a scenario from TOML text, panicking with the error if it is invalid.
 pub fn scenario(text: &str) -> Scenario {
-    scenario::from_str("test.toml", "test", text).unwrap_or_else(|e| panic!("{e}"))
+    scenario::bus_from_str("test.toml", "test", text).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs one replication and checks frame conservation at every station.
 pub fn run(sc: &Scenario, seed: u64) -> RunResult {
-    let r = sim::run(sc, seed);
+    let r = ethernet::run(sc, seed);
     assert_conserved(&r);
     r
 }

@@ -4,7 +4,7 @@
 use crate::common::{run, scenario};
 use csmacd::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use csmacd::engine::Time;
-use csmacd::sim::{self, MacEvent, Observer};
+use csmacd::ethernet::{self, MacEvent, Observer};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
@@ -165,7 +165,7 @@ fn backoff_is_counted_from_the_end_of_the_jam() {
     let mut r_counts = [0u64; 2];
     for seed in 0..300 {
         let mut log = Log::default();
-        sim::run_observed(&sc, seed, &mut log);
+        ethernet::run_observed(&sc, seed, &mut log);
         let ev = &log.0;
         for (k, (t, s, e)) in ev.iter().enumerate() {
             let MacEvent::Backoff {
@@ -276,7 +276,7 @@ traffic = { kind = "burst", at = "3us" }
 "#,
     );
     let mut log = Log::default();
-    let r = sim::run_observed(&sc, 1, &mut log);
+    let r = ethernet::run_observed(&sc, 1, &mut log);
     crate::common::assert_conserved(&r);
     let find = |station: u32, f: &dyn Fn(&MacEvent) -> bool| {
         log.0
@@ -373,9 +373,9 @@ fn successful_transmissions_never_overlap_at_any_station() {
         "duration = \"500ms\"\n[[stations]]\ncount = 16\nframe = \"imix\"\ntraffic = { kind = \"poisson\", load = 1.2 }\n[[stations]]\ncount = 4\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n",
     );
     let mut log = Log::default();
-    let r = sim::run_observed(&sc, 11, &mut log);
+    let r = ethernet::run_observed(&sc, 11, &mut log);
     crate::common::assert_conserved(&r);
-    let pos = sim::positions(&sc, 11);
+    let pos = ethernet::positions(&sc, 11);
     let prop: Vec<i128> = pos
         .iter()
         .map(|x| (x / 2e8 * 1e12).round() as i128)

@@ -2,7 +2,7 @@
 //! stations, positions within 802.3 limits, every traffic kind, frame law,
 //! backoff policy and access mode, random loads, sizes and durations.
 //!
-//! Each run is watched through [`sim::run_observed`]; from its MAC events the
+//! Each run is watched through [`ethernet::run_observed`]; from its MAC events the
 //! test rebuilds every transmission [start, end) and checks, independently of
 //! the simulator's own bookkeeping:
 //! - simulated time never goes backwards (events arrive in time order);
@@ -23,8 +23,8 @@
 
 use crate::common::{assert_conserved, cases, scenario};
 use csmacd::engine::Time;
-use csmacd::scenario::Scenario;
-use csmacd::sim::{self, IndexUse, MacEvent, Observer, RunResult};
+use csmacd::ethernet::Scenario;
+use csmacd::ethernet::{self, IndexUse, MacEvent, Observer, RunResult};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -203,7 +203,7 @@ struct Tx {
 
 /// Propagation times from the bus's origin, rounded as the simulator does.
 fn props(sc: &Scenario, seed: u64) -> Vec<Time> {
-    sim::positions(sc, seed)
+    ethernet::positions(sc, seed)
         .iter()
         .map(|x| (x / sc.medium.speed * 1e12).round() as Time)
         .collect()
@@ -220,7 +220,7 @@ fn starting_in(txs: &[Tx], lo: Time, hi: Time) -> &[Tx] {
 /// within 802.3's limits.
 fn check(sc: &Scenario, seed: u64, standard: bool) -> Result<RunResult, TestCaseError> {
     let mut tape = Tape::default();
-    let r = sim::run_observed(sc, seed, &mut tape);
+    let r = ethernet::run_observed(sc, seed, &mut tape);
     assert_conserved(&r);
     let prop = props(sc, seed);
     let d = |i: usize, j: usize| prop[i].abs_diff(prop[j]);
@@ -374,12 +374,12 @@ proptest! {
     }
 }
 
-/// The bus index (used from `sim::CROWD` stations up) answers every carrier,
+/// The bus index (used from `ethernet::CROWD` stations up) answers every carrier,
 /// deferral, detection and delivery question exactly as the scan over all
 /// signals does: the same events in the same order, and the same results.
 fn same_with_and_without_index(sc: &Scenario, seed: u64) -> Result<(), TestCaseError> {
     let mut plain = Tape::default();
-    let a = sim::run_with_index(sc, seed, IndexUse::Off, &mut plain);
+    let a = ethernet::run_with_index(sc, seed, IndexUse::Off, &mut plain);
     let bits = |r: &RunResult| {
         r.metrics
             .values
@@ -395,7 +395,7 @@ fn same_with_and_without_index(sc: &Scenario, seed: u64) -> Result<(), TestCaseE
     };
     for index in [IndexUse::On, busy] {
         let mut indexed = Tape::default();
-        let b = sim::run_with_index(sc, seed, index, &mut indexed);
+        let b = ethernet::run_with_index(sc, seed, index, &mut indexed);
         prop_assert_eq!(plain.events.len(), indexed.events.len());
         for (x, y) in plain.events.iter().zip(&indexed.events) {
             prop_assert_eq!(x, y);
@@ -455,7 +455,7 @@ fn regression_jam_is_reported_in_time_order() {
         "duration = \"100slot\"\n[medium]\nbit_rate = \"1Mbps\"\nlength = \"0m\"\n[[stations]]\ncount = 8\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n",
     );
     let mut tape = Tape::default();
-    sim::run_observed(&sc, 16308714877215693751, &mut tape);
+    ethernet::run_observed(&sc, 16308714877215693751, &mut tape);
     let mut jams = 0;
     for w in tape.events.windows(2) {
         assert!(w[0].0 <= w[1].0, "{:?} then {:?}", w[0], w[1]);

@@ -290,7 +290,7 @@ fn hostile_table() -> impl Strategy<Value = Table> {
 /// Checks one input: no panic (proptest reports a panic as a failure), and an
 /// error that says where.
 fn check_text(text: &str) -> Result<(), TestCaseError> {
-    match scenario::from_str("fuzz.toml", "fuzz", text) {
+    match scenario::bus_from_str("fuzz.toml", "fuzz", text) {
         Ok(sc) => run_shortened(sc),
         Err(e) => {
             let msg = e.to_string();
@@ -326,7 +326,7 @@ fn check_text(text: &str) -> Result<(), TestCaseError> {
 /// Runs an accepted scenario, cut down so the fuzzer stays fast: at most 40
 /// stations, 1 ms simulated. The medium and traffic values stay as given, so
 /// the core's arithmetic meets them.
-fn run_shortened(mut sc: scenario::Scenario) -> Result<(), TestCaseError> {
+fn run_shortened(mut sc: csmacd::ethernet::Scenario) -> Result<(), TestCaseError> {
     let mut left = 40usize;
     for g in &mut sc.groups {
         g.count = g.count.min(left).max(1);
@@ -357,7 +357,7 @@ fn run_shortened(mut sc: scenario::Scenario) -> Result<(), TestCaseError> {
             _ => {}
         }
     }
-    let r = csmacd::sim::run(&sc, sc.seed);
+    let r = csmacd::ethernet::run(&sc, sc.seed);
     assert_conserved(&r);
     prop_assert!(r.busy_ps <= (sc.duration - sc.warmup) as u128);
     Ok(())
@@ -402,7 +402,7 @@ proptest! {
 #[test]
 fn regression_tiny_bit_rate_is_refused() {
     let text = "duration = \"1s\"\n[medium]\nbit_rate = \"1e-300bps\"\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n";
-    let e = scenario::from_str("t.toml", "t", text)
+    let e = scenario::bus_from_str("t.toml", "t", text)
         .unwrap_err()
         .to_string();
     assert!(e.contains("t.toml:3: `medium.bit_rate`"), "{e}");
@@ -412,7 +412,7 @@ fn regression_tiny_bit_rate_is_refused() {
 #[test]
 fn regression_huge_gap_is_refused() {
     let text = "duration = \"1s\"\n[medium]\nifg = \"1e30bit\"\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n";
-    let e = scenario::from_str("t.toml", "t", text)
+    let e = scenario::bus_from_str("t.toml", "t", text)
         .unwrap_err()
         .to_string();
     assert!(e.contains("t.toml:3: `medium.ifg`"), "{e}");
@@ -422,7 +422,7 @@ fn regression_huge_gap_is_refused() {
 #[test]
 fn regression_crawling_signal_is_refused() {
     let text = "duration = \"1s\"\n[medium]\nspeed = \"1e-300m/s\"\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n";
-    let e = scenario::from_str("t.toml", "t", text)
+    let e = scenario::bus_from_str("t.toml", "t", text)
         .unwrap_err()
         .to_string();
     assert!(e.contains("`medium.speed`"), "{e}");
@@ -436,7 +436,7 @@ fn regression_huge_backoff_window_is_refused_or_runs() {
     let text = |limit: u32| {
         format!("duration = \"50ms\"\n[[stations]]\ncount = 3\nframe = \"64B\"\ntraffic = {{ kind = \"saturated\" }}\nbackoff = {{ kind = \"beb\", backoff_limit = {limit}, attempt_limit = 1000 }}\n")
     };
-    let e = scenario::from_str("t.toml", "t", &text(40))
+    let e = scenario::bus_from_str("t.toml", "t", &text(40))
         .unwrap_err()
         .to_string();
     assert!(e.contains("t.toml:6:") && e.contains("beyond"), "{e}");
@@ -463,7 +463,7 @@ fn regression_vanishing_rates_terminate() {
 #[test]
 fn regression_infinite_weight_sum_is_refused() {
     let text = "duration = \"1s\"\n[[stations]]\ncount = 2\nframe = { kind = \"mix\", sizes = [\"64B\", \"1518B\"], weights = [1e308, 1e308] }\ntraffic = { kind = \"poisson\", load = 0.5 }\n";
-    let e = scenario::from_str("t.toml", "t", text)
+    let e = scenario::bus_from_str("t.toml", "t", text)
         .unwrap_err()
         .to_string();
     assert!(e.contains("t.toml:4: `stations.0.frame.weights`"), "{e}");

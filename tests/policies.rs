@@ -10,8 +10,8 @@
 
 use csmacd::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use csmacd::engine::Time;
+use csmacd::ethernet;
 use csmacd::scenario;
-use csmacd::sim;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
@@ -388,19 +388,19 @@ fn draws_repeat_for_a_seed() {
         "mild",
     ] {
         let sc = two_stations(&format!("{{ kind = \"{text}\" }}"), "saturated", "2s");
-        let a = sim::run(&sc, 11);
-        let b = sim::run(&sc, 11);
+        let a = ethernet::run(&sc, 11);
+        let b = ethernet::run(&sc, 11);
         assert_eq!(a.metrics, b.metrics, "{text}");
         assert_eq!(a.stations, b.stations, "{text}");
     }
 }
 
-fn two_stations(backoff: &str, traffic: &str, duration: &str) -> scenario::Scenario {
+fn two_stations(backoff: &str, traffic: &str, duration: &str) -> csmacd::ethernet::Scenario {
     let text = format!(
         "duration = \"{duration}\"\n\
          [[stations]]\ncount = 2\ntraffic = {{ kind = \"{traffic}\" }}\nframe = \"1518B\"\nbackoff = {backoff}\n"
     );
-    scenario::from_str("test.toml", "test", &text).unwrap()
+    scenario::bus_from_str("test.toml", "test", &text).unwrap()
 }
 
 #[test]
@@ -415,8 +415,8 @@ fn synchronised_deterministic_retries_collide_until_discarded_and_jitter_resolve
             "duration = \"1s\"\n\
              [[stations]]\ncount = 2\ntraffic = {sync}\nframe = \"1518B\"\nbackoff = {backoff}\n"
         );
-        let sc = scenario::from_str("t.toml", "t", &text).unwrap();
-        sim::run(&sc, 1)
+        let sc = scenario::bus_from_str("t.toml", "t", &text).unwrap();
+        ethernet::run(&sc, 1)
     };
     let r = run("{ kind = \"exponential-no-jitter\", base = \"1slot\", cap = \"64slot\" }");
     assert_eq!(r.metrics.get("delivered"), 0.0);
@@ -439,8 +439,8 @@ fn attempt_limit_holds_on_the_bus() {
              traffic = {{ kind = \"burst\", frames = 2, at = \"0s\" }}\nframe = \"64B\"\n\
              backoff = {{ kind = \"constant\", delay = \"2slot\", attempt_limit = {limit} }}\n"
         );
-        let sc = scenario::from_str("t.toml", "t", &text).unwrap();
-        let r = sim::run(&sc, 1);
+        let sc = scenario::bus_from_str("t.toml", "t", &text).unwrap();
+        let r = ethernet::run(&sc, 1);
         assert_eq!(r.metrics.get("dropped_excessive"), 4.0);
         assert_eq!(r.metrics.get("collisions"), 4.0 * limit as f64);
         assert!(r.stations.iter().all(|s| s.conserves_frames()));
@@ -458,10 +458,10 @@ fn blam_shortens_capture_runs_and_cuts_excessive_collision_drops() {
             "duration = \"10s\"\nwarmup = \"1s\"\n[[stations]]\ncount = 2\n\
              traffic = {{ kind = \"saturated\" }}\nframe = \"1518B\"\nbackoff = {{ kind = \"{kind}\" }}\n"
         );
-        let sc = scenario::from_str("t.toml", "t", &text).unwrap();
+        let sc = scenario::bus_from_str("t.toml", "t", &text).unwrap();
         (0..5)
             .map(|r| {
-                sim::run(&sc, csmacd::seed::replication_seed(1, r))
+                ethernet::run(&sc, csmacd::seed::replication_seed(1, r))
                     .metrics
                     .get(col)
             })
@@ -490,13 +490,14 @@ fn three_groups_on_three_policies_share_one_bus() {
         [[stations]]\ncount = 3\ntraffic = { kind = \"saturated\" }\nframe = \"1518B\"\nbackoff = { kind = \"beb\" }\n\
         [[stations]]\ncount = 3\ntraffic = { kind = \"saturated\" }\nframe = \"1518B\"\nbackoff = { kind = \"full-jitter\", base = \"1slot\", cap = \"64slot\" }\n\
         [[stations]]\ncount = 3\ntraffic = { kind = \"saturated\" }\nframe = \"1518B\"\nbackoff = { kind = \"mild\" }\n";
-    let sc = scenario::from_str("t.toml", "t", text).unwrap();
-    let run = sim::run(&sc, 1);
+    let sc = scenario::bus_from_str("t.toml", "t", text).unwrap();
+    let run = ethernet::run(&sc, 1);
     let seeds = [1u64];
-    let runs = [run];
+    let runs = [run.output()];
     let pr = [csmacd::output::PointRuns {
         axes: &[],
         seeds: &seeds,
+        columns: csmacd::ethernet::COLUMNS,
         runs: &runs,
     }];
     let csv = String::from_utf8(csmacd::output::stations_csv(&pr)).unwrap();
@@ -514,9 +515,9 @@ fn three_groups_on_three_policies_share_one_bus() {
     }
     assert!((share.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     // Each group's share equals its delivered bits over the total.
-    let total: u64 = runs[0].stations.iter().map(|s| s.delivered_bits).sum();
+    let total: u64 = run.stations.iter().map(|s| s.delivered_bits).sum();
     for (gi, sh) in share.iter().enumerate() {
-        let bits: u64 = runs[0]
+        let bits: u64 = run
             .stations
             .iter()
             .filter(|s| s.group == gi)
@@ -539,7 +540,7 @@ fn every_policy_parses_with_its_defaults_and_bad_values_are_named() {
             "duration = \"1s\"\n[[stations]]\ncount = 2\ntraffic = {{ kind = \"saturated\" }}\n\
              frame = \"64B\"\nbackoff = {backoff}\n"
         );
-        let e = scenario::from_str("f.toml", "f", &text)
+        let e = scenario::bus_from_str("f.toml", "f", &text)
             .unwrap_err()
             .to_string();
         assert!(e.contains(key) && e.contains("f.toml:6"), "{e}");

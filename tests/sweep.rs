@@ -99,7 +99,10 @@ fn grid_expands_in_order_with_dotted_names() {
     assert_eq!(got[1], "stations.0.count=2, stations.0.traffic.load=0.9");
     assert_eq!(got[5], "stations.0.count=32, stations.0.traffic.load=0.9");
     // Each point is its own scenario.
-    assert_eq!(plan.points[4].scenario.station_count(), 32);
+    assert_eq!(
+        plan.points[4].scenario.ethernet().unwrap().station_count(),
+        32
+    );
     let mut seeds: Vec<u64> = plan.points.iter().map(|p| p.seed).collect();
     seeds.sort();
     seeds.dedup();

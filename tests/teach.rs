@@ -10,7 +10,7 @@ use std::process::Command;
 
 const US: Time = 1_000_000;
 
-fn two_stations(distance_m: u32, second_at_us: f64) -> scenario::Scenario {
+fn two_stations(distance_m: u32, second_at_us: f64) -> csmacd::ethernet::Scenario {
     let text = format!(
         r#"
 duration = "1ms"
@@ -28,10 +28,10 @@ traffic = {{ kind = "burst", frames = 1, at = "{second_at_us}us" }}
 frame = "64B"
 "#
     );
-    scenario::from_str("two.toml", "two", &text).unwrap()
+    scenario::bus_from_str("two.toml", "two", &text).unwrap()
 }
 
-fn rows(sc: &scenario::Scenario, until: Time) -> Vec<TraceRow> {
+fn rows(sc: &csmacd::ethernet::Scenario, until: Time) -> Vec<TraceRow> {
     trace::collect(sc, trace::run_seed(sc), TraceFilter::new(sc, until, None))
 }
 
@@ -84,7 +84,7 @@ fn two_station_collision_detection_and_jam_follow_the_geometry() {
 
 #[test]
 fn trace_rows_are_in_time_order_and_stop_at_until() {
-    let sc = scenario::load(&repo("scenarios/two-saturated.toml")).unwrap();
+    let sc = scenario::load_bus(&repo("scenarios/two-saturated.toml")).unwrap();
     let until = 3_000 * US;
     let r = rows(&sc, until);
     assert!(r.len() > 20);
@@ -102,7 +102,7 @@ fn trace_rows_are_in_time_order_and_stop_at_until() {
     let mut short_sc = sc.clone();
     short_sc.duration = 2 * until;
     short_sc.warmup = 0;
-    csmacd::sim::run_observed(&short_sc, trace::run_seed(&sc), &mut tracer);
+    csmacd::ethernet::run_observed(&short_sc, trace::run_seed(&sc), &mut tracer);
     let _ = tracer.finish();
     assert_eq!(full, r);
 }
@@ -209,7 +209,7 @@ fn trace_cli_formats_and_filters() {
 /// its text promises (the lesson's own checks); returns the outcome.
 fn lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
     let l = lessons::find(number).expect("lesson exists");
-    let sc = scenario::load(&repo(l.file)).unwrap_or_else(|e| panic!("{e}"));
+    let sc = scenario::load_bus(&repo(l.file)).unwrap_or_else(|e| panic!("{e}"));
     assert!(!sc.name.is_empty());
     assert!(l.text.starts_with(&format!("# Lesson {}", l.number)));
     let out = lessons::run(l.number, &[]).unwrap_or_else(|e| panic!("lesson {}: {e}", l.number));

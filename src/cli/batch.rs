@@ -4,7 +4,6 @@
 use super::{CliError, CliResult};
 use crate::output::chart::{self, Table};
 use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
-use crate::scenario;
 use crate::sweep::{self, Plan, Shard};
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
@@ -76,17 +75,17 @@ fn available_memory_bytes() -> Option<f64> {
 
 /// Refuses, before any work, a scenario that needs more memory than the
 /// machine has available.
-fn check_memory(file: &str, sc: &scenario::Scenario) -> CliResult {
+fn check_memory(file: &str, sc: &crate::world::Scenario) -> CliResult {
     let need = sc.memory_estimate_bytes();
     if let Some(avail) = available_memory_bytes() {
         if need > avail {
             return Err(CliError::usage(anyhow!(
-                "{file}: {} stations x {} replications need about {} of memory; this machine has {} \
+                "{file}: {} x {} replications need about {} of memory; this machine has {} \
                  available; simulate fewer stations or replications",
-                sc.station_count(),
-                sc.replications,
-                scenario::format_bytes(need),
-                scenario::format_bytes(avail)
+                sc.size(),
+                sc.replications(),
+                crate::units::format_bytes(need),
+                crate::units::format_bytes(avail)
             )));
         }
     }
@@ -192,6 +191,7 @@ pub fn execute(
                         &PointKey {
                             axes: &plan.points[i].axes,
                             seeds: &seeds[i],
+                            columns: plan.points[i].scenario.columns(),
                         }
                     ),
                     Ok(Some(_))
@@ -215,6 +215,7 @@ pub fn execute(
                 &PointRuns {
                     axes: &p.axes,
                     seeds: &seeds[i],
+                    columns: p.scenario.columns(),
                     runs,
                 },
             )?;
@@ -279,29 +280,30 @@ pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
         .map(|(p, s)| PointKey {
             axes: &p.axes,
             seeds: s,
+            columns: p.scenario.columns(),
         })
         .collect();
     let done = output::assemble(out, &keys).map_err(|e| match e {
         output::OutputError::Missing { .. } => CliError::usage(e),
         e => CliError::failure(e),
     })?;
-    // All three or none: a write error leaves the directory as it was.
-    output::write_files_atomic(
-        out,
-        &[
-            ("summary.csv", &done.summary),
-            ("runs.csv", &done.runs),
-            ("stations.csv", &done.stations),
-            ("scenario.toml", plan.resolved.as_bytes()),
-        ],
-    )
-    .with_context(|| {
-        format!(
-            "cannot write the results into {}; nothing there was changed",
-            out.display()
-        )
-    })
-    .map_err(CliError::failure)?;
+    // All or none: a write error leaves the directory as it was.
+    let mut files: Vec<(&str, &[u8])> =
+        vec![("summary.csv", &done.summary), ("runs.csv", &done.runs)];
+    files.extend(
+        done.tables
+            .iter()
+            .map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
+    );
+    files.push(("scenario.toml", plan.resolved.as_bytes()));
+    output::write_files_atomic(out, &files)
+        .with_context(|| {
+            format!(
+                "cannot write the results into {}; nothing there was changed",
+                out.display()
+            )
+        })
+        .map_err(CliError::failure)?;
     write_charts(plan, out, &done.summary)?;
     Ok(done)
 }

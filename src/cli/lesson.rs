@@ -84,7 +84,7 @@ pub fn run(args: LessonArgs) -> CliResult {
     if let (Some(dir), Some(until), Some(sc)) =
         (&args.out, outcome.diagram_until, &outcome.scenario)
     {
-        std::fs::create_dir_all(dir)
+        crate::output::create_dir(dir)
             .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
         let pic = picture::of_scenario(sc, until);
         let title = format!("{}: first {} µs", sc.name, crate::teach::trace::us(until));

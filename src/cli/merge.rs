@@ -96,12 +96,13 @@ pub fn run(args: MergeArgs) -> CliResult {
         let key = PointKey {
             axes: &p.axes,
             seeds: &seeds,
+            columns: p.scenario.columns(),
         };
         let mut found = false;
         for d in &args.dirs {
             if matches!(output::read_point(d, i, &key), Ok(Some(_))) {
                 if !same_dir(d, out) {
-                    output::copy_point(d, out, i).map_err(CliError::failure)?;
+                    output::copy_point(d, out, i, &key.columns).map_err(CliError::failure)?;
                 }
                 found = true;
                 break;

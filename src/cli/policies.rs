@@ -3,8 +3,8 @@
 //! reader uses (so the listing cannot drift from what a scenario accepts).
 
 use super::CliResult;
+use crate::ethernet::Access;
 use crate::scenario::policies::POLICIES;
-use crate::scenario::Access;
 
 /// List the backoff policies and channel-access modes.
 #[derive(clap::Args, Debug)]

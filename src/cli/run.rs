@@ -2,7 +2,6 @@
 
 use super::batch::{self, stem};
 use super::{CliError, CliResult};
-use crate::output;
 use crate::scenario;
 use crate::stats::mean_ci95;
 use crate::sweep::{self, Point};
@@ -62,10 +61,10 @@ fn check_file(path: &Path) -> Result<String, sweep::SweepError> {
     if plan.axes.is_empty() {
         let sc = &plan.points[0].scenario;
         return Ok(format!(
-            "{}: {} stations, {} simulated",
-            sc.name,
-            sc.station_count(),
-            crate::units::format_ps(sc.duration)
+            "{}: {}, {} simulated",
+            sc.name(),
+            sc.size(),
+            crate::units::format_ps(sc.duration())
         ));
     }
     Ok(format!(
@@ -112,15 +111,15 @@ pub fn run(args: RunArgs) -> CliResult {
 fn print_summary(point: &Point, runs: &[Vec<f64>]) {
     let sc = &point.scenario;
     println!(
-        "{}: {} stations, {} simulated ({} measured), {} replication{}",
-        sc.name,
-        sc.station_count(),
-        crate::units::format_ps(sc.duration),
-        crate::units::format_ps(sc.duration - sc.warmup),
+        "{}: {}, {} simulated ({} measured), {} replication{}",
+        sc.name(),
+        sc.size(),
+        crate::units::format_ps(sc.duration()),
+        crate::units::format_ps(sc.duration() - sc.warmup()),
         runs.len(),
         if runs.len() == 1 { "" } else { "s" }
     );
-    for (k, c) in output::metric_columns().iter().enumerate() {
+    for (k, c) in sc.columns().metrics.iter().enumerate() {
         let vals: Vec<f64> = runs.iter().map(|r| r[k]).collect();
         let (m, h) = mean_ci95(&vals);
         let value = if m.is_nan() {

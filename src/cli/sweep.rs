@@ -3,7 +3,7 @@
 
 use super::batch::{execute, BatchArgs, Options};
 use super::{CliError, CliResult};
-use crate::output::{self, Assembled};
+use crate::output::Assembled;
 use crate::sweep::{self, Plan, Shard};
 use std::path::PathBuf;
 
@@ -105,7 +105,7 @@ fn print_points(plan: &Plan, shard: Option<Shard>) {
         if mine.len() == 1 { "" } else { "s" },
         plan.points.len(),
         mine.iter()
-            .map(|&i| plan.points[i].scenario.replications as u64)
+            .map(|&i| plan.points[i].scenario.replications() as u64)
             .sum::<u64>()
     );
     for i in mine {
@@ -113,7 +113,7 @@ fn print_points(plan: &Plan, shard: Option<Shard>) {
         println!(
             "  {i:>5}  seed {:>20}  x{}  {}",
             p.seed,
-            p.scenario.replications,
+            p.scenario.replications(),
             p.describe()
         );
     }
@@ -121,15 +121,15 @@ fn print_points(plan: &Plan, shard: Option<Shard>) {
 
 /// A compact table of the sweep's main results on stdout.
 fn print_table(plan: &Plan, done: &Assembled) {
-    const SHOWN: &[&str] = &[
-        "throughput",
-        "delay_mean_us",
-        "collisions_per_delivered",
-        "fairness",
-    ];
     const MAX_ROWS: usize = 60;
-    let columns = output::metric_columns();
-    let idx: Vec<usize> = SHOWN
+    let Some(first) = plan.points.first() else {
+        return;
+    };
+    let columns = first.scenario.columns().metrics;
+    let idx: Vec<usize> = first
+        .scenario
+        .columns()
+        .headline
         .iter()
         .filter_map(|c| columns.iter().position(|k| k == c))
         .collect();
@@ -141,7 +141,7 @@ fn print_table(plan: &Plan, done: &Assembled) {
         plan.runs()
     );
     let mut header: Vec<String> = plan.axes.iter().map(|a| a.path.clone()).collect();
-    header.extend(SHOWN.iter().map(|s| s.to_string()));
+    header.extend(idx.iter().map(|&k| columns[k].to_string()));
     let rows: Vec<Vec<String>> = plan
         .points
         .iter()

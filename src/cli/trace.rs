@@ -3,7 +3,8 @@
 
 use super::{CliError, CliResult};
 use crate::engine::Time;
-use crate::scenario::{self, Scenario};
+use crate::ethernet::Scenario;
+use crate::scenario;
 use crate::teach::trace::{self, us, TraceFilter, TraceRow, Tracer, TRACE_COLUMNS};
 use crate::teach::{draw, picture, text};
 use anyhow::anyhow;
@@ -91,7 +92,7 @@ pub const MAX_DIAGRAM_STATIONS: usize = 16;
 
 /// Loads a single-run scenario, with `--seed` applied; errors are usage errors.
 pub fn load(file: &Path, seed: Option<u64>) -> Result<Scenario, CliError> {
-    let mut sc = scenario::load(file).map_err(CliError::usage)?;
+    let mut sc = scenario::load_bus(file).map_err(CliError::usage)?;
     if let Some(s) = seed {
         sc.seed = s;
     }

@@ -59,6 +59,12 @@ pub const STATION_COLUMNS: &[&str] = &[
 /// The columns of every bus run.
 pub const COLUMNS: Columns = Columns {
     metrics: ALL_METRIC_COLUMNS,
+    headline: &[
+        "throughput",
+        "delay_mean_us",
+        "collisions_per_delivered",
+        "fairness",
+    ],
     tables: &[TableSpec {
         name: "stations",
         columns: STATION_COLUMNS,

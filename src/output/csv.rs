@@ -1,36 +1,9 @@
-//! The CSV tables as bytes: summary.csv, runs.csv and stations.csv, and the
-//! columns derived from each run's metrics. Nothing here touches a file.
+//! The CSV tables as bytes: summary.csv and runs.csv from the runs' named
+//! metrics, and one file per table a world's runs give (stations.csv, ...).
+//! Nothing here touches a file, and nothing here knows a world.
 
-use crate::sim::{RunResult, METRIC_COLUMNS};
+use crate::results::{Cell, Columns, RunOutput, TableSpec};
 use crate::stats::mean_ci95;
-
-/// Columns derived from each run's core metrics, after them in runs.csv and
-/// summary.csv: collisions per delivered frame, and the fraction of frames
-/// whose fate was decided in the measured window that were dropped (at the
-/// attempt limit or by a full queue).
-pub const DERIVED_COLUMNS: &[&str] = &["collisions_per_delivered", "drop_fraction"];
-
-/// Every per-run metric column: the core ones, then the derived ones.
-pub fn metric_columns() -> Vec<&'static str> {
-    METRIC_COLUMNS
-        .iter()
-        .chain(DERIVED_COLUMNS)
-        .copied()
-        .collect()
-}
-
-/// One run's values for [`metric_columns`].
-pub fn run_values(run: &RunResult) -> Vec<f64> {
-    let m = &run.metrics;
-    let delivered = m.get("delivered");
-    let dropped = m.get("dropped_excessive") + m.get("dropped_queue");
-    let decided = delivered + m.get("undetected_collisions") + dropped;
-    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
-    let mut v = m.values.clone();
-    v.push(ratio(m.get("collisions"), delivered));
-    v.push(ratio(dropped, decided));
-    v
-}
 
 /// A number as CSV text: shortest round-trip form, empty when undefined.
 pub fn num(x: f64) -> String {
@@ -47,14 +20,25 @@ pub fn num(x: f64) -> String {
     }
 }
 
-/// One simulated point: its axis values and the runs of its replications.
+/// A cell as CSV text: counts as integers, numbers as [`num`].
+pub fn cell(c: &Cell) -> String {
+    match c {
+        Cell::Count(n) => n.to_string(),
+        Cell::Number(x) => num(*x),
+        Cell::Text(t) => t.clone(),
+    }
+}
+
+/// One simulated point: its axis values, the columns of its world, and the
+/// runs of its replications.
 pub struct PointRuns<'a> {
     pub axes: &'a [(String, String)],
     pub seeds: &'a [u64],
-    pub runs: &'a [RunResult],
+    pub columns: Columns,
+    pub runs: &'a [RunOutput],
 }
 
-fn csv_bytes(header: &[String], rows: &[Vec<String>]) -> Vec<u8> {
+pub(super) fn csv_bytes(header: &[String], rows: &[Vec<String>]) -> Vec<u8> {
     let mut w = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -77,12 +61,14 @@ fn axis_header(points: &[PointRuns]) -> Vec<String> {
 /// Student-t 95 % half-width `<metric>_ci95` (empty with one replication).
 pub fn summary_csv(points: &[PointRuns]) -> Vec<u8> {
     let names = axis_header(points);
+    let metrics = points.first().map_or(&[][..], |p| p.columns.metrics);
     let values: Vec<Vec<Vec<f64>>> = points
         .iter()
-        .map(|p| p.runs.iter().map(run_values).collect())
+        .map(|p| p.runs.iter().map(|r| r.metrics.clone()).collect())
         .collect();
     summary_bytes(
         &names,
+        metrics,
         points.iter().zip(&values).map(|(p, v)| {
             (
                 p.axes.iter().map(|(_, x)| x.clone()).collect(),
@@ -95,12 +81,12 @@ pub fn summary_csv(points: &[PointRuns]) -> Vec<u8> {
 /// summary.csv from each point's axis values and its runs' metric values.
 pub(super) fn summary_bytes<'a>(
     axis_names: &[String],
+    metrics: &[&str],
     points: impl Iterator<Item = (Vec<String>, &'a [Vec<f64>])>,
 ) -> Vec<u8> {
     let mut header = axis_names.to_vec();
     header.push("replications".into());
-    let columns = metric_columns();
-    for c in &columns {
+    for c in metrics {
         header.push(c.to_string());
         header.push(format!("{c}_ci95"));
     }
@@ -108,7 +94,7 @@ pub(super) fn summary_bytes<'a>(
         .map(|(axes, runs)| {
             let mut row = axes;
             row.push(runs.len().to_string());
-            for k in 0..columns.len() {
+            for k in 0..metrics.len() {
                 let vals: Vec<f64> = runs.iter().map(|r| r[k]).collect();
                 let (m, h) = mean_ci95(&vals);
                 row.push(num(m));
@@ -122,15 +108,39 @@ pub(super) fn summary_bytes<'a>(
 
 /// runs.csv: one row per point and replication, with the run's seed.
 pub fn runs_csv(points: &[PointRuns]) -> Vec<u8> {
-    let header = runs_header(points.first().map(|p| p.axes).unwrap_or(&[]));
+    let header = match points.first() {
+        Some(p) => runs_header(p.axes, &p.columns),
+        None => Vec::new(),
+    };
     let mut rows = Vec::new();
     for p in points {
         for (r, run) in p.runs.iter().enumerate() {
             let mut row: Vec<String> = p.axes.iter().map(|(_, v)| v.clone()).collect();
             row.push(r.to_string());
             row.push(p.seeds[r].to_string());
-            row.extend(run_values(run).iter().map(|&v| num(v)));
+            row.extend(run.metrics.iter().map(|&v| num(v)));
             rows.push(row);
+        }
+    }
+    csv_bytes(&header, &rows)
+}
+
+/// One of the world's tables (`spec`, at position `k` of its tables) as
+/// `<name>.csv`: one row per point, replication and table row.
+pub fn table_csv(points: &[PointRuns], k: usize) -> Vec<u8> {
+    let Some(spec) = points.first().and_then(|p| p.columns.tables.get(k)) else {
+        return Vec::new();
+    };
+    let header = table_header(points.first().map_or(&[], |p| p.axes), spec);
+    let mut rows = Vec::new();
+    for p in points {
+        for (r, run) in p.runs.iter().enumerate() {
+            for cells in &run.tables[k] {
+                let mut row: Vec<String> = p.axes.iter().map(|(_, v)| v.clone()).collect();
+                row.push(r.to_string());
+                row.extend(cells.iter().map(cell));
+                rows.push(row);
+            }
         }
     }
     csv_bytes(&header, &rows)
@@ -138,55 +148,18 @@ pub fn runs_csv(points: &[PointRuns]) -> Vec<u8> {
 
 /// stations.csv: one row per point, replication and station.
 pub fn stations_csv(points: &[PointRuns]) -> Vec<u8> {
-    let mut header = axis_header(points);
-    for h in [
-        "replication",
-        "station",
-        "group",
-        "position_m",
-        "arrived",
-        "delivered",
-        "attempts",
-        "collisions",
-        "dropped_excessive",
-        "dropped_queue",
-        "undetected_collisions",
-        "delay_mean_us",
-        "throughput_share",
-    ] {
-        header.push(h.into());
-    }
-    let mut rows = Vec::new();
-    for p in points {
-        for (r, run) in p.runs.iter().enumerate() {
-            let total: u64 = run.stations.iter().map(|s| s.delivered_bits).sum();
-            for s in &run.stations {
-                let mut row: Vec<String> = p.axes.iter().map(|(_, v)| v.clone()).collect();
-                let share = if total > 0 {
-                    s.delivered_bits as f64 / total as f64
-                } else {
-                    f64::NAN
-                };
-                row.extend([
-                    r.to_string(),
-                    s.id.to_string(),
-                    s.group.to_string(),
-                    num(s.position_m),
-                    s.arrived.to_string(),
-                    s.delivered.to_string(),
-                    s.attempts.to_string(),
-                    s.collisions.to_string(),
-                    s.dropped_excessive.to_string(),
-                    s.dropped_queue.to_string(),
-                    s.undetected_collisions.to_string(),
-                    num(s.mean_delay_us()),
-                    num(share),
-                ]);
-                rows.push(row);
-            }
-        }
-    }
-    csv_bytes(&header, &rows)
+    let k = points
+        .first()
+        .and_then(|p| p.columns.tables.iter().position(|t| t.name == "stations"));
+    k.map(|k| table_csv(points, k)).unwrap_or_default()
+}
+
+/// A table's columns for a point with these axes.
+pub(super) fn table_header(axes: &[(String, String)], spec: &TableSpec) -> Vec<String> {
+    let mut h: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+    h.push("replication".into());
+    h.extend(spec.columns.iter().map(|c| c.to_string()));
+    h
 }
 
 /// A header row as one line of CSV text, without its line end.
@@ -196,10 +169,10 @@ pub(super) fn header_line(names: Vec<String>) -> String {
 }
 
 /// runs.csv's columns for a point with these axes.
-pub(super) fn runs_header(axes: &[(String, String)]) -> Vec<String> {
+pub(super) fn runs_header(axes: &[(String, String)], columns: &Columns) -> Vec<String> {
     let mut h: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
     h.push("replication".into());
     h.push("seed".into());
-    h.extend(metric_columns().iter().map(|c| c.to_string()));
+    h.extend(columns.metrics.iter().map(|c| c.to_string()));
     h
 }

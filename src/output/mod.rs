@@ -6,10 +6,7 @@ mod csv;
 mod points;
 pub mod results_dir;
 
-pub use self::csv::{
-    metric_columns, num, run_values, runs_csv, stations_csv, summary_csv, PointRuns,
-    DERIVED_COLUMNS,
-};
+pub use self::csv::{cell, num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
 pub use points::{
     assemble, clean_temporaries, clear_points, copy_point, plan_path, points_dir, read_point,
     write_point, Assembled, PointKey, StoredPoint,
@@ -50,12 +47,6 @@ fn temp_name(path: &Path, suffix: &str) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     dir.join(format!(".{name}.tmp{}{suffix}", std::process::id()))
-}
-
-/// A temporary file name beside `path`, ending in `.ext` (for writers, such
-/// as the PNG encoder, that choose the format by extension).
-pub fn temp_beside(path: &Path, ext: &str) -> PathBuf {
-    temp_name(path, &format!(".{ext}"))
 }
 
 /// Writes several files into `dir` as one step: every file goes to a

@@ -1,8 +1,11 @@
 //! The points/ store: each finished point under its index, read back only
 //! when it is the same point, and the final tables assembled from it.
 
-use super::csv::{header_line, runs_csv, runs_header, stations_csv, summary_bytes, PointRuns};
+use super::csv::{
+    header_line, runs_csv, runs_header, summary_bytes, table_csv, table_header, PointRuns,
+};
 use super::{io_err, write_atomic, OutputError};
+use crate::results::Columns;
 use std::path::{Path, PathBuf};
 
 /// Where a sweep keeps its finished points.
@@ -21,31 +24,34 @@ fn point_path(out: &Path, index: usize, what: &str) -> PathBuf {
     points_dir(out).join(format!("{index:06}.{what}.csv"))
 }
 
-/// Stores one finished point: its stations file, then its runs file, each
-/// atomically. A point is finished once its runs file exists, so an
-/// interrupted write (even `kill -9`) leaves either a whole point or none.
+/// Stores one finished point: each of its tables' files, then its runs
+/// file, each atomically. A point is finished once its runs file exists, so
+/// an interrupted write (even `kill -9`) leaves either a whole point or none.
 pub fn write_point(out: &Path, index: usize, point: &PointRuns) -> Result<(), OutputError> {
     let dir = points_dir(out);
     std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let one = std::slice::from_ref(point);
-    let stations = point_path(out, index, "stations");
-    write_atomic(&stations, &stations_csv(one)).map_err(io_err(&stations))?;
+    for (k, spec) in point.columns.tables.iter().enumerate() {
+        let path = point_path(out, index, spec.name);
+        write_atomic(&path, &table_csv(one, k)).map_err(io_err(&path))?;
+    }
     let runs = point_path(out, index, "runs");
     write_atomic(&runs, &runs_csv(one)).map_err(io_err(&runs))
 }
 
-/// What a point must hold to count as finished: its axis values and the seeds
-/// of its replications.
+/// What a point must hold to count as finished: its axis values, the columns
+/// of its world and the seeds of its replications.
 pub struct PointKey<'a> {
     pub axes: &'a [(String, String)],
     pub seeds: &'a [u64],
+    pub columns: Columns,
 }
 
 /// A finished point read back from `points/`.
 pub struct StoredPoint {
-    /// runs.csv rows and stations.csv rows, without headers.
+    /// runs.csv rows, and each table's rows, without headers.
     pub runs_rows: String,
-    pub stations_rows: String,
+    pub table_rows: Vec<String>,
     /// Per replication, the values of [`metric_columns`](super::metric_columns).
     pub values: Vec<Vec<f64>>,
 }
@@ -66,14 +72,21 @@ pub fn read_point(
     key: &PointKey,
 ) -> Result<Option<StoredPoint>, OutputError> {
     let runs_path = point_path(dir, index, "runs");
-    let stations_path = point_path(dir, index, "stations");
-    let (Ok(runs), Ok(stations)) = (
-        std::fs::read_to_string(&runs_path),
-        std::fs::read_to_string(&stations_path),
-    ) else {
+    let Ok(runs) = std::fs::read_to_string(&runs_path) else {
         return Ok(None);
     };
-    let header = runs_header(key.axes);
+    let mut table_rows = Vec::with_capacity(key.columns.tables.len());
+    for spec in key.columns.tables {
+        let Ok(text) = std::fs::read_to_string(point_path(dir, index, spec.name)) else {
+            return Ok(None);
+        };
+        let (h, rows) = split_header(&text);
+        if h != header_line(table_header(key.axes, spec)) {
+            return Ok(None);
+        }
+        table_rows.push(rows.to_string());
+    }
+    let header = runs_header(key.axes, &key.columns);
     let (h, rows) = split_header(&runs);
     if h != header_line(header.clone()) {
         return Ok(None);
@@ -114,7 +127,7 @@ pub fn read_point(
     }
     Ok(Some(StoredPoint {
         runs_rows: rows.to_string(),
-        stations_rows: split_header(&stations).1.to_string(),
+        table_rows,
         values,
     }))
 }
@@ -140,11 +153,18 @@ pub fn clean_temporaries(out: &Path) {
     }
 }
 
-/// Copies point `index` from one output directory to another.
-pub fn copy_point(from: &Path, to: &Path, index: usize) -> Result<(), OutputError> {
+/// Copies point `index` (its tables, then its runs file) from one output
+/// directory to another.
+pub fn copy_point(
+    from: &Path,
+    to: &Path,
+    index: usize,
+    columns: &Columns,
+) -> Result<(), OutputError> {
     let dir = points_dir(to);
     std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    for what in ["stations", "runs"] {
+    let names = columns.tables.iter().map(|t| t.name).chain(["runs"]);
+    for what in names {
         let src = point_path(from, index, what);
         let bytes = std::fs::read(&src).map_err(io_err(&src))?;
         let dst = point_path(to, index, what);
@@ -157,7 +177,8 @@ pub fn copy_point(from: &Path, to: &Path, index: usize) -> Result<(), OutputErro
 pub struct Assembled {
     pub summary: Vec<u8>,
     pub runs: Vec<u8>,
-    pub stations: Vec<u8>,
+    /// Each table of the world's runs: its file name and bytes.
+    pub tables: Vec<(String, Vec<u8>)>,
     /// Per point, per replication, the values of [`metric_columns`](super::metric_columns).
     pub values: Vec<Vec<Vec<f64>>>,
 }
@@ -186,25 +207,35 @@ pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError>
         .first()
         .map(|k| k.axes.iter().map(|(n, _)| n.clone()).collect())
         .unwrap_or_default();
-    let mut runs = header_line(
-        keys.first()
-            .map(|k| runs_header(k.axes))
-            .unwrap_or_default(),
-    );
-    runs.push('\n');
-    let empty = PointRuns {
-        axes: keys.first().map(|k| k.axes).unwrap_or(&[]),
-        seeds: &[],
-        runs: &[],
+    let Some(first) = keys.first() else {
+        return Ok(Assembled {
+            summary: Vec::new(),
+            runs: Vec::new(),
+            tables: Vec::new(),
+            values: Vec::new(),
+        });
     };
-    let mut stations =
-        String::from_utf8_lossy(&stations_csv(std::slice::from_ref(&empty))).into_owned();
+    let mut runs = header_line(runs_header(first.axes, &first.columns));
+    runs.push('\n');
+    let mut tables: Vec<(String, String)> = first
+        .columns
+        .tables
+        .iter()
+        .map(|spec| {
+            let mut text = header_line(table_header(first.axes, spec));
+            text.push('\n');
+            (format!("{}.csv", spec.name), text)
+        })
+        .collect();
     for p in &stored {
         runs.push_str(&p.runs_rows);
-        stations.push_str(&p.stations_rows);
+        for ((_, text), rows) in tables.iter_mut().zip(&p.table_rows) {
+            text.push_str(rows);
+        }
     }
     let summary = summary_bytes(
         &axis_names,
+        first.columns.metrics,
         keys.iter().zip(&stored).map(|(k, p)| {
             (
                 k.axes.iter().map(|(_, v)| v.clone()).collect(),
@@ -215,7 +246,10 @@ pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError>
     Ok(Assembled {
         summary,
         runs: runs.into_bytes(),
-        stations: stations.into_bytes(),
+        tables: tables
+            .into_iter()
+            .map(|(name, text)| (name, text.into_bytes()))
+            .collect(),
         values: stored.into_iter().map(|p| p.values).collect(),
     })
 }

@@ -1,4 +1,4 @@
-//! Scenario files: TOML text -> checked, typed [`Scenario`]. Every value is read
+//! Scenario files: TOML text -> checked, typed [`world::Scenario`]. Every value is read
 //! through a path-tracking reader, so an error names the file, key, line and what
 //! is allowed; once a scenario is built here the simulation core cannot fail.
 
@@ -8,10 +8,10 @@ pub mod reader;
 
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
-pub use crate::ethernet::{Access, Group, Medium, Placement, Scenario};
+use crate::ethernet::{Access, Group, Medium, Placement, Scenario};
 use crate::traffic::{Arrivals, FrameLaw, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
-pub use crate::units::format_bytes;
-use crate::units::{self, TimeSpec, PS_PER_S};
+use crate::units::{self, format_bytes, TimeSpec, PS_PER_S};
+use crate::world;
 use reader::{FieldError, Fields, Item};
 use std::path::Path;
 use toml::{Table, Value};
@@ -36,6 +36,8 @@ pub enum ScenarioError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{file}: is not a bus scenario (no [medium] or [[stations]]); this command shows the Ethernet bus only")]
+    NotBus { file: String },
     #[error("{file}: is a directory; give a scenario file (.toml)")]
     IsDirectory { file: String },
     #[error("{file}: is not UTF-8 text; a scenario is a TOML text file")]
@@ -119,7 +121,7 @@ pub fn parse_table(file: &str, text: &str) -> Result<Table, ScenarioError> {
 }
 
 /// Loads and validates a single-point scenario file.
-pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+pub fn load(path: &Path) -> Result<world::Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = read_text(path)?;
     let stem = path
@@ -131,9 +133,31 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 
 /// Validates scenario text; `file` names it in errors, `default_name` names
 /// the scenario when it has no `name`.
-pub fn from_str(file: &str, default_name: &str, text: &str) -> Result<Scenario, ScenarioError> {
+pub fn from_str(
+    file: &str,
+    default_name: &str,
+    text: &str,
+) -> Result<world::Scenario, ScenarioError> {
     let table = parse_table(file, text)?;
     validate(&table, default_name, &[]).map_err(|e| ScenarioError::at(file, text, e))
+}
+
+/// As [`load`], for what only the bus world has (traces, diagrams): a
+/// scenario of another world is refused with a message that says so.
+pub fn load_bus(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    load(path)?
+        .into_ethernet()
+        .ok_or(ScenarioError::NotBus { file })
+}
+
+/// As [`from_str`], for a scenario that must be a bus scenario.
+pub fn bus_from_str(file: &str, default_name: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    from_str(file, default_name, text)?
+        .into_ethernet()
+        .ok_or_else(|| ScenarioError::NotBus {
+            file: file.to_string(),
+        })
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -147,9 +171,19 @@ const TOP_KEYS: &[&str] = &[
     "stations",
 ];
 
-/// Checks a scenario table and builds the typed scenario. `extra_keys` are
-/// top-level keys that a caller reads itself (e.g. `sweep`, `chart`).
+/// Checks a scenario table and builds the typed scenario of its world.
+/// `extra_keys` are top-level keys that a caller reads itself (e.g. `sweep`,
+/// `chart`).
 pub fn validate(
+    table: &Table,
+    default_name: &str,
+    extra_keys: &[&str],
+) -> Result<world::Scenario, FieldError> {
+    validate_bus(table, default_name, extra_keys).map(world::Scenario::Ethernet)
+}
+
+/// Checks a bus scenario table (`[medium]`, `[[stations]]`).
+pub fn validate_bus(
     table: &Table,
     default_name: &str,
     extra_keys: &[&str],

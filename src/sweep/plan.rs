@@ -3,8 +3,9 @@
 
 use crate::output::chart::{AxisColumn, ChartSpec};
 use crate::scenario::reader::FieldError;
-use crate::scenario::{self, Scenario, ScenarioError};
+use crate::scenario::{self, ScenarioError};
 use crate::seed;
+use crate::world::Scenario;
 use std::path::Path;
 use toml::{Table, Value};
 
@@ -28,7 +29,7 @@ impl Point {
         let mut sorted: Vec<&(String, String)> = axes.iter().collect();
         sorted.sort();
         let key: String = sorted.iter().map(|(k, v)| format!("{k}={v};")).collect();
-        let seed = seed::derive(scenario.seed, &[seed::fnv1a(key.as_bytes())]);
+        let seed = seed::derive(scenario.seed(), &[seed::fnv1a(key.as_bytes())]);
         Point {
             axes,
             scenario,
@@ -38,7 +39,7 @@ impl Point {
 
     /// The seeds of this point's replications.
     pub fn replication_seeds(&self) -> Vec<u64> {
-        (0..self.scenario.replications)
+        (0..self.scenario.replications())
             .map(|r| seed::replication_seed(self.seed, r))
             .collect()
     }
@@ -92,7 +93,7 @@ impl Plan {
     pub fn runs(&self) -> u64 {
         self.points
             .iter()
-            .map(|p| p.scenario.replications as u64)
+            .map(|p| p.scenario.replications() as u64)
             .sum()
     }
 }
@@ -281,10 +282,13 @@ pub fn from_str(
     }
     let name = points
         .first()
-        .map(|p| p.scenario.name.clone())
+        .map(|p| p.scenario.name().to_string())
         .unwrap_or_else(|| default_name.to_string());
-    let master = points.first().map(|p| p.scenario.seed).unwrap_or(1);
-    let charts = read_charts(&table, &axes).map_err(at)?;
+    let master = points.first().map(|p| p.scenario.seed()).unwrap_or(1);
+    let metrics = points
+        .first()
+        .map_or(&[][..], |p| p.scenario.columns().metrics);
+    let charts = read_charts(&table, &axes, metrics).map_err(at)?;
 
     // The resolved file names its scenario and seed, so it repeats the sweep
     // wherever it is copied.
@@ -459,7 +463,11 @@ fn point_error(
 
 /// Reads `[[chart]]` tables; x must be an axis or a summary column, y a
 /// summary column, series axes.
-fn read_charts(table: &Table, axes: &[Axis]) -> Result<Vec<ChartSpec>, FieldError> {
+fn read_charts(
+    table: &Table,
+    axes: &[Axis],
+    metrics: &[&str],
+) -> Result<Vec<ChartSpec>, FieldError> {
     use crate::scenario::reader::{Fields, Item};
     let Some(v) = table.get("chart") else {
         return Ok(Vec::new());
@@ -470,7 +478,6 @@ fn read_charts(table: &Table, axes: &[Axis]) -> Result<Vec<ChartSpec>, FieldErro
             "expected [[chart]] tables with x, y and optional series",
         ));
     };
-    let metrics = crate::output::metric_columns();
     let axis_paths: Vec<&str> = axes.iter().map(|a| a.path.as_str()).collect();
     let mut charts = Vec::new();
     for (i, item) in items.iter().enumerate() {

@@ -2,29 +2,35 @@
 //! depend on its own seed alone, never on the threads, the work order or the shard.
 
 use super::plan::Point;
-use crate::scenario::{self, Scenario};
-use crate::sim::{self, RunResult};
+use crate::results::RunOutput;
+use crate::world::Scenario;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Runs every replication of every point on the current rayon pool, calling
-/// `done` after each finished run; results are in point, then replication order.
-pub fn run_points(points: &[Point], done: &(dyn Fn() + Sync)) -> Vec<Vec<RunResult>> {
+/// Runs every replication of every point on the current rayon pool with
+/// `run` (a world's run, or one that keeps the world's own result type),
+/// calling `done` after each finished run; results are in point, then
+/// replication order.
+pub fn run_points<R: Send>(
+    points: &[Point],
+    run: &(dyn Fn(&Scenario, u64) -> R + Sync),
+    done: &(dyn Fn() + Sync),
+) -> Vec<Vec<R>> {
     let jobs: Vec<(usize, u64)> = points
         .iter()
         .enumerate()
         .flat_map(|(p, pt)| pt.replication_seeds().into_iter().map(move |s| (p, s)))
         .collect();
-    let results: Vec<(usize, RunResult)> = jobs
+    let results: Vec<(usize, R)> = jobs
         .par_iter()
         .map(|&(p, s)| {
-            let r = sim::run(&points[p].scenario, s);
+            let r = run(&points[p].scenario, s);
             done();
             (p, r)
         })
         .collect();
-    let mut out: Vec<Vec<RunResult>> = points.iter().map(|_| Vec::new()).collect();
+    let mut out: Vec<Vec<R>> = points.iter().map(|_| Vec::new()).collect();
     for (p, r) in results {
         out[p].push(r);
     }
@@ -32,7 +38,7 @@ pub fn run_points(points: &[Point], done: &(dyn Fn() + Sync)) -> Vec<Vec<RunResu
 }
 
 /// Receives each finished point (its index and runs) and stores it.
-pub type PointSink<'a, E> = dyn Fn(usize, &[RunResult]) -> Result<(), E> + Sync + 'a;
+pub type PointSink<'a, E> = dyn Fn(usize, &[RunOutput]) -> Result<(), E> + Sync + 'a;
 
 /// Runs the points `todo` (indices into `points`) on the current rayon pool,
 /// replications in parallel too, and hands each finished point to `finished`
@@ -53,7 +59,7 @@ pub fn run_pending<E: Send>(
     let mut order: Vec<usize> = todo.to_vec();
     let cost: Vec<f64> = order
         .iter()
-        .map(|&p| estimated_cost(&points[p].scenario))
+        .map(|&p| points[p].scenario.work_estimate())
         .collect();
     let mut ranked: Vec<(f64, usize)> = cost.into_iter().zip(order.iter().copied()).collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -69,14 +75,14 @@ pub fn run_pending<E: Send>(
                 }
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(k) else { return };
-                let runs: Option<Vec<RunResult>> = points[p]
+                let runs: Option<Vec<RunOutput>> = points[p]
                     .replication_seeds()
                     .par_iter()
                     .map(|&s| {
                         if stop.load(Ordering::Relaxed) {
                             None
                         } else {
-                            Some(sim::run(&points[p].scenario, s))
+                            Some(points[p].scenario.run(s))
                         }
                     })
                     .collect();
@@ -96,29 +102,4 @@ pub fn run_pending<E: Send>(
         Ok(Some(e)) => Err(e),
         _ => Ok(()),
     }
-}
-
-/// A rough relative cost of a point, for scheduling only: replications x
-/// simulated seconds x frames offered per second (a saturated group offers
-/// what the line can carry), plus a term for the number of stations.
-fn estimated_cost(sc: &Scenario) -> f64 {
-    use crate::traffic::Arrivals;
-    let line_frames = |g: &scenario::Group| sc.medium.bit_rate / (g.frame.mean_bits() + 160.0);
-    let per_s: f64 = sc
-        .groups
-        .iter()
-        .map(|g| match g.arrivals {
-            Arrivals::Saturated => line_frames(g),
-            Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
-                (rate * g.count as f64).min(10.0 * line_frames(g))
-            }
-            Arrivals::Periodic { interval, .. } => {
-                (1e12 / interval.max(1) as f64 * g.count as f64).min(10.0 * line_frames(g))
-            }
-            Arrivals::Burst { frames, .. } => {
-                frames as f64 * g.count as f64 / (sc.duration as f64 / 1e12)
-            }
-        })
-        .sum();
-    sc.replications as f64 * (sc.duration as f64 / 1e12) * (per_s + sc.station_count() as f64)
 }

@@ -120,18 +120,16 @@ fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), Dra
         }
         "png" => {
             // Drawn beside the target, then renamed over it: whole or not at all.
-            let tmp = crate::output::temp_beside(path, "png");
-            let result = (|| {
-                let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+            crate::output::write_atomic_with(path, |tmp| {
+                let root = BitMapBackend::new(tmp, size).into_drawing_area();
                 picture.paint(&root).map_err(|e| e.to_string())?;
-                root.present().map_err(|e| e.to_string())?;
-                drop(root);
-                std::fs::rename(&tmp, path).map_err(|e| e.to_string())
-            })();
-            if result.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            result.map_err(fail)
+                root.present().map_err(|e| e.to_string())
+            })
+            .map_err(|e| match e {
+                crate::output::OutputError::Corrupt { message, .. } => fail(message),
+                crate::output::OutputError::Io { source, .. } => fail(source.to_string()),
+                e => fail(e.to_string()),
+            })
         }
         _ => Err(DrawError::Format { path: shown }),
     }

@@ -5,7 +5,7 @@
 
 use super::trace::{self, TraceFilter, TraceKind, TraceRow};
 use crate::engine::Time;
-use crate::scenario::Scenario;
+use crate::ethernet::Scenario;
 
 /// One transmission as it left its station.
 #[derive(Clone, Debug, PartialEq)]

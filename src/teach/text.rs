@@ -4,7 +4,7 @@
 use super::draw::station_name;
 use super::trace::{us, TraceKind, TraceRow};
 use crate::engine::Time;
-use crate::scenario::Medium;
+use crate::ethernet::Medium;
 
 /// The column heads above the lines.
 pub fn header() -> String {

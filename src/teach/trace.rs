@@ -5,8 +5,8 @@
 //! so a big scenario costs no memory beyond one propagation window.
 
 use crate::engine::Time;
+use crate::ethernet::Scenario;
 use crate::ethernet::{self, MacEvent, Observer};
-use crate::scenario::Scenario;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -367,7 +367,7 @@ pub fn collect(sc: &Scenario, run_seed: u64, filter: TraceFilter) -> Vec<TraceRo
 pub fn run_seed(sc: &Scenario) -> u64 {
     let mut one = sc.clone();
     one.replications = one.replications.max(1);
-    crate::sweep::Point::new(vec![], one).replication_seeds()[0]
+    crate::sweep::Point::new(vec![], crate::world::Scenario::Ethernet(one)).replication_seeds()[0]
 }
 
 /// Picoseconds as exact microseconds: "12.5", "57.6", "0.0001".

@@ -3,7 +3,6 @@
 
 use super::{by_load_points, check, Lesson, LessonError, Outcome};
 use crate::ethernet::RunResult;
-use crate::sweep;
 use toml::Value;
 
 /// The access methods lesson 8 compares, in the textbook's order (worst
@@ -48,7 +47,7 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
         LESSON8_ACCESS,
         LESSON8_LOADS,
     )?;
-    let results = sweep::run_points(&points, &|| {});
+    let results = super::bus_runs(&points);
     let nl = LESSON8_LOADS.len();
     let at = |a: usize, l: usize| AccessPoint::of(&results[a * nl + l][0]);
     let mut table = vec![["offered load"]
@@ -64,7 +63,7 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
         }
         table.push(row);
     }
-    let sc = &points[0].scenario;
+    let crate::world::Scenario::Ethernet(sc) = &points[0].scenario;
     // Slotted ALOHA: a frame fills frame/slot of a slot (the rest is guard).
     let frame_bits = sc.groups[0].frame.mean_bits();
     let fill = frame_bits * sc.medium.bit_ps as f64 / sc.medium.slot_ps as f64;

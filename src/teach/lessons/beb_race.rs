@@ -2,8 +2,7 @@
 //! lasts, against the exact distribution.
 
 use super::{check, Outcome};
-use crate::scenario::Scenario;
-use crate::sweep::{self, Point};
+use crate::ethernet::Scenario;
 
 /// P(C = c): the two stations' contention lasts exactly c collisions. After
 /// the j-th collision they collide again with probability 2^-min(j, 10).
@@ -34,8 +33,8 @@ pub(super) fn mean_and_variance(pmf: &[f64]) -> (f64, f64) {
 }
 
 pub(super) fn run(sc: &Scenario) -> Outcome {
-    let pts = vec![Point::new(vec![], sc.clone())];
-    let results = sweep::run_points(&pts, &|| {}).remove(0);
+    let pts = vec![super::bus_point(vec![], sc.clone())];
+    let results = super::bus_runs(&pts).remove(0);
     let n = results.len() as f64;
     // Each contention ends with one winner; each collision is seen by both.
     let c: Vec<u32> = results

@@ -3,8 +3,7 @@
 
 use super::{backoff_of_kind, check, fmt_ci, scenario_with, Lesson, LessonError, Outcome};
 use crate::ethernet::RunResult;
-use crate::scenario::Scenario;
-use crate::sweep::{self, Point};
+use crate::ethernet::Scenario;
 use toml::Value;
 
 /// The mean of a metric over a point's replications, with its 95 % half-width.
@@ -28,10 +27,10 @@ pub(super) fn run(
     )?;
     let blam_sc = scenario_with(lesson, overrides, &[("stations.0.backoff", blam)])?;
     let pts = vec![
-        Point::new(vec![], beb_sc.clone()),
-        Point::new(vec![], blam_sc),
+        super::bus_point(vec![], beb_sc.clone()),
+        super::bus_point(vec![], blam_sc),
     ];
-    let res = sweep::run_points(&pts, &|| {});
+    let res = super::bus_runs(&pts);
     let (beb, blam) = (&res[0], &res[1]);
     let cols = [
         "capture_mean_run",

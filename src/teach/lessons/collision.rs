@@ -2,7 +2,7 @@
 //! the 32-bit jams, the first backoff draws, and both frames delivered after.
 
 use super::{check, delay, first, rows_of, time_check, Outcome};
-use crate::scenario::Scenario;
+use crate::ethernet::Scenario;
 use crate::teach::trace::TraceKind;
 
 pub(super) fn run(sc: &Scenario) -> Outcome {

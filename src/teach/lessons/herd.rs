@@ -3,8 +3,8 @@
 
 use super::{check, Outcome};
 use crate::engine::Time;
+use crate::ethernet::Scenario;
 use crate::ethernet::{self, MacEvent, Observer};
-use crate::scenario::Scenario;
 use crate::teach::trace;
 
 /// Counts what the thundering herd shows: backoff windows and the end.

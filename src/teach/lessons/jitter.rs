@@ -5,9 +5,9 @@ use super::beb_race::{contention_pmf, mean_and_variance};
 use super::{backoff_of_kind, check, delay, fmt_ci, scenario_with, Lesson, LessonError, Outcome};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
+use crate::ethernet::Scenario;
 use crate::ethernet::{self, MacEvent, Observer, RunResult};
-use crate::scenario::Scenario;
-use crate::sweep::{self, Point};
+use crate::sweep::Point;
 use crate::teach::trace;
 use toml::Value;
 
@@ -77,9 +77,9 @@ pub(super) fn run(
     }
     let pts: Vec<Point> = variants
         .iter()
-        .map(|(_, v)| Point::new(vec![], v.clone()))
+        .map(|(_, v)| super::bus_point(vec![], v.clone()))
         .collect();
-    let res = sweep::run_points(&pts, &|| {});
+    let res = super::bus_runs(&pts);
 
     let mut table = vec![vec![
         "policy".to_string(),

@@ -2,7 +2,6 @@
 //! over the load, with no "37 %" ceiling under CSMA/CD.
 
 use super::{by_load_points, check, metric_row, Lesson, LessonError, Outcome};
-use crate::sweep;
 use toml::Value;
 
 /// The loads lesson 5 sweeps, and the frame sizes it compares.
@@ -17,7 +16,7 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
         LESSON5_FRAMES,
         LESSON5_LOADS,
     )?;
-    let results = sweep::run_points(&points, &|| {});
+    let results = super::bus_runs(&points);
     let cols = [
         "offered_load",
         "throughput",

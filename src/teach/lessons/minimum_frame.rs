@@ -2,8 +2,8 @@
 //! against a 2500 m one, counting late and undetected collisions.
 
 use super::{check, metric_row, scenario_with, Lesson, LessonError, Outcome};
+use crate::ethernet::Scenario;
 use crate::ethernet::{self, RunResult};
-use crate::scenario::Scenario;
 use crate::teach::trace;
 use toml::Value;
 

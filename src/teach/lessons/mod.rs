@@ -23,9 +23,11 @@ pub use load_throughput::{LESSON5_FRAMES, LESSON5_LOADS};
 
 use super::trace::{self, TraceFilter, TraceKind, TraceRow};
 use crate::engine::Time;
+use crate::ethernet::Scenario;
 use crate::ethernet::{self, RunResult};
-use crate::scenario::{self, reader::FieldError, Scenario, ScenarioError};
-use crate::sweep::{set_path, Point};
+use crate::scenario::{self, reader::FieldError, ScenarioError};
+use crate::sweep::{self, set_path, Point};
+use crate::world;
 use toml::{Table, Value};
 
 /// One lesson: its number, files and title.
@@ -190,7 +192,7 @@ fn scenario_with(
 ) -> Result<Scenario, LessonError> {
     let mut table = table_with(lesson, overrides)?;
     set_all(&mut table, extra.iter().map(|(p, v)| (*p, v)))?;
-    scenario::validate(&table, lesson.file, &[]).map_err(|e: FieldError| {
+    scenario::validate_bus(&table, lesson.file, &[]).map_err(|e: FieldError| {
         LessonError::Scenario(ScenarioError::at(lesson.file, lesson.scenario, e))
     })
 }
@@ -294,7 +296,7 @@ fn by_load_points(
                     ("stations.0.traffic.load", Value::Float(load)),
                 ],
             )?;
-            points.push(Point::new(
+            points.push(bus_point(
                 vec![
                     (axis.into(), v.into()),
                     ("stations.0.traffic.load".into(), load.to_string()),
@@ -330,6 +332,24 @@ fn backoff_of_kind(
         }
     }
     Ok(Value::Table(backoff))
+}
+
+/// A sweep point of a bus scenario.
+pub(super) fn bus_point(axes: Vec<(String, String)>, sc: Scenario) -> Point {
+    Point::new(axes, world::Scenario::Ethernet(sc))
+}
+
+/// Runs the points' replications in parallel, keeping the bus world's own
+/// results (the lessons read its stations and counters).
+pub(super) fn bus_runs(points: &[Point]) -> Vec<Vec<RunResult>> {
+    sweep::run_points(
+        points,
+        &|sc, seed| {
+            let world::Scenario::Ethernet(sc) = sc;
+            ethernet::run(sc, seed)
+        },
+        &|| {},
+    )
 }
 
 #[cfg(test)]

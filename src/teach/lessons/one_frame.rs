@@ -2,7 +2,7 @@
 //! station, when the sender stops and when the frame is whole at the far end.
 
 use super::{check, delay, first, rows_of, time_check, Outcome};
-use crate::scenario::Scenario;
+use crate::ethernet::Scenario;
 use crate::teach::trace::TraceKind;
 
 pub(super) fn run(sc: &Scenario) -> Outcome {
