@@ -116,6 +116,18 @@ fn install_stop_handler() {
     }
 }
 
+/// Lets a closed pipe end the process quietly, as it ends other Unix
+/// filters (`csmacd trace FILE | head`), instead of a panic in the next
+/// print. Stored points are whole files, so nothing is left half-written.
+pub fn quiet_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores SIGPIPE's default action once, at start-up, before
+    // any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn replication_seeds(plan: &Plan) -> Vec<Vec<u64>> {
     plan.points.iter().map(|p| p.replication_seeds()).collect()
 }

@@ -82,6 +82,7 @@ enum Command {
 
 /// Parses the arguments, runs the command, prints any error, returns the exit code.
 pub fn run() -> ExitCode {
+    batch::quiet_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

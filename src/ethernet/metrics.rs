@@ -6,7 +6,7 @@ use super::Scenario;
 use crate::engine::Time;
 use crate::results::{Cell, Columns, RunOutput, TableSpec};
 
-/// The metrics a bus run counts (docs/model.md, "Output columns"), in
+/// The metrics a bus run counts (docs/model.md, "Metric columns"), in
 /// output order; [`DERIVED_COLUMNS`] follow them.
 pub const METRIC_COLUMNS: &[&str] = ALL_METRIC_COLUMNS.split_at(18).0;
 

@@ -91,12 +91,10 @@ pub fn write_files_atomic(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Resul
 /// A file that could not be written, read or trusted.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    // The message carries the I/O error; it is not also chained as a source,
+    // which would print it twice.
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}: {message}")]
     Corrupt { path: String, message: String },
     #[error("{missing} of {total} points have no results (first: point {first}); run the missing shards or `csmacd sweep FILE --resume --out DIR`")]
@@ -109,9 +107,9 @@ pub enum OutputError {
 
 /// Names the file an I/O error happened on.
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
-    move |source| OutputError::Io {
+    move |error| OutputError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     }
 }
 

@@ -30,12 +30,10 @@ pub const MIN_BIT_RATE: f64 = 1.0;
 /// A scenario that cannot be used: where, and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("{file}: cannot read the scenario: {source}")]
-    Io {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    // The message carries the I/O error; it is not also chained as a source,
+    // which would print it twice.
+    #[error("{file}: cannot read the scenario: {error}")]
+    Io { file: String, error: std::io::Error },
     #[error("{file}: is not a bus scenario (no [medium] or [[stations]]); this command shows the Ethernet bus only")]
     NotBus { file: String },
     #[error("{file}: is a directory; give a scenario file (.toml)")]
@@ -78,9 +76,9 @@ pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
     if path.is_dir() {
         return Err(ScenarioError::IsDirectory { file });
     }
-    let bytes = std::fs::read(path).map_err(|source| ScenarioError::Io {
+    let bytes = std::fs::read(path).map_err(|error| ScenarioError::Io {
         file: file.clone(),
-        source,
+        error,
     })?;
     let text =
         String::from_utf8(bytes).map_err(|_| ScenarioError::NotUtf8 { file: file.clone() })?;

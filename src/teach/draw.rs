@@ -127,7 +127,7 @@ fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), Dra
             })
             .map_err(|e| match e {
                 crate::output::OutputError::Corrupt { message, .. } => fail(message),
-                crate::output::OutputError::Io { source, .. } => fail(source.to_string()),
+                crate::output::OutputError::Io { error, .. } => fail(error.to_string()),
                 e => fail(e.to_string()),
             })
         }
