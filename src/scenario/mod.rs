@@ -730,30 +730,24 @@ fn name_groups(groups: &mut [Group]) -> Result<(), FieldError> {
             ));
         }
     }
-    let taken: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
+    let unnamed: Vec<bool> = groups.iter().map(|g| g.name.is_empty()).collect();
     for gi in 0..groups.len() {
-        if !groups[gi].name.is_empty() {
+        if !unnamed[gi] {
             continue;
         }
         let kind = groups[gi].backoff.kind();
-        let same = groups
-            .iter()
-            .filter(|g| g.name.is_empty() && g.backoff.kind() == kind)
-            .count();
-        let mut name = kind.to_string();
-        let mut k = 1 + groups[..gi]
-            .iter()
-            .filter(|g| g.backoff.kind() == kind)
-            .count();
-        if same > 1 || taken.contains(&name) {
-            loop {
-                name = format!("{kind}-{k}");
-                if !taken.contains(&name) && !groups.iter().any(|g| g.name == name) {
-                    break;
-                }
+        let of_kind = |gj: usize| unnamed[gj] && groups[gj].backoff.kind() == kind;
+        let alone = (0..groups.len()).filter(|&gj| of_kind(gj)).count() == 1;
+        let taken = |name: &str| groups.iter().any(|g| g.name == name);
+        let name = if alone && !taken(kind) {
+            kind.to_string()
+        } else {
+            let mut k = 1 + (0..gi).filter(|&gj| of_kind(gj)).count();
+            while taken(&format!("{kind}-{k}")) {
                 k += 1;
             }
-        }
+            format!("{kind}-{k}")
+        };
         groups[gi].name = name;
     }
     Ok(())
