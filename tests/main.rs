@@ -6,6 +6,7 @@ mod cli_basics;
 mod common;
 mod core_model;
 mod golden;
+mod groups;
 mod hostile_inputs;
 mod invariants;
 mod nothing_lost;

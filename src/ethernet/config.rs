@@ -67,8 +67,13 @@ impl Access {
 /// Where stations sit when no group gives positions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Placement {
-    /// Evenly spread from 0 to the bus length, both ends included.
-    Even,
+    /// Evenly spread from 0 to the bus length, both ends included, in
+    /// station order: each group in its own stretch of the bus.
+    Grouped,
+    /// Evenly spread as `Grouped`, but the groups alternate along the bus
+    /// in proportion to their sizes, so that no group owns the middle (which
+    /// hears everyone first) or the ends.
+    Interleaved,
     /// Uniform at random along the bus, drawn per replication.
     Random,
 }
@@ -92,6 +97,8 @@ pub struct Medium {
 /// One group of identical stations.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
+    /// Unique within the scenario; names the group in groups.csv.
+    pub name: String,
     pub count: usize,
     pub arrivals: Arrivals,
     pub frame: FrameLaw,

@@ -334,7 +334,7 @@ impl<O: Observer> Sim<'_, O> {
         self.stations[i].own_end = t;
         self.stations[i].detect_at = Time::MAX;
         if collided {
-            self.recorder.collision_ended(t, i);
+            self.recorder.collision_ended(start, t, i);
             let spec = self.spec(i);
             let s = &mut self.stations[i];
             s.collisions += 1;

@@ -56,6 +56,28 @@ pub const STATION_COLUMNS: &[&str] = &[
     "throughput_share",
 ];
 
+/// groups.csv's columns after the point's axes and the replication.
+pub const GROUP_COLUMNS: &[&str] = &[
+    "group",
+    "policy",
+    "stations",
+    "offered_load",
+    "throughput",
+    "throughput_mbps",
+    "share",
+    "delivered",
+    "delay_mean_us",
+    "delay_p50_us",
+    "delay_p95_us",
+    "delay_p99_us",
+    "attempts",
+    "collisions",
+    "collision_involvements",
+    "dropped_excessive",
+    "dropped_queue",
+    "fairness",
+];
+
 /// The columns of every bus run.
 pub const COLUMNS: Columns = Columns {
     metrics: ALL_METRIC_COLUMNS,
@@ -65,10 +87,16 @@ pub const COLUMNS: Columns = Columns {
         "collisions_per_delivered",
         "fairness",
     ],
-    tables: &[TableSpec {
-        name: "stations",
-        columns: STATION_COLUMNS,
-    }],
+    tables: &[
+        TableSpec {
+            name: "stations",
+            columns: STATION_COLUMNS,
+        },
+        TableSpec {
+            name: "groups",
+            columns: GROUP_COLUMNS,
+        },
+    ],
 };
 
 /// One run's metrics, aligned with [`METRIC_COLUMNS`].
@@ -134,11 +162,94 @@ impl StationResult {
     }
 }
 
+/// Per-group results of one run, inside the measured window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupResult {
+    pub name: String,
+    pub policy: &'static str,
+    pub stations: u64,
+    /// Offered and carried load as fractions of the bit rate.
+    pub offered_load: f64,
+    pub throughput: f64,
+    pub throughput_mbps: f64,
+    /// The group's part of all delivered bits.
+    pub share: f64,
+    pub delivered: u64,
+    pub delay_mean_us: f64,
+    pub delay_p50_us: f64,
+    pub delay_p95_us: f64,
+    pub delay_p99_us: f64,
+    pub attempts: u64,
+    /// Collision episodes a station of the group took part in.
+    pub collisions: u64,
+    /// Collided transmissions of the group's stations.
+    pub collision_involvements: u64,
+    pub dropped_excessive: u64,
+    pub dropped_queue: u64,
+    /// Jain's index over the group's stations (NaN: nothing delivered).
+    pub fairness: f64,
+}
+
+impl GroupResult {
+    /// The group's row of groups.csv.
+    fn row(&self) -> Vec<Cell> {
+        vec![
+            Cell::Text(self.name.clone()),
+            Cell::Text(self.policy.to_string()),
+            Cell::Count(self.stations),
+            Cell::Number(self.offered_load),
+            Cell::Number(self.throughput),
+            Cell::Number(self.throughput_mbps),
+            Cell::Number(self.share),
+            Cell::Count(self.delivered),
+            Cell::Number(self.delay_mean_us),
+            Cell::Number(self.delay_p50_us),
+            Cell::Number(self.delay_p95_us),
+            Cell::Number(self.delay_p99_us),
+            Cell::Count(self.attempts),
+            Cell::Count(self.collisions),
+            Cell::Count(self.collision_involvements),
+            Cell::Count(self.dropped_excessive),
+            Cell::Count(self.dropped_queue),
+            Cell::Number(self.fairness),
+        ]
+    }
+}
+
+/// Mean, p50, p95 and p99 of sorted delays in microseconds (nearest rank;
+/// NaN when there are none).
+fn delay_figures(sorted: &[Time]) -> (f64, f64, f64, f64) {
+    if sorted.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN, f64::NAN);
+    }
+    let pct = |p: f64| {
+        let k = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+        sorted[k - 1] as f64 / 1e6
+    };
+    let mean = sorted.iter().map(|&d| d as f64).sum::<f64>() / sorted.len() as f64 / 1e6;
+    (mean, pct(0.50), pct(0.95), pct(0.99))
+}
+
+/// Jain's fairness index of the stations' delivered bits; NaN when none
+/// delivered anything (fairness is not defined then).
+fn jain<'s>(stations: impl Iterator<Item = &'s StationResult>) -> f64 {
+    let (n, sx, sxx) = stations.fold((0.0, 0.0, 0.0), |(n, a, b), s| {
+        let x = s.delivered_bits as f64;
+        (n + 1.0, a + x, b + x * x)
+    });
+    if sxx > 0.0 {
+        sx * sx / (n * sxx)
+    } else {
+        f64::NAN
+    }
+}
+
 /// Everything one run produced.
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub metrics: RunMetrics,
     pub stations: Vec<StationResult>,
+    pub groups: Vec<GroupResult>,
     /// Events processed, for the benchmarks.
     pub events: u64,
     /// Medium busy time in the measured window [warmup, duration): the length
@@ -189,7 +300,7 @@ impl RunResult {
         RunOutput {
             columns: COLUMNS,
             metrics,
-            tables: vec![stations],
+            tables: vec![stations, self.groups.iter().map(GroupResult::row).collect()],
             events: self.events,
         }
     }
@@ -224,7 +335,12 @@ pub(super) struct Recorder {
     duration: Time,
     st: Vec<Row>,
     positions: Vec<f64>,
-    delays: Vec<Time>,
+    /// Each station's group.
+    group_of: Vec<u32>,
+    /// Delivery delays in the window, per group.
+    delays: Vec<Vec<Time>>,
+    /// Offered bits in the window, per group.
+    group_arrived_bits: Vec<u128>,
     arrived_bits: u128,
     attempted_bits: u128,
     delivered_bits: u128,
@@ -235,6 +351,14 @@ pub(super) struct Recorder {
     run_max: u64,
     pub events: u64,
     busy_ps: u128,
+    /// Collision episodes (one per collision on the bus, however many took
+    /// part): all so far, the latest end of a collided transmission, those
+    /// ending in the window, and per group those its stations took part in.
+    episodes_all: u64,
+    episode_end: Time,
+    episodes: u64,
+    group_episodes: Vec<u64>,
+    group_last_episode: Vec<u64>,
     /// Transmissions in progress, and since when at least one has been.
     on_air: u32,
     busy_since: Time,
@@ -242,12 +366,21 @@ pub(super) struct Recorder {
 
 impl Recorder {
     pub fn new(sc: &Scenario, positions: Vec<f64>) -> Self {
+        let groups = sc.groups.len();
+        let group_of = sc
+            .groups
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, g)| std::iter::repeat_n(gi as u32, g.count))
+            .collect();
         Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
             st: crate::mem::huge_filled(positions.len(), Row::default()),
             positions,
-            delays: Vec::new(),
+            group_of,
+            delays: vec![Vec::new(); groups],
+            group_arrived_bits: vec![0; groups],
             arrived_bits: 0,
             attempted_bits: 0,
             delivered_bits: 0,
@@ -258,6 +391,11 @@ impl Recorder {
             run_max: 0,
             events: 0,
             busy_ps: 0,
+            episodes_all: 0,
+            episode_end: 0,
+            episodes: 0,
+            group_episodes: vec![0; groups],
+            group_last_episode: vec![0; groups],
             on_air: 0,
             busy_since: 0,
         }
@@ -284,6 +422,7 @@ impl Recorder {
         if t >= self.warmup && t < self.duration {
             s.arrived += 1;
             self.arrived_bits += 8 * bytes as u128;
+            self.group_arrived_bits[self.group_of[i] as usize] += 8 * bytes as u128;
             if !queued {
                 s.dropped_queue += 1;
             }
@@ -324,10 +463,26 @@ impl Recorder {
         }
     }
 
-    pub fn collision_ended(&mut self, t: Time, i: usize) {
+    /// A collided transmission on [start, t) ended. Transmissions of one
+    /// collision overlap in time, so one that started before the previous
+    /// collided transmission ended belongs to the same episode.
+    pub fn collision_ended(&mut self, start: Time, t: Time, i: usize) {
         self.busy(t);
+        let new_episode = self.episodes_all == 0 || start >= self.episode_end;
+        if new_episode {
+            self.episodes_all += 1;
+        }
+        self.episode_end = self.episode_end.max(t);
         if self.in_window(t) {
             self.st[i].collisions += 1;
+            if new_episode {
+                self.episodes += 1;
+            }
+            let g = self.group_of[i] as usize;
+            if self.group_last_episode[g] != self.episodes_all {
+                self.group_last_episode[g] = self.episodes_all;
+                self.group_episodes[g] += 1;
+            }
         }
     }
 
@@ -379,7 +534,7 @@ impl Recorder {
             s.delivered_bits += 8 * bytes as u64;
             s.delay_sum_ps += delay as u128;
             self.delivered_bits += 8 * bytes as u128;
-            self.delays.push(delay);
+            self.delays[self.group_of[i] as usize].push(delay);
         } else {
             s.undetected_collisions += 1;
         }
@@ -429,29 +584,47 @@ impl Recorder {
             .collect();
         let rt = sc.medium.bit_rate * sc.measured_s();
         let sum = |f: fn(&StationResult) -> u64| stations.iter().map(f).sum::<u64>() as f64;
-        self.delays.sort_unstable();
-        let pct = |p: f64| -> f64 {
-            if self.delays.is_empty() {
-                return f64::NAN;
-            }
-            // Nearest rank.
-            let k = ((p * self.delays.len() as f64).ceil() as usize).clamp(1, self.delays.len());
-            self.delays[k - 1] as f64 / 1e6
-        };
-        let delay_mean = if self.delays.is_empty() {
-            f64::NAN
-        } else {
-            self.delays.iter().map(|&d| d as f64).sum::<f64>() / self.delays.len() as f64 / 1e6
-        };
-        let (sx, sxx) = stations.iter().fold((0.0, 0.0), |(a, b), s| {
-            let x = s.delivered_bits as f64;
-            (a + x, b + x * x)
-        });
-        let fairness = if sxx > 0.0 {
-            sx * sx / (stations.len() as f64 * sxx)
-        } else {
-            1.0
-        };
+        let mut delays: Vec<Time> = self.delays.concat();
+        delays.sort_unstable();
+        let (delay_mean, p50, p95, p99) = delay_figures(&delays);
+        let fairness = jain(stations.iter());
+        let groups = sc
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(gi, g)| {
+                let members = stations.iter().filter(|s| s.group == gi);
+                let gsum = |f: fn(&StationResult) -> u64| members.clone().map(f).sum::<u64>();
+                let delivered_bits = gsum(|s| s.delivered_bits);
+                let mut d = std::mem::take(&mut self.delays[gi]);
+                d.sort_unstable();
+                let (delay_mean_us, delay_p50_us, delay_p95_us, delay_p99_us) = delay_figures(&d);
+                GroupResult {
+                    name: g.name.clone(),
+                    policy: g.backoff.kind(),
+                    stations: g.count as u64,
+                    offered_load: self.group_arrived_bits[gi] as f64 / rt,
+                    throughput: delivered_bits as f64 / rt,
+                    throughput_mbps: delivered_bits as f64 / sc.measured_s() / 1e6,
+                    share: if self.delivered_bits > 0 {
+                        delivered_bits as f64 / self.delivered_bits as f64
+                    } else {
+                        f64::NAN
+                    },
+                    delivered: gsum(|s| s.delivered),
+                    delay_mean_us,
+                    delay_p50_us,
+                    delay_p95_us,
+                    delay_p99_us,
+                    attempts: gsum(|s| s.attempts),
+                    collisions: self.group_episodes[gi],
+                    collision_involvements: gsum(|s| s.collisions),
+                    dropped_excessive: gsum(|s| s.dropped_excessive),
+                    dropped_queue: gsum(|s| s.dropped_queue),
+                    fairness: jain(members),
+                }
+            })
+            .collect();
         let (cap_mean, cap_max) = if self.runs > 0 {
             (self.run_sum as f64 / self.runs as f64, self.run_max as f64)
         } else {
@@ -470,9 +643,9 @@ impl Recorder {
             sum(|s| s.dropped_excessive),
             sum(|s| s.dropped_queue),
             delay_mean,
-            pct(0.50),
-            pct(0.95),
-            pct(0.99),
+            p50,
+            p95,
+            p99,
             fairness,
             cap_mean,
             cap_max,
@@ -481,6 +654,7 @@ impl Recorder {
         RunResult {
             metrics: RunMetrics { values },
             stations,
+            groups,
             events: self.events,
             busy_ps: self.busy_ps,
         }

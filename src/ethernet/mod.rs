@@ -24,8 +24,8 @@ pub use config::{Access, Group, Medium, Placement, Scenario};
 pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
 pub use metrics::{
-    RunMetrics, RunResult, StationResult, ALL_METRIC_COLUMNS, COLUMNS, DERIVED_COLUMNS,
-    METRIC_COLUMNS,
+    GroupResult, RunMetrics, RunResult, StationResult, ALL_METRIC_COLUMNS, COLUMNS,
+    DERIVED_COLUMNS, GROUP_COLUMNS, METRIC_COLUMNS,
 };
 pub use placement::positions;
 

@@ -1,5 +1,6 @@
-//! Where stations sit on the bus: explicit positions, evenly spread, or
-//! uniform at random per replication.
+//! Where stations sit on the bus: explicit positions, evenly spread (groups
+//! in their own stretches, or interleaved), or uniform at random per
+//! replication.
 
 use crate::ethernet::{Placement, Scenario};
 use crate::seed;
@@ -11,6 +12,10 @@ pub fn positions(sc: &Scenario, run_seed: u64) -> Vec<f64> {
     let n = sc.station_count();
     let l = sc.medium.length_m;
     let mut rng = ChaCha8Rng::seed_from_u64(seed::derive(run_seed, &[seed::PLACEMENT]));
+    let slot = match sc.medium.placement {
+        Placement::Interleaved => interleaved_slots(sc),
+        _ => (0..n).collect(),
+    };
     let mut out = Vec::with_capacity(n);
     for g in &sc.groups {
         for k in 0..g.count {
@@ -18,11 +23,40 @@ pub fn positions(sc: &Scenario, run_seed: u64) -> Vec<f64> {
             let x = match (&g.positions, sc.medium.placement) {
                 (Some(p), _) => p[k],
                 (None, Placement::Random) => rng.random::<f64>() * l,
-                (None, Placement::Even) if n > 1 => l * i as f64 / (n - 1) as f64,
-                (None, Placement::Even) => 0.0,
+                (None, _) if n > 1 => l * slot[i] as f64 / (n - 1) as f64,
+                (None, _) => 0.0,
             };
             out.push(x);
         }
     }
     out
+}
+
+/// Each station's slot (0 to n - 1, in position order) when groups
+/// alternate: station k of a group of c stations stands at the fraction
+/// (k + 1/2) / c of the way through its group, and slots go in the order of
+/// those fractions (ties by group), so every group is spread over the whole
+/// bus in proportion to its size.
+fn interleaved_slots(sc: &Scenario) -> Vec<usize> {
+    let mut keys: Vec<(u64, usize, usize)> = Vec::with_capacity(sc.station_count());
+    let mut i = 0;
+    for (gi, g) in sc.groups.iter().enumerate() {
+        for k in 0..g.count {
+            // (2k + 1) / 2c compared exactly: scaled by the product of the
+            // counts would overflow, so compare as a rational via u128 below.
+            keys.push(((2 * k + 1) as u64, gi, i));
+            i += 1;
+        }
+    }
+    let count = |gi: usize| 2 * sc.groups[gi].count as u128;
+    keys.sort_by(|a, b| {
+        (a.0 as u128 * count(b.1))
+            .cmp(&(b.0 as u128 * count(a.1)))
+            .then(a.1.cmp(&b.1))
+    });
+    let mut slot = vec![0; keys.len()];
+    for (s, &(_, _, i)) in keys.iter().enumerate() {
+        slot[i] = s;
+    }
+    slot
 }

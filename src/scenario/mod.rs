@@ -209,7 +209,7 @@ pub fn validate_bus(
         .unwrap_or(1) as u32;
     let nonstandard_frames = top.boolean("nonstandard_frames")?.unwrap_or(false);
 
-    let medium = match top.get("medium") {
+    let mut medium = match top.get("medium") {
         Some(Value::Table(t)) => read_medium(Fields::new("medium", t))?,
         Some(_) => return Err(top.err("medium", "expected a table: [medium]")),
         None => read_medium(Fields::new("medium", &Table::new()))?,
@@ -247,7 +247,7 @@ pub fn validate_bus(
         ));
     }
 
-    let groups = match top.get("stations") {
+    let mut groups = match top.get("stations") {
         Some(Value::Array(a)) if !a.is_empty() => {
             let mut groups = Vec::with_capacity(a.len());
             for (i, v) in a.iter().enumerate() {
@@ -272,6 +272,19 @@ pub fn validate_bus(
         }
     };
     top.finish(&[TOP_KEYS, extra_keys].concat())?;
+    name_groups(&mut groups)?;
+    let placement_given = matches!(
+        table.get("medium"),
+        Some(Value::Table(t)) if matches!(t.get("placement"), Some(Value::String(p)) if p != "even")
+    );
+    if !placement_given {
+        let unplaced = groups.iter().filter(|g| g.positions.is_none()).count();
+        medium.placement = if unplaced >= 2 {
+            Placement::Interleaved
+        } else {
+            Placement::Grouped
+        };
+    }
 
     let total: u64 = groups.iter().map(|g| g.count as u64).sum();
     if total > MAX_STATIONS {
@@ -492,9 +505,15 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         (Some("slotted-aloha"), None) => Access::SlottedAloha,
         _ => Access::CsmaCd,
     };
-    let placement = match f.choice("placement", &["even", "random"])?.as_deref() {
+    // "even" (or nothing) is decided once the groups are known: interleaved
+    // when several groups are placed evenly, as grouped for one.
+    let placement = match f
+        .choice("placement", &["even", "interleaved", "grouped", "random"])?
+        .as_deref()
+    {
         Some("random") => Placement::Random,
-        _ => Placement::Even,
+        Some("grouped") => Placement::Grouped,
+        _ => Placement::Interleaved,
     };
     f.finish(MEDIUM_KEYS)?;
     Ok(Medium {
@@ -726,7 +745,48 @@ fn read_traffic(
     Ok(arrivals)
 }
 
+/// Gives every unnamed group a name from its policy and its place in the
+/// file ("beb", or "beb-1", "beb-2" when several groups share the policy),
+/// and refuses a name given twice.
+fn name_groups(groups: &mut [Group]) -> Result<(), FieldError> {
+    for gi in 0..groups.len() {
+        if let Some(gj) =
+            (0..gi).find(|&gj| groups[gj].name == groups[gi].name && !groups[gi].name.is_empty())
+        {
+            return Err(FieldError::new(
+                format!("stations.{gi}.name"),
+                format!(
+                    "\"{}\" is already the name of group {gj}; every group needs its own name",
+                    groups[gi].name
+                ),
+            ));
+        }
+    }
+    let unnamed: Vec<bool> = groups.iter().map(|g| g.name.is_empty()).collect();
+    for gi in 0..groups.len() {
+        if !unnamed[gi] {
+            continue;
+        }
+        let kind = groups[gi].backoff.kind();
+        let of_kind = |gj: usize| unnamed[gj] && groups[gj].backoff.kind() == kind;
+        let alone = (0..groups.len()).filter(|&gj| of_kind(gj)).count() == 1;
+        let taken = |name: &str| groups.iter().any(|g| g.name == name);
+        let name = if alone && !taken(kind) {
+            kind.to_string()
+        } else {
+            let mut k = 1 + (0..gi).filter(|&gj| of_kind(gj)).count();
+            while taken(&format!("{kind}-{k}")) {
+                k += 1;
+            }
+            format!("{kind}-{k}")
+        };
+        groups[gi].name = name;
+    }
+    Ok(())
+}
+
 const GROUP_KEYS: &[&str] = &[
+    "name",
     "count",
     "traffic",
     "frame",
@@ -738,6 +798,15 @@ const GROUP_KEYS: &[&str] = &[
 
 fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
     f.allow(GROUP_KEYS)?;
+    let name = f.with("name", |i| {
+        let v = i.str()?.trim();
+        if v.is_empty() || v.len() > 64 || v.chars().any(char::is_control) {
+            return Err(
+                i.err("a group name is 1 to 64 printable characters, e.g. name = \"aggressive\"")
+            );
+        }
+        Ok(v.to_string())
+    })?;
     let count = f.with("count", |i| {
         let v = i.integer()?;
         if v < 1 || v as u64 > MAX_STATIONS {
@@ -788,6 +857,7 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
     let destination = f.integer("destination", 0, i64::MAX)?.map(|d| d as usize);
     f.finish(GROUP_KEYS)?;
     Ok(Group {
+        name: name.unwrap_or_default(),
         count,
         arrivals,
         frame,
