@@ -66,7 +66,7 @@ impl Scenario {
     /// The metric columns and tables of this world's runs.
     pub fn columns(&self) -> Columns {
         match self {
-            Scenario::Ethernet(_) => ethernet::COLUMNS,
+            Scenario::Ethernet(s) => s.columns(),
         }
     }
 

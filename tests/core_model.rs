@@ -95,10 +95,10 @@ fn two_station_contention_matches_beb_probabilities() {
     let mut total = 0.0;
     for seed in 0..reps {
         let r = run(&sc, seed);
+        // One collision on the bus, two collided transmissions.
         let collisions = r.metrics.get("collisions");
-        // Both stations count each collision.
-        assert_eq!(collisions % 2.0, 0.0);
-        let c = (collisions / 2.0) as usize;
+        assert_eq!(r.metrics.get("collision_involvements"), 2.0 * collisions);
+        let c = collisions as usize;
         assert!(c >= 1, "two frames at t = 0 always collide");
         assert_eq!(
             r.metrics.get("delivered") + r.metrics.get("dropped_excessive"),
@@ -107,14 +107,13 @@ fn two_station_contention_matches_beb_probabilities() {
         counts[(c - 1).min(3)] += 1;
         total += collisions;
     }
-    // Mean collisions per replication is 2 E[C]; its standard error is
-    // 2 sd(C) / sqrt(reps). Allow 4 standard errors (two-sided p ~ 6e-5).
+    // Mean collisions per replication is E[C]; its standard error is
+    // sd(C) / sqrt(reps). Allow 4 standard errors (two-sided p ~ 6e-5).
     let mean = total / reps as f64;
-    let bound = 4.0 * 2.0 * var_c.sqrt() / (reps as f64).sqrt();
+    let bound = 4.0 * var_c.sqrt() / (reps as f64).sqrt();
     assert!(
-        (mean - 2.0 * 1.6416).abs() < bound,
-        "mean collisions {mean}, expected {} +- {bound}",
-        2.0 * 1.6416
+        (mean - 1.6416).abs() < bound,
+        "mean collisions {mean}, expected 1.6416 +- {bound}"
     );
     let tail = 1.0 - probs[0] - probs[1] - probs[2];
     let p = chi_square_p(&counts, &[probs[0], probs[1], probs[2], tail]);
@@ -243,7 +242,8 @@ fn sixteenth_collision_discards_the_frame() {
         "duration = \"1s\"\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"burst\" }\nbackoff = { kind = \"beb\", backoff_limit = 0 }\n",
     );
     let r = run(&sc, 1);
-    assert_eq!(r.metrics.get("collisions"), 32.0);
+    assert_eq!(r.metrics.get("collisions"), 16.0);
+    assert_eq!(r.metrics.get("collision_involvements"), 32.0);
     assert_eq!(r.metrics.get("attempts"), 32.0);
     assert_eq!(r.metrics.get("dropped_excessive"), 2.0);
     assert_eq!(r.metrics.get("delivered"), 0.0);
@@ -252,7 +252,8 @@ fn sixteenth_collision_discards_the_frame() {
     );
     let r = run(&sc, 1);
     // Two frames each, three collisions per frame, all discarded.
-    assert_eq!(r.metrics.get("collisions"), 12.0);
+    assert_eq!(r.metrics.get("collisions"), 6.0);
+    assert_eq!(r.metrics.get("collision_involvements"), 12.0);
     assert_eq!(r.metrics.get("dropped_excessive"), 4.0);
 }
 

@@ -1,6 +1,7 @@
 //! The integration test binary: behaviour through the public API and the CLI.
 
 mod access;
+mod bursts;
 mod charts;
 mod cli_basics;
 mod common;

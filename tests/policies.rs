@@ -423,7 +423,8 @@ fn synchronised_deterministic_retries_collide_until_discarded_and_jitter_resolve
     assert_eq!(r.metrics.get("dropped_excessive"), 2.0);
     // Every attempt collided: 16 each.
     assert_eq!(r.metrics.get("attempts"), 32.0);
-    assert_eq!(r.metrics.get("collisions"), 32.0);
+    assert_eq!(r.metrics.get("collisions"), 16.0);
+    assert_eq!(r.metrics.get("collision_involvements"), 32.0);
     let r = run("{ kind = \"full-jitter\", base = \"1slot\", cap = \"64slot\" }");
     assert_eq!(r.metrics.get("delivered"), 2.0);
     assert_eq!(r.metrics.get("dropped_excessive"), 0.0);
@@ -442,7 +443,8 @@ fn attempt_limit_holds_on_the_bus() {
         let sc = scenario::bus_from_str("t.toml", "t", &text).unwrap();
         let r = ethernet::run(&sc, 1);
         assert_eq!(r.metrics.get("dropped_excessive"), 4.0);
-        assert_eq!(r.metrics.get("collisions"), 4.0 * limit as f64);
+        assert_eq!(r.metrics.get("collisions"), 2.0 * limit as f64);
+        assert_eq!(r.metrics.get("collision_involvements"), 4.0 * limit as f64);
         assert!(r.stations.iter().all(|s| s.conserves_frames()));
     }
 }

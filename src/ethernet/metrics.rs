@@ -8,37 +8,63 @@ use crate::results::{Cell, Columns, RunOutput, TableSpec};
 
 /// The metrics a bus run counts (docs/model.md, "Metric columns"), in
 /// output order; [`DERIVED_COLUMNS`] follow them.
-pub const METRIC_COLUMNS: &[&str] = ALL_METRIC_COLUMNS.split_at(18).0;
+pub const METRIC_COLUMNS: &[&str] = ALL_METRIC_COLUMNS.split_at(19).0;
 
 /// Metrics derived from the ones above, after them in runs.csv and
-/// summary.csv: collisions per delivered frame, and the fraction of frames
-/// whose fate was decided in the measured window that were dropped (at the
-/// attempt limit or by a full queue).
-pub const DERIVED_COLUMNS: &[&str] = ALL_METRIC_COLUMNS.split_at(18).1;
+/// summary.csv: collided transmissions per delivered frame, and the
+/// fraction of frames whose fate was decided in the measured window that
+/// were dropped (at the attempt limit or by a full queue).
+pub const DERIVED_COLUMNS: &[&str] = ALL_METRIC_COLUMNS.split_at(19).1;
+
+/// The metric names of a bus run, then `$extra`.
+macro_rules! bus_metrics {
+    ($($extra:literal),*) => {
+        &[
+            "throughput",
+            "throughput_mbps",
+            "offered_load",
+            "attempt_load",
+            "delivered",
+            "attempts",
+            "collisions",
+            "collision_involvements",
+            "late_collisions",
+            "undetected_collisions",
+            "dropped_excessive",
+            "dropped_queue",
+            "delay_mean_us",
+            "delay_p50_us",
+            "delay_p95_us",
+            "delay_p99_us",
+            "fairness",
+            "capture_mean_run",
+            "capture_max_run",
+            "collisions_per_delivered",
+            "drop_fraction",
+            $($extra),*
+        ]
+    };
+}
 
 /// Every metric column of a bus run, in output order.
-pub const ALL_METRIC_COLUMNS: &[&str] = &[
-    "throughput",
-    "throughput_mbps",
-    "offered_load",
-    "attempt_load",
-    "delivered",
-    "attempts",
-    "collisions",
-    "late_collisions",
-    "undetected_collisions",
-    "dropped_excessive",
-    "dropped_queue",
-    "delay_mean_us",
-    "delay_p50_us",
-    "delay_p95_us",
-    "delay_p99_us",
-    "fairness",
-    "capture_mean_run",
-    "capture_max_run",
-    "collisions_per_delivered",
-    "drop_fraction",
-];
+pub const ALL_METRIC_COLUMNS: &[&str] = bus_metrics!();
+
+/// A scenario with a burst group (a herd released at once) adds how the
+/// burst drained: its frames, the fraction delivered, the time from the
+/// release to the last frame's fate (delivered, lost or discarded), and
+/// percentiles of the frames' completion times.
+pub const BURST_METRIC_COLUMNS: &[&str] = bus_metrics!(
+    "burst_frames",
+    "delivered_fraction",
+    "drain_us",
+    "completion_p50_us",
+    "completion_p90_us",
+    "completion_p99_us"
+);
+
+/// completions.csv's columns: the distribution of the burst frames'
+/// completion times, from the release, at every 5th percentile.
+pub const COMPLETION_COLUMNS: &[&str] = &["percentile", "completion_us"];
 
 /// stations.csv's columns after the point's axes and the replication.
 pub const STATION_COLUMNS: &[&str] = &[
@@ -78,26 +104,62 @@ pub const GROUP_COLUMNS: &[&str] = &[
     "fairness",
 ];
 
-/// The columns of every bus run.
+const HEADLINE: &[&str] = &[
+    "throughput",
+    "delay_mean_us",
+    "collisions_per_delivered",
+    "fairness",
+];
+
+const TABLES: &[TableSpec] = &[
+    TableSpec {
+        name: "stations",
+        columns: STATION_COLUMNS,
+    },
+    TableSpec {
+        name: "groups",
+        columns: GROUP_COLUMNS,
+    },
+];
+
+/// The columns of a bus run.
 pub const COLUMNS: Columns = Columns {
     metrics: ALL_METRIC_COLUMNS,
-    headline: &[
-        "throughput",
-        "delay_mean_us",
-        "collisions_per_delivered",
-        "fairness",
-    ],
+    headline: HEADLINE,
+    tables: TABLES,
+};
+
+/// The columns of a bus run with a burst group.
+pub const BURST_COLUMNS: Columns = Columns {
+    metrics: BURST_METRIC_COLUMNS,
+    headline: &["drain_us", "delivered_fraction", "throughput", "collisions"],
     tables: &[
+        TABLES[0],
+        TABLES[1],
         TableSpec {
-            name: "stations",
-            columns: STATION_COLUMNS,
-        },
-        TableSpec {
-            name: "groups",
-            columns: GROUP_COLUMNS,
+            name: "completions",
+            columns: COMPLETION_COLUMNS,
         },
     ],
 };
+
+impl Scenario {
+    /// Whether a group releases a burst (the columns then say how it drained).
+    pub fn has_burst(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| matches!(g.arrivals, crate::traffic::Arrivals::Burst { .. }))
+    }
+
+    /// The columns of this scenario's runs.
+    pub fn columns(&self) -> Columns {
+        if self.has_burst() {
+            BURST_COLUMNS
+        } else {
+            COLUMNS
+        }
+    }
+}
 
 /// One run's metrics, aligned with [`METRIC_COLUMNS`].
 #[derive(Clone, Debug, PartialEq)]
@@ -244,12 +306,42 @@ fn jain<'s>(stations: impl Iterator<Item = &'s StationResult>) -> f64 {
     }
 }
 
+/// How a burst drained: every burst frame's completion time (delivered,
+/// lost or discarded) from its group's release, sorted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BurstResult {
+    /// Frames the burst groups released.
+    pub frames: u64,
+    /// Of them, delivered intact.
+    pub delivered: u64,
+    /// Sorted completion times of the frames whose fate was decided; frames
+    /// still queued at the end have none.
+    pub completions: Vec<Time>,
+}
+
+impl BurstResult {
+    /// The completion time below which a fraction `p` of the burst's frames
+    /// finished (nearest rank over all its frames), in microseconds; empty
+    /// (NaN) when that rank falls on a frame still queued at the end.
+    pub fn percentile_us(&self, p: f64) -> f64 {
+        if self.frames == 0 {
+            return f64::NAN;
+        }
+        let k = ((p * self.frames as f64).ceil() as u64).clamp(1, self.frames) as usize;
+        self.completions
+            .get(k - 1)
+            .map_or(f64::NAN, |&t| t as f64 / 1e6)
+    }
+}
+
 /// Everything one run produced.
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub metrics: RunMetrics,
     pub stations: Vec<StationResult>,
     pub groups: Vec<GroupResult>,
+    /// For a scenario with a burst group, how the burst drained.
+    pub burst: Option<BurstResult>,
     /// Events processed, for the benchmarks.
     pub events: u64,
     /// Medium busy time in the measured window [warmup, duration): the length
@@ -269,8 +361,9 @@ impl RunResult {
         let decided = delivered + m.get("undetected_collisions") + dropped;
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
         let mut metrics = m.values.clone();
-        metrics.push(ratio(m.get("collisions"), delivered));
+        metrics.push(ratio(m.get("collision_involvements"), delivered));
         metrics.push(ratio(dropped, decided));
+
         let total: u64 = self.stations.iter().map(|s| s.delivered_bits).sum();
         let stations = self
             .stations
@@ -297,10 +390,35 @@ impl RunResult {
                 ]
             })
             .collect();
+        let mut tables = vec![stations, self.groups.iter().map(GroupResult::row).collect()];
+        let columns = match &self.burst {
+            None => COLUMNS,
+            Some(b) => {
+                metrics.extend([
+                    b.frames as f64,
+                    ratio(b.delivered as f64, b.frames as f64),
+                    b.percentile_us(1.0),
+                    b.percentile_us(0.50),
+                    b.percentile_us(0.90),
+                    b.percentile_us(0.99),
+                ]);
+                tables.push(
+                    (1..=20)
+                        .map(|k| {
+                            vec![
+                                Cell::Count(5 * k),
+                                Cell::Number(b.percentile_us(k as f64 / 20.0)),
+                            ]
+                        })
+                        .collect(),
+                );
+                BURST_COLUMNS
+            }
+        };
         RunOutput {
-            columns: COLUMNS,
+            columns,
             metrics,
-            tables: vec![stations, self.groups.iter().map(GroupResult::row).collect()],
+            tables,
             events: self.events,
         }
     }
@@ -359,6 +477,13 @@ pub(super) struct Recorder {
     episodes: u64,
     group_episodes: Vec<u64>,
     group_last_episode: Vec<u64>,
+    /// Per group, its burst's release time (None: not a burst group); the
+    /// burst frames' completion times from their release, and how many
+    /// were delivered intact (whole run, not only the window: a herd's
+    /// drain is a property of the whole burst).
+    burst_at: Vec<Option<Time>>,
+    completions: Vec<Time>,
+    burst_delivered: u64,
     /// Transmissions in progress, and since when at least one has been.
     on_air: u32,
     busy_since: Time,
@@ -396,6 +521,16 @@ impl Recorder {
             episodes: 0,
             group_episodes: vec![0; groups],
             group_last_episode: vec![0; groups],
+            burst_at: sc
+                .groups
+                .iter()
+                .map(|g| match g.arrivals {
+                    crate::traffic::Arrivals::Burst { at, .. } => Some(at),
+                    _ => None,
+                })
+                .collect(),
+            completions: Vec::new(),
+            burst_delivered: 0,
             on_air: 0,
             busy_since: 0,
         }
@@ -414,6 +549,9 @@ impl Recorder {
     }
 
     pub fn arrival(&mut self, t: Time, i: usize, bytes: u32, queued: bool) {
+        if !queued {
+            self.burst_done(t, i);
+        }
         let s = &mut self.st[i];
         s.total_arrived += 1;
         if !queued {
@@ -486,7 +624,17 @@ impl Recorder {
         }
     }
 
+    /// A frame of station `i` met its fate at `t`: when `i` is in a burst
+    /// group, that is one of the burst's completions.
+    #[inline]
+    fn burst_done(&mut self, t: Time, i: usize) {
+        if let Some(at) = self.burst_at[self.group_of[i] as usize] {
+            self.completions.push(t.saturating_sub(at));
+        }
+    }
+
     pub fn discard(&mut self, t: Time, i: usize) {
+        self.burst_done(t, i);
         self.st[i].total_dropped_excessive += 1;
         if self.in_window(t) {
             self.st[i].dropped_excessive += 1;
@@ -519,6 +667,10 @@ impl Recorder {
 
     /// The frame sent at `end` reached its destination, intact or not.
     pub fn delivered(&mut self, end: Time, i: usize, bytes: u32, delay: Time, intact: bool) {
+        self.burst_done(end, i);
+        if intact && self.burst_at[self.group_of[i] as usize].is_some() {
+            self.burst_delivered += 1;
+        }
         let w = self.in_window(end);
         let s = &mut self.st[i];
         if intact {
@@ -630,6 +782,25 @@ impl Recorder {
         } else {
             (0.0, 0.0)
         };
+        let burst = self.burst_at.iter().any(Option::is_some).then(|| {
+            let frames = sc
+                .groups
+                .iter()
+                .map(|g| match g.arrivals {
+                    crate::traffic::Arrivals::Burst { frames, .. } => {
+                        g.count as u64 * frames as u64
+                    }
+                    _ => 0,
+                })
+                .sum();
+            let mut completions = std::mem::take(&mut self.completions);
+            completions.sort_unstable();
+            BurstResult {
+                frames,
+                delivered: self.burst_delivered,
+                completions,
+            }
+        });
         let values = vec![
             self.delivered_bits as f64 / rt,
             self.delivered_bits as f64 / sc.measured_s() / 1e6,
@@ -637,6 +808,7 @@ impl Recorder {
             self.attempted_bits as f64 / rt,
             sum(|s| s.delivered),
             sum(|s| s.attempts),
+            self.episodes as f64,
             sum(|s| s.collisions),
             sum(|s| s.late_collisions),
             sum(|s| s.undetected_collisions),
@@ -655,6 +827,7 @@ impl Recorder {
             metrics: RunMetrics { values },
             stations,
             groups,
+            burst,
             events: self.events,
             busy_ps: self.busy_ps,
         }

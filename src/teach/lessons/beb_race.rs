@@ -39,7 +39,7 @@ pub(super) fn run(sc: &Scenario) -> Outcome {
     // Each contention ends with one winner; each collision is seen by both.
     let c: Vec<u32> = results
         .iter()
-        .map(|r| (r.metrics.get("collisions") / 2.0).round() as u32)
+        .map(|r| r.metrics.get("collisions") as u32)
         .collect();
     let pmf = contention_pmf(16);
     let (mean, var) = mean_and_variance(&pmf);

@@ -36,7 +36,7 @@ pub(super) fn run(
         "capture_mean_run",
         "capture_max_run",
         "dropped_excessive",
-        "collisions",
+        "collision_involvements",
         "throughput",
         "fairness",
     ];

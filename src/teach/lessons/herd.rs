@@ -51,8 +51,12 @@ pub(super) fn run(sc: &Scenario) -> Outcome {
             format!("{}", g("dropped_excessive")),
         ],
         vec![
-            "collisions (each seen by every party)".into(),
+            "collisions (episodes on the bus)".into(),
             format!("{}", g("collisions")),
+        ],
+        vec![
+            "collided transmissions (one per party)".into(),
+            format!("{}", g("collision_involvements")),
         ],
         vec!["backoff draws".into(), stats.draws.to_string()],
         vec![

@@ -89,7 +89,10 @@ pub(super) fn run(
         "collisions per frame".into(),
     ]];
     let per_frame = |rs: &[RunResult]| {
-        let v: Vec<f64> = rs.iter().map(|r| r.metrics.get("collisions") / n).collect();
+        let v: Vec<f64> = rs
+            .iter()
+            .map(|r| r.metrics.get("collision_involvements") / n)
+            .collect();
         crate::stats::mean_ci95(&v)
     };
     let total = |rs: &[RunResult], c: &str| rs.iter().map(|r| r.metrics.get(c)).sum::<f64>();
@@ -98,7 +101,7 @@ pub(super) fn run(
         "1 (all alike)".into(),
         format!("{}", g("delivered")),
         format!("{}", g("dropped_excessive")),
-        format!("{}", g("collisions") / n),
+        format!("{}", g("collision_involvements") / n),
     ]);
     for ((kind, _), rs) in variants.iter().zip(&res) {
         table.push(vec![
@@ -146,8 +149,8 @@ pub(super) fn run(
         checks.push(check(
             "no jitter: every attempt collides (attempts = collisions = limit x stations)",
             format!("{} and {}", limit as f64 * n, limit as f64 * n),
-            format!("{} and {}", g("attempts"), g("collisions")),
-            g("attempts") == limit as f64 * n && g("collisions") == limit as f64 * n,
+            format!("{} and {}", g("attempts"), g("collision_involvements")),
+            g("attempts") == limit as f64 * n && g("collision_involvements") == limit as f64 * n,
         ));
         checks.push(check(
             "no jitter: frames delivered, and discarded at the attempt limit",
