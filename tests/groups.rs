@@ -174,3 +174,58 @@ fn fairness_is_undefined_when_nothing_was_delivered() {
     assert!(r.metrics.get("fairness").is_nan());
     assert!(r.groups[0].fairness.is_nan());
 }
+
+/// `csmacd run` on several groups writes groups.csv and prints one row per
+/// group, and lists the files it wrote.
+#[test]
+fn run_prints_a_row_per_group_and_writes_groups_csv() {
+    use crate::common::{bin, temp_dir};
+    let dir = temp_dir("groups-run");
+    let file = dir.join("two.toml");
+    std::fs::write(
+        &file,
+        two_groups(
+            None,
+            "{ kind = \"beb\" }",
+            "{ kind = \"fixed\", window = 4 }",
+        )
+        .replace(
+            "duration = \"10ms\"",
+            "duration = \"20ms\"\nreplications = 2",
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("± 95 % CI half-width over 2 replications"),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("per group"))
+        .skip(2)
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(rows[0].trim_start().starts_with("beb ") && rows[1].trim_start().starts_with("fixed "));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("groups.csv"), "{stderr}");
+    let csv = std::fs::read_to_string(dir.join("out/groups.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("replication,group,policy,stations,"));
+    assert_eq!(lines.count(), 4, "two groups x two replications");
+}

@@ -101,8 +101,14 @@ pub fn run(args: RunArgs) -> CliResult {
     let done = batch::execute(&plan, &out, &opts, &hint)?
         .ok_or_else(|| CliError::failure(anyhow::anyhow!("no results")))?;
     print_summary(&plan.points[0], &done.values[0]);
+    if let Some((_, bytes)) = done.tables.iter().find(|(n, _)| n == "groups.csv") {
+        print_groups(bytes);
+    }
+    let mut files: Vec<&str> = vec!["summary.csv", "runs.csv"];
+    files.extend(done.tables.iter().map(|(n, _)| n.as_str()));
     eprintln!(
-        "wrote {}/{{summary,runs,stations}}.csv and scenario.toml",
+        "wrote {} and scenario.toml into {}",
+        files.join(", "),
         out.display()
     );
     Ok(())
@@ -110,29 +116,146 @@ pub fn run(args: RunArgs) -> CliResult {
 
 fn print_summary(point: &Point, runs: &[Vec<f64>]) {
     let sc = &point.scenario;
+    let r = runs.len();
     println!(
         "{}: {}, {} simulated ({} measured), {} replication{}",
         sc.name(),
         sc.size(),
         crate::units::format_ps(sc.duration()),
         crate::units::format_ps(sc.duration() - sc.warmup()),
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" }
+        r,
+        if r == 1 { "" } else { "s" }
     );
+    if r > 1 {
+        println!(
+            "  {:<26} {:>14}   {}",
+            "metric",
+            "mean",
+            format_args!("± 95 % CI half-width over {r} replications")
+        );
+    }
     for (k, c) in sc.columns().metrics.iter().enumerate() {
         let vals: Vec<f64> = runs.iter().map(|r| r[k]).collect();
         let (m, h) = mean_ci95(&vals);
-        let value = if m.is_nan() {
-            "-".to_string()
-        } else if m.fract() == 0.0 && m.abs() < 1e15 {
-            format!("{m:.0}")
-        } else {
-            format!("{m:.4}")
-        };
+        let decimals = decimals_for(m);
+        let value = figure(m, decimals);
         if h.is_nan() {
-            println!("  {c:<22} {value:>14}");
+            println!("  {c:<26} {value:>14}");
         } else {
-            println!("  {c:<22} {value:>14} ± {h:.4}");
+            println!("  {c:<26} {value:>14} ± {}", figure(h, decimals));
         }
+    }
+    let metric = |name: &str| {
+        let k = sc.columns().metrics.iter().position(|c| *c == name)?;
+        let vals: Vec<f64> = runs.iter().map(|r| r[k]).collect();
+        Some(mean_ci95(&vals).0)
+    };
+    if let (Some(frames), Some(fraction), Some(drain), Some(p50), Some(p99)) = (
+        metric("burst_frames"),
+        metric("delivered_fraction"),
+        metric("drain_us"),
+        metric("completion_p50_us"),
+        metric("completion_p99_us"),
+    ) {
+        let ms = |us: f64| {
+            if us.is_nan() {
+                "not within the run".to_string()
+            } else {
+                format!("{:.1} ms", us / 1000.0)
+            }
+        };
+        println!(
+            "the burst of {frames:.0} frames: {:.1} % delivered; half done after {}, 99 % after {}, all after {}",
+            100.0 * fraction,
+            ms(p50),
+            ms(p99),
+            ms(drain)
+        );
+    }
+}
+
+/// Decimals that show about four significant digits of `x`, none for
+/// numbers of five digits or more and for whole numbers (counts).
+fn decimals_for(x: f64) -> usize {
+    if !x.is_finite() || x.fract() == 0.0 {
+        return 0;
+    }
+    match x.abs() {
+        a if a >= 1000.0 => 0,
+        a if a >= 100.0 => 1,
+        a if a >= 10.0 => 2,
+        a if a >= 1.0 => 3,
+        _ => 4,
+    }
+}
+
+fn figure(x: f64, decimals: usize) -> String {
+    if x.is_nan() {
+        "-".into()
+    } else {
+        format!("{x:.decimals$}")
+    }
+}
+
+/// The per-group table from groups.csv: each group's means over the
+/// replications.
+fn print_groups(bytes: &[u8]) {
+    const SHOWN: &[(&str, &str)] = &[
+        ("stations", "stations"),
+        ("offered_load", "offered"),
+        ("throughput", "carried"),
+        ("share", "share"),
+        ("delay_mean_us", "delay µs"),
+        ("delay_p99_us", "p99 µs"),
+        ("collisions", "collisions"),
+        ("dropped_excessive", "discarded"),
+        ("fairness", "fairness"),
+    ];
+    let mut reader = ::csv::Reader::from_reader(bytes);
+    let Ok(header) = reader.headers().cloned() else {
+        return;
+    };
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let Some(g) = col("group") else { return };
+    let cols: Vec<Option<usize>> = SHOWN.iter().map(|(c, _)| col(c)).collect();
+    let mut groups: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
+    for rec in reader.records().flatten() {
+        let name = rec.get(g).unwrap_or("").to_string();
+        let vals: Vec<f64> = cols
+            .iter()
+            .map(|c| {
+                c.and_then(|c| rec.get(c))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(f64::NAN)
+            })
+            .collect();
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, rows)) => rows.push(vals),
+            None => groups.push((name, vec![vals])),
+        }
+    }
+    if groups.len() < 2 {
+        return;
+    }
+    let width = groups
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut line = format!("  {:<width$}", "group");
+    for (_, title) in SHOWN {
+        line.push_str(&format!(" {title:>10}"));
+    }
+    println!("per group (means over replications; loads are fractions of the bit rate):");
+    println!("{line}");
+    for (name, rows) in &groups {
+        let mut line = format!("  {name:<width$}");
+        for k in 0..SHOWN.len() {
+            let vals: Vec<f64> = rows.iter().map(|r| r[k]).collect();
+            let (m, _) = mean_ci95(&vals);
+            line.push_str(&format!(" {:>10}", figure(m, decimals_for(m))));
+        }
+        println!("{line}");
     }
 }
