@@ -38,6 +38,25 @@ pub fn mean_ci95(values: &[f64]) -> (f64, f64) {
     (mean, t975(n as u64 - 1) * (var / n as f64).sqrt())
 }
 
+/// A target precision for a point: replications are added until the 95 %
+/// half-width of `metric`'s mean is at most `relative` x |mean|, or `max`
+/// replications have run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Precision {
+    pub metric: String,
+    pub relative: f64,
+    pub max: u32,
+}
+
+impl Precision {
+    /// Whether the runs' values of the metric reach the precision (never
+    /// with fewer than two values, or with an undefined mean).
+    pub fn met(&self, values: &[f64]) -> bool {
+        let (m, h) = mean_ci95(values);
+        m.is_finite() && h.is_finite() && h <= self.relative * m.abs()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,6 +67,21 @@ mod tests {
         assert!((t975(60) - 2.000).abs() < 1e-3);
         assert!((t975(120) - 1.980).abs() < 1e-3);
         assert!((t975(100_000) - 1.960).abs() < 1e-3);
+    }
+
+    #[test]
+    fn precision_is_met_only_with_a_narrow_enough_interval() {
+        let p = Precision {
+            metric: "x".into(),
+            relative: 0.02,
+            max: 10,
+        };
+        assert!(!p.met(&[1.0]));
+        assert!(p.met(&[1.0, 1.0]));
+        // Half-width 12.706 x 0.005 = 0.064 against 2 % of 1.005.
+        assert!(!p.met(&[1.0, 1.01]));
+        assert!(p.met(&[1.0, 1.001, 1.0, 1.001, 1.0005]));
+        assert!(!p.met(&[f64::NAN, f64::NAN]));
     }
 
     #[test]

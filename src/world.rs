@@ -63,6 +63,21 @@ impl Scenario {
         }
     }
 
+    /// The most replications a point may run (see [`Scenario::precision`]).
+    pub fn max_replications(&self) -> u32 {
+        match self {
+            Scenario::Ethernet(s) => s.max_replications(),
+        }
+    }
+
+    /// A target precision: replications are added, from `replications()`
+    /// up to `max_replications()`, until it is reached.
+    pub fn precision(&self) -> Option<&crate::stats::Precision> {
+        match self {
+            Scenario::Ethernet(s) => s.precision.as_ref(),
+        }
+    }
+
     /// The metric columns and tables of this world's runs.
     pub fn columns(&self) -> Columns {
         match self {
@@ -88,7 +103,7 @@ impl Scenario {
     /// A rough relative cost of all replications, for scheduling only.
     pub fn work_estimate(&self) -> f64 {
         match self {
-            Scenario::Ethernet(s) => s.replications as f64 * s.work_estimate(),
+            Scenario::Ethernet(s) => s.max_replications() as f64 * s.work_estimate(),
         }
     }
 

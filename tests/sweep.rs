@@ -379,3 +379,79 @@ fn every_scenario_file_validates() {
     }
     assert!(n >= 8, "{n} scenario files");
 }
+
+/// `precision` adds replications until the metric's 95 % interval is within
+/// the asked share of its mean (or `max_replications` is reached), and the
+/// replications a point takes do not depend on threads or shards.
+#[test]
+fn precision_adds_replications_until_the_interval_is_narrow() {
+    let dir = temp_dir("sweep-precision");
+    let text = SMALL
+        .replace(
+            "replications = 2\n",
+            "replications = 2\nprecision = 0.03\nmax_replications = 32\n",
+        )
+        .replace(
+            "\"stations.0.count\" = [2, 8, 32]",
+            "\"stations.0.count\" = [2, 8]",
+        );
+    let f = write_file(&dir, "precise.toml", &text);
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    ok(&csmacd(&["sweep", s(&f), "--jobs", "1", "--out", s(&one)]));
+    ok(&csmacd(&["sweep", s(&f), "--jobs", "2", "--out", s(&two)]));
+    assert_same_tree(&one, &two);
+    let (s1, s2, merged) = (dir.join("s1"), dir.join("s2"), dir.join("merged"));
+    ok(&csmacd(&[
+        "sweep",
+        s(&f),
+        "--shard",
+        "1/2",
+        "--out",
+        s(&s1),
+    ]));
+    ok(&csmacd(&[
+        "sweep",
+        s(&f),
+        "--shard",
+        "2/2",
+        "--out",
+        s(&s2),
+    ]));
+    ok(&csmacd(&["merge", s(&s1), s(&s2), "--out", s(&merged)]));
+    assert_same_tree(&one, &merged);
+    let summary = std::fs::read_to_string(one.join("summary.csv")).unwrap();
+    let mut lines = summary.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (r, m, h) = (
+        col("replications"),
+        col("throughput"),
+        col("throughput_ci95"),
+    );
+    let mut added = 0;
+    for line in lines {
+        let v: Vec<&str> = line.split(',').collect();
+        let reps: u32 = v[r].parse().unwrap();
+        let (mean, half): (f64, f64) = (v[m].parse().unwrap(), v[h].parse().unwrap());
+        assert!((2..=32).contains(&reps), "{line}");
+        // Either the precision is reached, or the maximum was.
+        assert!(half <= 0.03 * mean || reps == 32, "{line}");
+        added += usize::from(reps > 2);
+    }
+    assert!(
+        added > 0,
+        "some point needed more than 2 replications:\n{summary}"
+    );
+    // Keys that only make sense with `precision` are refused without it.
+    let bad = write_file(
+        &dir,
+        "bad.toml",
+        &SMALL.replace(
+            "replications = 2\n",
+            "replications = 2\nmax_replications = 9\n",
+        ),
+    );
+    let out = csmacd(&["validate", s(&bad)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only used with `precision`"));
+}

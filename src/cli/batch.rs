@@ -128,8 +128,12 @@ pub fn quiet_broken_pipe() {
     }
 }
 
+/// Per point, the seeds of every replication it may run.
 fn replication_seeds(plan: &Plan) -> Vec<Vec<u64>> {
-    plan.points.iter().map(|p| p.replication_seeds()).collect()
+    plan.points
+        .iter()
+        .map(|p| p.all_replication_seeds())
+        .collect()
 }
 
 /// Runs what `opts` asks of `plan` into `out`. Returns the assembled tables,
@@ -203,6 +207,7 @@ pub fn execute(
                         &PointKey {
                             axes: &plan.points[i].axes,
                             seeds: &seeds[i],
+                            min_runs: plan.points[i].scenario.replications() as usize,
                             columns: plan.points[i].scenario.columns(),
                         }
                     ),
@@ -292,6 +297,7 @@ pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
         .map(|(p, s)| PointKey {
             axes: &p.axes,
             seeds: s,
+            min_runs: p.scenario.replications() as usize,
             columns: p.scenario.columns(),
         })
         .collect();

@@ -92,10 +92,11 @@ pub fn run(args: MergeArgs) -> CliResult {
 
     let mut missing = Vec::new();
     for (i, p) in plan.points.iter().enumerate() {
-        let seeds = p.replication_seeds();
+        let seeds = p.all_replication_seeds();
         let key = PointKey {
             axes: &p.axes,
             seeds: &seeds,
+            min_runs: p.scenario.replications() as usize,
             columns: p.scenario.columns(),
         };
         let mut found = false;

@@ -145,6 +145,23 @@ fn print_summary(point: &Point, runs: &[Vec<f64>]) {
             println!("  {c:<26} {value:>14} ± {}", figure(h, decimals));
         }
     }
+    if let Some(p) = sc.precision() {
+        let k = sc.columns().metrics.iter().position(|c| *c == p.metric);
+        let vals: Vec<f64> = k.map_or(Vec::new(), |k| runs.iter().map(|r| r[k]).collect());
+        if p.met(&vals) {
+            println!(
+                "{r} replications reached the precision asked: {}'s 95 % CI within {} % of its mean",
+                p.metric,
+                100.0 * p.relative
+            );
+        } else {
+            println!(
+                "{r} replications (max_replications) did not reach the precision asked: {}'s 95 % CI is not within {} % of its mean",
+                p.metric,
+                100.0 * p.relative
+            );
+        }
+    }
     let metric = |name: &str| {
         let k = sc.columns().metrics.iter().position(|c| *c == name)?;
         let vals: Vec<f64> = runs.iter().map(|r| r[k]).collect();

@@ -118,13 +118,23 @@ pub struct Scenario {
     pub seed: u64,
     pub duration: Time,
     pub warmup: Time,
+    /// The replications every point runs at least.
     pub replications: u32,
+    /// Replications added until this precision is reached (`precision`).
+    pub precision: Option<crate::stats::Precision>,
     pub medium: Medium,
     pub groups: Vec<Group>,
     pub nonstandard_frames: bool,
 }
 
 impl Scenario {
+    /// The most replications a point may run: `replications`, or with a
+    /// target precision its `max_replications`.
+    pub fn max_replications(&self) -> u32 {
+        self.precision
+            .as_ref()
+            .map_or(self.replications, |p| p.max.max(self.replications))
+    }
     pub fn station_count(&self) -> usize {
         self.groups.iter().map(|g| g.count).sum()
     }

@@ -40,7 +40,7 @@ impl Scenario {
         if self.station_count() >= CROWD {
             per_run += self.station_count() as f64 * BusIndex::bytes_per_station() as f64;
         }
-        let results = self.replications as f64 * self.station_count() as f64 * RESULT_BYTES;
+        let results = self.max_replications() as f64 * self.station_count() as f64 * RESULT_BYTES;
         per_run + results
     }
 

@@ -24,8 +24,8 @@ pub use config::{Access, Group, Medium, Placement, Scenario};
 pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
 pub use metrics::{
-    GroupResult, RunMetrics, RunResult, StationResult, ALL_METRIC_COLUMNS, COLUMNS,
-    DERIVED_COLUMNS, GROUP_COLUMNS, METRIC_COLUMNS,
+    BurstResult, GroupResult, RunMetrics, RunResult, StationResult, ALL_METRIC_COLUMNS,
+    BURST_COLUMNS, BURST_METRIC_COLUMNS, COLUMNS, DERIVED_COLUMNS, GROUP_COLUMNS, METRIC_COLUMNS,
 };
 pub use placement::positions;
 

@@ -43,7 +43,11 @@ pub fn write_point(out: &Path, index: usize, point: &PointRuns) -> Result<(), Ou
 /// of its world and the seeds of its replications.
 pub struct PointKey<'a> {
     pub axes: &'a [(String, String)],
+    /// The seeds of every replication the point may have run, in order.
     pub seeds: &'a [u64],
+    /// How many of them it ran at least (fewer than `seeds` when it adds
+    /// replications until a precision is reached).
+    pub min_runs: usize,
     pub columns: Columns,
 }
 
@@ -122,7 +126,7 @@ pub fn read_point(
             .collect();
         values.push(v);
     }
-    if values.len() != key.seeds.len() {
+    if values.len() < key.min_runs || values.len() > key.seeds.len() {
         return Ok(None);
     }
     Ok(Some(StoredPoint {

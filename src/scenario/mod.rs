@@ -164,6 +164,9 @@ const TOP_KEYS: &[&str] = &[
     "duration",
     "warmup",
     "replications",
+    "precision",
+    "precision_metric",
+    "max_replications",
     "nonstandard_frames",
     "medium",
     "stations",
@@ -207,6 +210,22 @@ pub fn validate_bus(
     let replications = top
         .integer("replications", 1, MAX_REPLICATIONS)?
         .unwrap_or(1) as u32;
+    let relative = top.float("precision", 1e-6, 1.0)?;
+    let precision_metric = top.string("precision_metric")?;
+    let max_replications = top
+        .integer("max_replications", 2, MAX_REPLICATIONS)?
+        .map(|m| m as u32);
+    if relative.is_none() {
+        for key in ["precision_metric", "max_replications"] {
+            if top.contains(key) {
+                return Err(top.err(
+                    key,
+                    "is only used with `precision` (e.g. precision = 0.02: replications are \
+                     added until the metric's 95 % CI half-width is at most 2 % of its mean)",
+                ));
+            }
+        }
+    }
     let nonstandard_frames = top.boolean("nonstandard_frames")?.unwrap_or(false);
 
     let mut medium = match top.get("medium") {
@@ -319,12 +338,48 @@ pub fn validate_bus(
             }
         }
     }
+    let precision = match relative {
+        None => None,
+        Some(relative) => {
+            let metric = precision_metric.unwrap_or_else(|| "throughput".into());
+            let names = if groups
+                .iter()
+                .any(|g| matches!(g.arrivals, Arrivals::Burst { .. }))
+            {
+                crate::ethernet::BURST_METRIC_COLUMNS
+            } else {
+                crate::ethernet::ALL_METRIC_COLUMNS
+            };
+            if !names.contains(&metric.as_str()) {
+                return Err(FieldError::new(
+                    "precision_metric",
+                    format!(
+                        "\"{metric}\" is not a metric of this scenario; allowed: {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            let max = max_replications.unwrap_or(100);
+            if max < replications {
+                return Err(FieldError::new(
+                    "max_replications",
+                    format!("{max} is fewer than replications = {replications}; give at least that many"),
+                ));
+            }
+            Some(crate::stats::Precision {
+                metric,
+                relative,
+                max,
+            })
+        }
+    };
     let sc = Scenario {
         name,
         seed,
         duration,
         warmup,
         replications,
+        precision,
         medium,
         groups,
         nonstandard_frames,

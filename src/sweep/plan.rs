@@ -37,9 +37,20 @@ impl Point {
         }
     }
 
-    /// The seeds of this point's replications.
+    /// The seeds of the replications this point runs at least.
     pub fn replication_seeds(&self) -> Vec<u64> {
-        (0..self.scenario.replications())
+        self.seeds_upto(self.scenario.replications())
+    }
+
+    /// The seeds of every replication this point may run: with a target
+    /// precision, up to `max_replications`; the first ones are
+    /// [`Point::replication_seeds`].
+    pub fn all_replication_seeds(&self) -> Vec<u64> {
+        self.seeds_upto(self.scenario.max_replications())
+    }
+
+    fn seeds_upto(&self, n: u32) -> Vec<u64> {
+        (0..n)
             .map(|r| seed::replication_seed(self.seed, r))
             .collect()
     }

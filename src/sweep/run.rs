@@ -75,17 +75,7 @@ pub fn run_pending<E: Send>(
                 }
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(k) else { return };
-                let runs: Option<Vec<RunOutput>> = points[p]
-                    .replication_seeds()
-                    .par_iter()
-                    .map(|&s| {
-                        if stop.load(Ordering::Relaxed) {
-                            None
-                        } else {
-                            Some(points[p].scenario.run(s))
-                        }
-                    })
-                    .collect();
+                let runs = run_point(&points[p], stop);
                 if let Some(runs) = runs {
                     if let Err(e) = finished(p, &runs) {
                         failed.store(true, Ordering::Relaxed);
@@ -102,4 +92,38 @@ pub fn run_pending<E: Send>(
         Ok(Some(e)) => Err(e),
         _ => Ok(()),
     }
+}
+
+/// Runs a point's replications in parallel; with a target precision, adds
+/// replications (doubling, up to the maximum) until its metric's interval is
+/// narrow enough. The decision depends only on the runs' results, so a
+/// point gives the same replications on any thread count, shard or resume.
+/// None when `stop` cut the point short.
+fn run_point(point: &Point, stop: &AtomicBool) -> Option<Vec<RunOutput>> {
+    let batch = |seeds: &[u64]| -> Option<Vec<RunOutput>> {
+        seeds
+            .par_iter()
+            .map(|&s| (!stop.load(Ordering::Relaxed)).then(|| point.scenario.run(s)))
+            .collect()
+    };
+    let seeds = point.all_replication_seeds();
+    let mut done = point.scenario.replications() as usize;
+    let mut runs = batch(&seeds[..done])?;
+    if let Some(precision) = point.scenario.precision() {
+        let column = runs.first().and_then(|r| {
+            r.columns
+                .metrics
+                .iter()
+                .position(|c| *c == precision.metric)
+        });
+        let values = |runs: &[RunOutput]| -> Vec<f64> {
+            column.map_or(Vec::new(), |k| runs.iter().map(|r| r.metrics[k]).collect())
+        };
+        while done < seeds.len() && !precision.met(&values(&runs)) {
+            let more = done.max(2).min(seeds.len() - done);
+            runs.extend(batch(&seeds[done..done + more])?);
+            done += more;
+        }
+    }
+    Some(runs)
 }
