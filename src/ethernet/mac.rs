@@ -209,6 +209,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         updates.clear();
         self.updates = updates;
+        self.note_start(i, t);
         let id = self.next_id;
         self.next_id += 1;
         if let Some(ix) = &mut self.index {
