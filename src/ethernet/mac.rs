@@ -136,7 +136,9 @@ impl<O: Observer> Sim<'_, O> {
             self.stations[i].mac = Mac::Idle;
             return;
         };
-        let full_end = t + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps;
+        // Preamble, frame and, at 1 Gb/s, the carrier extension: the sender
+        // watches for collisions through all of it.
+        let full_end = t + m.preamble_ps + m.frame_on_wire_ps(frame.bytes);
         let me = self.stations[i].prop;
         // Collision detection at i: the first foreign signal present during
         // its transmission; and i's signal may reach transmitting stations

@@ -20,7 +20,7 @@ mod metrics;
 mod placement;
 mod station;
 
-pub use config::{Access, Group, Medium, Placement, Scenario};
+pub use config::{Access, Group, Medium, Placement, Scenario, Standard};
 pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
 pub use metrics::{
