@@ -304,6 +304,40 @@ traffic = { kind = "burst", at = "3us" }
     assert_eq!(r.metrics.get("delivered"), 2.0);
 }
 
+/// Two saturated stations at the same place both have a frame at t = 0 and
+/// both find the medium idle: a signal is sensed only after it starts, so
+/// neither sees the other's as it decides, both send, and both detect the
+/// collision at once (docs/model.md, "Carrier sense and deferral").
+#[test]
+fn colocated_stations_starting_together_collide() {
+    for placement in [
+        "[medium]\nlength = \"0m\"\n[[stations]]\ncount = 2\n",
+        "[[stations]]\ncount = 2\npositions = [\"700m\", \"700m\"]\n",
+    ] {
+        let sc = scenario(&format!(
+            "duration = \"2ms\"\n{placement}frame = \"64B\"\ntraffic = {{ kind = \"saturated\" }}\n"
+        ));
+        let mut log = Log::default();
+        let r = ethernet::run_observed(&sc, 1, &mut log);
+        crate::common::assert_conserved(&r);
+        let first = |station: u32, f: &dyn Fn(&MacEvent) -> bool| {
+            log.0
+                .iter()
+                .find(|(_, s, e)| *s == station && f(e))
+                .map(|(t, _, _)| *t)
+        };
+        let is_start = |e: &MacEvent| matches!(e, MacEvent::TxStart { .. });
+        let is_detect = |e: &MacEvent| matches!(e, MacEvent::CollisionDetected { .. });
+        for station in 0..2 {
+            assert_eq!(first(station, &is_start), Some(0), "{placement}");
+            // Detected at once, inside the preamble: the jam follows it.
+            assert_eq!(first(station, &is_detect), Some(0), "{placement}");
+        }
+        assert!(r.metrics.get("collisions") >= 1.0);
+        assert!(r.metrics.get("delivered") > 0.0);
+    }
+}
+
 #[test]
 fn over_long_bus_gives_undetected_and_late_collisions() {
     // 10 km: one-way delay 50 us, round trip 100 us. A 64-byte frame with its

@@ -436,6 +436,20 @@ fn bus_index_is_exact_for_crowds() {
     }
 }
 
+/// Stations that share positions (a bus of 0 m, and 1 m with random places
+/// rounded to whole picoseconds) start together and must not sense each
+/// other at that instant: the index gives the scan's answers there too.
+#[test]
+fn bus_index_is_exact_for_colocated_stations() {
+    for (length, placement) in [("0m", "even"), ("1m", "random")] {
+        let sc = scenario(&format!(
+            "duration = \"300slot\"\n[medium]\nlength = \"{length}\"\nplacement = \"{placement}\"\n\
+             [[stations]]\ncount = 24\nframe = \"64B\"\ntraffic = {{ kind = \"saturated\" }}\n"
+        ));
+        same_with_and_without_index(&sc, 3).unwrap();
+    }
+}
+
 /// Many saturated stations on a full-length bus: the busiest case, once, with
 /// a known seed.
 #[test]

@@ -78,6 +78,82 @@ pub enum Placement {
     Random,
 }
 
+/// One half-duplex 802.3 physical layer: the values `[medium] standard`
+/// sets (docs/model.md, "Standards"). Every other MAC parameter (preamble
+/// 64 bits, gap 96 bits, jam 32 bits, frames of 64 to 1518 bytes) is the
+/// same for all of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Standard {
+    pub name: &'static str,
+    /// Bits per second.
+    pub bit_rate: f64,
+    /// slotTime in bit times.
+    pub slot_bits: u32,
+    /// Signal speed in the medium, m/s.
+    pub speed: f64,
+    /// The default length: one segment of the medium, in metres.
+    pub length_m: f64,
+    /// Whether frames shorter than the slot are extended to it.
+    pub carrier_extension: bool,
+}
+
+/// The speed of light in vacuum, m/s.
+const C: f64 = 299_792_458.0;
+
+impl Standard {
+    /// The half-duplex standards `[medium] standard` accepts.
+    pub const ALL: &'static [Standard] = &[
+        // Thick coax: 0.77 c, segments of 500 m.
+        Standard {
+            name: "10BASE5",
+            bit_rate: 10e6,
+            slot_bits: 512,
+            speed: 0.77 * C,
+            length_m: 500.0,
+            carrier_extension: false,
+        },
+        // Thin coax: 0.65 c, segments of 185 m.
+        Standard {
+            name: "10BASE2",
+            bit_rate: 10e6,
+            slot_bits: 512,
+            speed: 0.65 * C,
+            length_m: 185.0,
+            carrier_extension: false,
+        },
+        // Twisted pair: 0.585 c, links of 100 m.
+        Standard {
+            name: "10BASE-T",
+            bit_rate: 10e6,
+            slot_bits: 512,
+            speed: 0.585 * C,
+            length_m: 100.0,
+            carrier_extension: false,
+        },
+        // Category 5 twisted pair: 5.56 ns/m, links of 100 m.
+        Standard {
+            name: "100BASE-TX",
+            bit_rate: 100e6,
+            slot_bits: 512,
+            speed: 1.0 / 5.56e-9,
+            length_m: 100.0,
+            carrier_extension: false,
+        },
+        Standard {
+            name: "1000BASE-T",
+            bit_rate: 1e9,
+            slot_bits: 4096,
+            speed: 1.0 / 5.56e-9,
+            length_m: 100.0,
+            carrier_extension: true,
+        },
+    ];
+
+    pub fn by_name(name: &str) -> Option<&'static Standard> {
+        Standard::ALL.iter().find(|s| s.name == name)
+    }
+}
+
 /// The shared bus and the MAC timing constants.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Medium {
@@ -90,6 +166,13 @@ pub struct Medium {
     pub preamble_ps: Time,
     pub ifg_ps: Time,
     pub jam_ps: Time,
+    /// The smallest and largest MAC frames 802.3 allows on this medium
+    /// (checked unless `nonstandard_frames`).
+    pub min_frame_bytes: u32,
+    pub max_frame_bytes: u32,
+    /// Carrier extension (1 Gb/s): a frame shorter than the slot is followed
+    /// by non-data symbols up to a slot after the end of its preamble.
+    pub carrier_extension: bool,
     pub access: Access,
     pub placement: Placement,
 }
@@ -127,6 +210,19 @@ pub struct Scenario {
     pub nonstandard_frames: bool,
 }
 
+impl Medium {
+    /// How long a frame of `bytes` keeps the carrier up after its preamble:
+    /// the frame, extended to the slot when carrier extension is on.
+    pub fn frame_on_wire_ps(&self, bytes: u32) -> Time {
+        let frame = 8 * bytes as Time * self.bit_ps;
+        if self.carrier_extension {
+            frame.max(self.slot_ps)
+        } else {
+            frame
+        }
+    }
+}
+
 impl Scenario {
     /// The most replications a point may run: `replications`, or with a
     /// target precision its `max_replications`.
@@ -149,7 +245,7 @@ impl Scenario {
         (self.medium.length_m / self.medium.speed * PS_PER_S).round() as Time
     }
 
-    /// The longest transmission: preamble plus the largest frame.
+    /// The longest transmission: preamble plus the largest frame (extended).
     pub fn max_tx_ps(&self) -> Time {
         let max_bytes = self
             .groups
@@ -157,6 +253,6 @@ impl Scenario {
             .map(|g| g.frame.max_bytes())
             .max()
             .unwrap_or(0);
-        self.medium.preamble_ps + 8 * max_bytes as Time * self.medium.bit_ps
+        self.medium.preamble_ps + self.medium.frame_on_wire_ps(max_bytes)
     }
 }

@@ -136,7 +136,9 @@ impl<O: Observer> Sim<'_, O> {
             self.stations[i].mac = Mac::Idle;
             return;
         };
-        let full_end = t + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps;
+        // Preamble, frame and, at 1 Gb/s, the carrier extension: the sender
+        // watches for collisions through all of it.
+        let full_end = t + m.preamble_ps + m.frame_on_wire_ps(frame.bytes);
         let me = self.stations[i].prop;
         // Collision detection at i: the first foreign signal present during
         // its transmission; and i's signal may reach transmitting stations
@@ -209,6 +211,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         updates.clear();
         self.updates = updates;
+        self.note_start(i, t);
         let id = self.next_id;
         self.next_id += 1;
         if let Some(ix) = &mut self.index {

@@ -20,7 +20,7 @@ mod metrics;
 mod placement;
 mod station;
 
-pub use config::{Access, Group, Medium, Placement, Scenario};
+pub use config::{Access, Group, Medium, Placement, Scenario, Standard};
 pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
 pub use metrics::{
@@ -91,6 +91,28 @@ pub fn run_with_index<O: Observer>(
     sim.finish()
 }
 
+/// Groups of stations at the same propagation time from the origin: per
+/// station its group (`u32::MAX` when alone), and per group an empty latest
+/// start. Both empty when every station is alone at its position.
+fn twins(stations: &[Station]) -> (Vec<u32>, Vec<(Time, u32, u32)>) {
+    let mut order: Vec<usize> = (0..stations.len()).collect();
+    order.sort_by_key(|&i| stations[i].prop);
+    let mut group = vec![u32::MAX; stations.len()];
+    let mut groups = 0u32;
+    for run in order.chunk_by(|&a, &b| stations[a].prop == stations[b].prop) {
+        if run.len() > 1 {
+            for &i in run {
+                group[i] = groups;
+            }
+            groups += 1;
+        }
+    }
+    if groups == 0 {
+        return (Vec::new(), Vec::new());
+    }
+    (group, vec![(Time::MAX, u32::MAX, 0); groups as usize])
+}
+
 struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
     events: EventQueue<Event>,
@@ -154,6 +176,12 @@ struct Sim<'a, O: Observer> {
     /// (scans only see a few more signals that can no longer matter), and
     /// running its loops at every transmission end costs more than it saves.
     prune_next: Time,
+    /// For stations that share their position with others (empty when none
+    /// do): the number of each one's group of co-located stations
+    /// (`u32::MAX`: alone), and per group its latest start (time, first
+    /// station to start then, starts then). See [`Sim::colocated_start_at`].
+    twin_group: Vec<u32>,
+    twin_starts: Vec<(Time, u32, u32)>,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -197,6 +225,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             - stations.iter().map(|s| s.prop).min().unwrap_or(0);
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
+        let (twin_group, twin_starts) = twins(&stations);
         let index = (index_use == IndexUse::On)
             .then(|| BusIndex::new(&stations.iter().map(|s| s.prop).collect::<Vec<_>>()));
         Sim {
@@ -238,6 +267,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             gc_next: 0,
             gc_stations: Vec::new(),
             prune_next: 0,
+            twin_group,
+            twin_starts,
         }
     }
 

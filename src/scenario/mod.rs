@@ -8,7 +8,7 @@ pub mod reader;
 
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
-use crate::ethernet::{Access, Group, Medium, Placement, Scenario};
+use crate::ethernet::{Access, Group, Medium, Placement, Scenario, Standard};
 use crate::traffic::{Arrivals, FrameLaw, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 use crate::units::{self, format_bytes, TimeSpec, PS_PER_S};
 use crate::world;
@@ -313,13 +313,12 @@ pub fn validate_bus(
         ));
     }
     for (gi, g) in groups.iter().enumerate() {
-        if !nonstandard_frames
-            && (g.frame.min_bytes() < MIN_FRAME_BYTES || g.frame.max_bytes() > MAX_FRAME_BYTES)
-        {
+        let (lo, hi) = (medium.min_frame_bytes, medium.max_frame_bytes);
+        if !nonstandard_frames && (g.frame.min_bytes() < lo || g.frame.max_bytes() > hi) {
             return Err(FieldError::new(
                 format!("stations.{gi}.frame"),
                 format!(
-                    "frames of {} to {} bytes are outside 802.3's {MIN_FRAME_BYTES} to {MAX_FRAME_BYTES}; \
+                    "frames of {} to {} bytes are outside 802.3's {lo} to {hi}; \
                      set `nonstandard_frames = true` at the top of the file to simulate them anyway",
                     g.frame.min_bytes(),
                     g.frame.max_bytes()
@@ -462,6 +461,7 @@ fn bits_time(
 }
 
 const MEDIUM_KEYS: &[&str] = &[
+    "standard",
     "bit_rate",
     "length",
     "speed",
@@ -469,16 +469,41 @@ const MEDIUM_KEYS: &[&str] = &[
     "preamble",
     "ifg",
     "jam",
+    "min_frame",
+    "max_frame",
+    "carrier_extension",
     "access",
     "p",
     "placement",
 ];
 
+/// `[medium] standard`: one of [`Standard::ALL`], or an error naming them.
+fn read_standard(f: &mut Fields) -> Result<Option<&'static Standard>, FieldError> {
+    let names: Vec<&str> = Standard::ALL.iter().map(|s| s.name).collect();
+    f.with("standard", |i| {
+        let s = i.str()?;
+        if let Some(std) = Standard::by_name(s) {
+            return Ok(std);
+        }
+        let upper = s.to_ascii_uppercase();
+        let fast = [
+            "10GBASE", "2.5GBASE", "5GBASE", "25GBASE", "40GBASE", "100GBASE",
+        ];
+        let why = if fast.iter().any(|p| upper.starts_with(p)) {
+            format!("`{s}` runs full duplex only: 802.3 defines CSMA/CD (half duplex) up to 1 Gb/s")
+        } else {
+            format!("`{s}` is not a half-duplex 802.3 standard csmacd knows")
+        };
+        Err(i.err(format!("{why}; allowed: {}", names.join(", "))))
+    })
+}
+
 fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
     f.allow(MEDIUM_KEYS)?;
+    let standard = read_standard(&mut f)?;
     let bit_rate = f
         .with("bit_rate", |i| i.quantity(units::parse_rate))?
-        .unwrap_or(10e6);
+        .unwrap_or(standard.map_or(10e6, |s| s.bit_rate));
     if bit_rate.is_nan() || bit_rate <= 0.0 {
         return Err(f.err("bit_rate", "must be greater than zero, e.g. \"10Mbps\""));
     }
@@ -501,20 +526,22 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
     let bit_ps = bit_ps_f.round() as Time;
     let length_m = f
         .with("length", |i| i.quantity(units::parse_length))?
-        .unwrap_or(2500.0);
+        .unwrap_or(standard.map_or(2500.0, |s| s.length_m));
     if !(0.0..=1e7).contains(&length_m) {
         return Err(f.err("length", "must be between 0m and 10000km"));
     }
     let speed = f
         .with("speed", |i| i.quantity(units::parse_speed))?
-        .unwrap_or(2e8);
+        .unwrap_or(standard.map_or(2e8, |s| s.speed));
     if !(speed > 0.0 && speed <= 299_792_458.0) {
         return Err(f.err(
             "speed",
             "must be greater than zero and at most the speed of light, e.g. \"2e8m/s\"",
         ));
     }
-    let slot = f.time("slot")?.unwrap_or(TimeSpec::Bits(512.0));
+    let slot = f.time("slot")?.unwrap_or(TimeSpec::Bits(
+        standard.map_or(512.0, |s| s.slot_bits as f64),
+    ));
     if let TimeSpec::Slots(_) = slot {
         return Err(f.err(
             "slot",
@@ -535,6 +562,17 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
     let preamble_ps = bits_time(&mut f, "preamble", 64.0, bit_ps)?;
     let ifg_ps = bits_time(&mut f, "ifg", 96.0, bit_ps)?;
     let jam_ps = bits_time(&mut f, "jam", 32.0, bit_ps)?;
+    let min_frame_bytes = f.with("min_frame", frame_bytes)?.unwrap_or(MIN_FRAME_BYTES);
+    let max_frame_bytes = f.with("max_frame", frame_bytes)?.unwrap_or(MAX_FRAME_BYTES);
+    let carrier_extension = f
+        .boolean("carrier_extension")?
+        .unwrap_or(standard.is_some_and(|s| s.carrier_extension));
+    if min_frame_bytes > max_frame_bytes {
+        return Err(f.err(
+            "max_frame",
+            format!("{max_frame_bytes} B is below min_frame ({min_frame_bytes} B)"),
+        ));
+    }
     let access = f.choice("access", Access::NAMES)?;
     let p = f.float("p", 0.0, 1.0)?;
     let access = match (access.as_deref(), p) {
@@ -580,6 +618,9 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         preamble_ps,
         ifg_ps,
         jam_ps,
+        min_frame_bytes,
+        max_frame_bytes,
+        carrier_extension,
         access,
         placement,
     })

@@ -35,7 +35,19 @@ pub(in crate::ethernet) struct Seen {
     pub(in crate::ethernet) arrive: Time,
     pub(in crate::ethernet) leave: Time,
     pub(in crate::ethernet) fixed: bool,
+    /// Sent from the station's own position (no propagation delay).
+    pub(in crate::ethernet) colocated: bool,
     pub(in crate::ethernet) id: u64,
+}
+
+/// Whether a signal present at a station at time `t` is sensed there at
+/// `t`: only after it starts, strictly. A signal arriving from elsewhere
+/// started before it arrives; one sent from the same position at `t` itself
+/// is not sensed yet, so two co-located stations that decide at the same
+/// instant both find the medium idle (and collide), as 802.3 stations do.
+#[inline]
+fn sensed(arrive: Time, colocated: bool, t: Time) -> bool {
+    arrive < t || (arrive == t && !colocated)
 }
 
 impl<O: Observer> Sim<'_, O> {
@@ -64,7 +76,9 @@ impl<O: Observer> Sim<'_, O> {
         t0: Time,
     ) -> Result<(Time, Time), (Time, u64)> {
         if let (Some(ix), true) = (&self.index, t0 >= self.removed_floor) {
-            return self.defer_indexed(ix, i, t0);
+            if !self.colocated_start_at(i, t0) {
+                return self.defer_indexed(ix, i, t0);
+            }
         }
         let me = self.stations[i].prop;
         let ifg = self.ifg;
@@ -84,6 +98,7 @@ impl<O: Observer> Sim<'_, O> {
                 arrive: 0,
                 leave: 0,
                 fixed: true,
+                colocated: false,
                 id: 0,
             },
         );
@@ -94,6 +109,7 @@ impl<O: Observer> Sim<'_, O> {
                 arrive: s.start + d,
                 leave: s.end + d,
                 fixed: s.fixed,
+                colocated: d == 0,
                 id: s.id,
             };
             kept += usize::from((s.station as usize != i) & (s.end + d + ifg > t0));
@@ -115,11 +131,19 @@ impl<O: Observer> Sim<'_, O> {
         let part1 = self.ifs_part1;
         let foreign = seen.iter().map(|s| (s.arrive, s.leave, s));
         let mut cand = t0;
+        // At t0 the station senses (see `sensed`); once deferring, carrier
+        // that arrives is followed from its arrival.
+        let mut first = true;
         loop {
             let mut covered = false;
             let mut last_drop = self.stations[i].own_gap_at(cand, ifg);
-            for (a, b, _) in foreign.clone() {
-                if a <= cand && cand < b {
+            for (a, b, s) in foreign.clone() {
+                let on = if first {
+                    sensed(a, s.colocated, cand)
+                } else {
+                    a <= cand
+                };
+                if on && cand < b {
                     covered = true;
                     break;
                 }
@@ -151,11 +175,14 @@ impl<O: Observer> Sim<'_, O> {
             } else {
                 return Ok((cand, cand));
             };
-            // The gap runs from c; carrier starting in its first part restarts it.
+            first = false;
+            // The gap runs from c; carrier starting in its first part restarts
+            // it. (Carrier arriving at c itself is only possible from a
+            // co-located signal not yet sensed at t0 = c.)
             let restart = foreign
                 .clone()
                 .map(|(a, _, _)| a)
-                .filter(|&a| a > c && a < c + part1)
+                .filter(|&a| a >= c && a < c + part1)
                 .min();
             match restart {
                 Some(a) => cand = a,
@@ -272,7 +299,7 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Whether another station's signal is present at station `i` at `t`.
     pub(in crate::ethernet) fn carrier_at(&self, i: usize, t: Time) -> bool {
-        if let Some(ix) = &self.index {
+        if let (Some(ix), false) = (&self.index, self.colocated_start_at(i, t)) {
             // Only called at the current time: removed signals are gone.
             return ix.present(i, t, self.trees(t));
         }
@@ -280,8 +307,36 @@ impl<O: Observer> Sim<'_, O> {
         self.signals.range(self.live_index(t)..).any(|s| {
             let j = s.station as usize;
             let d = me.abs_diff(s.prop);
-            j != i && s.start + d <= t && t < s.end + d
+            j != i && sensed(s.start + d, d == 0, t) && t < s.end + d
         })
+    }
+
+    /// Whether another station at `i`'s position may have started a signal
+    /// at `t`, which `i` must not sense at `t` (see `sensed`): the bus index
+    /// does not tell such signals apart, so these queries scan. (It may
+    /// answer yes when the twins started later: the scan is exact anyway.)
+    fn colocated_start_at(&self, i: usize, t: Time) -> bool {
+        let Some(&g) = self.twin_group.get(i) else {
+            return false;
+        };
+        self.twin_starts
+            .get(g as usize)
+            .is_some_and(|&(at, first, k)| at > t || (at == t && (k > 1 || first as usize != i)))
+    }
+
+    /// Notes that station `i` starts a signal at `t`, for
+    /// [`Sim::colocated_start_at`].
+    pub(in crate::ethernet) fn note_start(&mut self, i: usize, t: Time) {
+        let Some(&g) = self.twin_group.get(i) else {
+            return;
+        };
+        if let Some(e) = self.twin_starts.get_mut(g as usize) {
+            *e = if e.0 == t {
+                (t, e.1, e.2 + 1)
+            } else {
+                (t, i as u32, 1)
+            };
+        }
     }
 
     /// Whether any other signal overlapped signal `id` at station `at`.
