@@ -14,3 +14,4 @@ mod parser_fuzz;
 mod policies;
 mod sweep;
 mod teach;
+mod warnings;

@@ -128,6 +128,16 @@ pub fn quiet_broken_pipe() {
     }
 }
 
+/// Prints on stderr what `csmacd validate` warns about `plan` (read from
+/// `text`, named `file`), and a single replication; the run goes on.
+pub fn warn_before_running(plan: &Plan, file: &str, text: &str) {
+    let warnings = sweep::checks::warnings(plan, file, text);
+    let one = sweep::checks::replications_warning(plan, file, text);
+    for w in warnings.iter().chain(&one) {
+        eprintln!("warning: {w}");
+    }
+}
+
 fn replication_seeds(plan: &Plan) -> Vec<Vec<u64>> {
     plan.points.iter().map(|p| p.replication_seeds()).collect()
 }
