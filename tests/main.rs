@@ -8,6 +8,7 @@ mod core_model;
 mod golden;
 mod groups;
 mod hostile_inputs;
+mod inputs;
 mod invariants;
 mod nothing_lost;
 mod parser_fuzz;
