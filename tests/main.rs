@@ -5,6 +5,7 @@ mod charts;
 mod cli_basics;
 mod common;
 mod core_model;
+mod docs_examples;
 mod golden;
 mod groups;
 mod hostile_inputs;

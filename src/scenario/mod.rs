@@ -158,7 +158,8 @@ pub fn bus_from_str(file: &str, default_name: &str, text: &str) -> Result<Scenar
         })
 }
 
-const TOP_KEYS: &[&str] = &[
+/// The top-level keys of a scenario (a sweep adds `sweep` and `chart`).
+pub const TOP_KEYS: &[&str] = &[
     "name",
     "seed",
     "duration",
@@ -416,7 +417,8 @@ fn bits_time(
     Ok(ps.round() as Time)
 }
 
-const MEDIUM_KEYS: &[&str] = &[
+/// The keys of `[medium]`.
+pub const MEDIUM_KEYS: &[&str] = &[
     "bit_rate",
     "length",
     "speed",
@@ -801,7 +803,8 @@ fn name_groups(groups: &mut [Group]) -> Result<(), FieldError> {
     Ok(())
 }
 
-const GROUP_KEYS: &[&str] = &[
+/// The keys of a `[[stations]]` group.
+pub const GROUP_KEYS: &[&str] = &[
     "name",
     "count",
     "traffic",
