@@ -294,6 +294,14 @@ fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBa
 /// Assembles summary.csv, runs.csv and stations.csv from points/ and draws
 /// the charts. Every point of the plan must be stored.
 pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
+    let done = write_results(plan, out)?;
+    write_charts(plan, out, &done.summary)?;
+    Ok(done)
+}
+
+/// Assembles the result files from points/ and writes them with
+/// scenario.toml, all or none: a failure leaves the directory as it was.
+pub fn write_results(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
     let seeds = replication_seeds(plan);
     let keys: Vec<PointKey> = plan
         .points
@@ -326,13 +334,12 @@ pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
             )
         })
         .map_err(CliError::failure)?;
-    write_charts(plan, out, &done.summary)?;
     Ok(done)
 }
 
 /// Draws the plan's charts (or the default ones) from summary.csv into
 /// DIR/charts/, replacing any charts of an earlier run.
-fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
+pub fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
     results_dir::clear_charts(out);
     let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
     let specs = if plan.charts.is_empty() {
