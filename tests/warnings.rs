@@ -214,6 +214,20 @@ fn a_sweep_tells_each_warning_once_at_its_axis() {
         "offered load over the 6 points: total 0.5 to 1.5 of the bit rate"
     );
     assert!(checks::replications_warning(&plan, "s.toml", text).is_none());
+    // Points whose groups differ in name: the totals speak for them.
+    let kinds = "duration = \"10ms\"\n\n[[stations]]\ncount = 2\nframe = \"512B\"\ntraffic = { kind = \"saturated\" }\n\n[sweep]\n\"stations.0.backoff\" = [\"beb\", \"blam\"]\n";
+    let plan = sweep::from_str("k.toml", "k", kinds, None).unwrap();
+    assert_eq!(
+        checks::load_summary(&plan).unwrap(),
+        "offered load over the 2 points: saturated"
+    );
+    let w = checks::replications_warning(&plan, "k.toml", kinds).unwrap();
+    assert_eq!(w.line, None, "{w}");
+    assert!(
+        w.to_string()
+            .contains("(at all 2 sweep points; first: point 0"),
+        "{w}"
+    );
 }
 
 #[test]

@@ -153,8 +153,10 @@ pub fn load_summary(plan: &Plan) -> Option<String> {
         };
         parts.push(format!("total {range} of {}", first.of));
     }
-    if saturated > 0 {
-        parts.push(format!("saturated at {saturated} of the points"));
+    if saturated == n {
+        parts.push("saturated".into());
+    } else if saturated > 0 {
+        parts.push(format!("saturated at {saturated} of them"));
     }
     if parts.is_empty() {
         parts.push("bursts".into());
