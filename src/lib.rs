@@ -3,6 +3,7 @@
 //! The core ([`engine`], [`sim`], [`backoff`], [`traffic`]) simulates; the edges
 //! ([`scenario`] parsing, [`output`] files, [`cli`]) talk to the world.
 
+pub mod advice;
 pub mod backoff;
 pub mod cli;
 pub mod engine;

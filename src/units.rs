@@ -82,7 +82,7 @@ fn scaled(text: &str, what: &str, units: &[(&str, f64)]) -> Result<(f64, String)
     let (v, unit) = split_number(text)?;
     if unit.is_empty() {
         return Err(UnitError(format!(
-            "`{text}` has no unit; write the {what} with one of: {}",
+            "`{text}` has no unit ({what} units: {})",
             unit_list(units)
         )));
     }

@@ -5,6 +5,7 @@
 //! its results as named columns ([`crate::results`]). Nothing above this
 //! file matches on a world, and worlds never import each other.
 
+use crate::advice::{OfferedLoad, Warning};
 use crate::engine::Time;
 use crate::ethernet;
 use crate::results::{Columns, RunOutput};
@@ -104,6 +105,21 @@ impl Scenario {
     pub fn work_estimate(&self) -> f64 {
         match self {
             Scenario::Ethernet(s) => s.max_replications() as f64 * s.work_estimate(),
+        }
+    }
+
+    /// What the scenario will show that its author may not mean (see
+    /// [`crate::advice`]); empty when nothing stands out.
+    pub fn warnings(&self) -> Vec<Warning> {
+        match self {
+            Scenario::Ethernet(s) => s.warnings(),
+        }
+    }
+
+    /// Each group's offered load, as information.
+    pub fn offered_load(&self) -> OfferedLoad {
+        match self {
+            Scenario::Ethernet(s) => s.offered_load(),
         }
     }
 

@@ -247,6 +247,89 @@ fn merged_shards_equal_the_full_run() {
     assert!(String::from_utf8_lossy(&mixed.stderr).contains("different sweeps"));
 }
 
+/// Every directory under `dir`, files or not (relative paths), sorted.
+fn dirs(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+                walk(root, &p, out);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+#[test]
+fn a_failed_merge_leaves_no_trace() {
+    let dir = temp_dir("sweep-merge-fail");
+    let f = write_file(&dir, "small.toml", SMALL);
+    let (s1, s2) = (dir.join("s1"), dir.join("s2"));
+    for (k, d) in [("1/2", &s1), ("2/2", &s2)] {
+        ok(&csmacd(&["sweep", s(&f), "--shard", k, "--out", s(d)]));
+    }
+    let shard_before = tree(&s1);
+
+    // A missing shard: nothing is created, not even the directory.
+    let fresh = dir.join("new").join("merged");
+    let out = csmacd(&["merge", s(&s1), "--out", s(&fresh)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("3 of 6 points") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(
+        !dir.join("new").exists(),
+        "a failed merge created its output"
+    );
+
+    // Into an input directory: it stays as it was.
+    let out = csmacd(&["merge", s(&s1), "--out", s(&s1)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(tree(&s1), shard_before);
+
+    // Into a directory holding other results (--force), failing when the
+    // result files are written: its points come back, nothing is added.
+    let other = write_file(&dir, "other.toml", &SMALL.replace("seed = 7", "seed = 8"));
+    let held = dir.join("held");
+    ok(&csmacd(&[
+        "sweep",
+        s(&other),
+        "--shard",
+        "1/2",
+        "--out",
+        s(&held),
+    ]));
+    std::fs::create_dir(held.join("summary.csv")).unwrap();
+    let (files, folders) = (tree(&held), dirs(&held));
+    let out = csmacd(&["merge", s(&s1), s(&s2), "--out", s(&held), "--force"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("nothing there was changed"), "{err}");
+    assert_eq!(tree(&held), files, "files changed by a failed merge");
+    assert_eq!(dirs(&held), folders, "directories left by a failed merge");
+
+    // The same merge succeeds once the way is clear, and equals a full run.
+    std::fs::remove_dir(held.join("summary.csv")).unwrap();
+    ok(&csmacd(&[
+        "merge",
+        s(&s1),
+        s(&s2),
+        "--out",
+        s(&held),
+        "--force",
+    ]));
+    let full = dir.join("full");
+    ok(&csmacd(&["sweep", s(&f), "--out", s(&full)]));
+    assert_same_tree(&full, &held);
+    assert_eq!(tree(&s1), shard_before, "a merge changed its input");
+}
+
 #[test]
 fn a_resumed_run_equals_a_clean_one() {
     let dir = temp_dir("sweep-resume");

@@ -128,6 +128,16 @@ pub fn quiet_broken_pipe() {
     }
 }
 
+/// Prints on stderr what `csmacd validate` warns about `plan` (read from
+/// `text`, named `file`), and a single replication; the run goes on.
+pub fn warn_before_running(plan: &Plan, file: &str, text: &str) {
+    let warnings = sweep::checks::warnings(plan, file, text);
+    let one = sweep::checks::replications_warning(plan, file, text);
+    for w in warnings.iter().chain(&one) {
+        eprintln!("warning: {w}");
+    }
+}
+
 /// Per point, the seeds of every replication it may run.
 fn replication_seeds(plan: &Plan) -> Vec<Vec<u64>> {
     plan.points
@@ -289,6 +299,14 @@ fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBa
 /// Assembles summary.csv, runs.csv and stations.csv from points/ and draws
 /// the charts. Every point of the plan must be stored.
 pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
+    let done = write_results(plan, out)?;
+    write_charts(plan, out, &done.summary)?;
+    Ok(done)
+}
+
+/// Assembles the result files from points/ and writes them with
+/// scenario.toml, all or none: a failure leaves the directory as it was.
+pub fn write_results(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
     let seeds = replication_seeds(plan);
     let keys: Vec<PointKey> = plan
         .points
@@ -322,13 +340,12 @@ pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
             )
         })
         .map_err(CliError::failure)?;
-    write_charts(plan, out, &done.summary)?;
     Ok(done)
 }
 
 /// Draws the plan's charts (or the default ones) from summary.csv into
 /// DIR/charts/, replacing any charts of an earlier run.
-fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
+pub fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
     results_dir::clear_charts(out);
     let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
     let specs = if plan.charts.is_empty() {

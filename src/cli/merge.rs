@@ -1,10 +1,11 @@
 //! `csmacd merge`: joins the output directories of a sweep's shards into the
 //! files one unsharded run gives.
 
-use super::batch::{finish, stem};
+use super::batch::{stem, write_charts, write_results};
 use super::{CliError, CliResult};
 use crate::output::{self, results_dir, PointKey};
-use crate::sweep;
+use crate::results::Columns;
+use crate::sweep::{self, Plan};
 use anyhow::{anyhow, Context};
 use std::path::{Path, PathBuf};
 
@@ -15,7 +16,8 @@ Each DIR is the --out of `csmacd sweep FILE --shard K/N` (or of an
 interrupted run). They must come from the same sweep file as resolved
 (identical DIR/scenario.toml). OUT then holds exactly the files one
 unsharded run writes: summary.csv, runs.csv, stations.csv, scenario.toml,
-points/ and charts/. OUT may be one of the DIRs.
+points/ and charts/. OUT may be one of the DIRs. A merge that fails (a
+point in none of the DIRs, a write error) leaves OUT as it was.
 
 Example:
   csmacd sweep scenarios/throughput-vs-load.toml --shard 1/2 --out results/t/1
@@ -69,10 +71,39 @@ pub fn run(args: MergeArgs) -> CliResult {
     let plan = sweep::from_str(&path.display().to_string(), &stem(&path), &text, None)
         .map_err(CliError::usage)?;
 
+    // Every point must be in one of the directories before anything is
+    // written: a merge that cannot finish leaves no trace.
+    let mut sources = Vec::with_capacity(plan.points.len());
+    let mut missing = Vec::new();
+    for (i, p) in plan.points.iter().enumerate() {
+        let seeds = p.all_replication_seeds();
+        let key = PointKey {
+            axes: &p.axes,
+            seeds: &seeds,
+            min_runs: p.scenario.replications() as usize,
+            columns: p.scenario.columns(),
+        };
+        match args
+            .dirs
+            .iter()
+            .find(|d| matches!(output::read_point(d, i, &key), Ok(Some(_))))
+        {
+            Some(d) => sources.push((i, d.as_path(), key.columns)),
+            None => missing.push(i),
+        }
+    }
+    if let Some(first) = missing.first() {
+        return Err(CliError::usage(anyhow!(
+            "{} of {} points are in none of the directories (first: point {first}, {}); \
+             run the missing shards, or `csmacd sweep FILE --resume --out DIR` on one of them; \
+             nothing was written",
+            missing.len(),
+            plan.points.len(),
+            plan.points[*first].describe()
+        )));
+    }
+
     let out = &args.out;
-    output::create_dir(out)
-        .with_context(|| format!("cannot create output directory {}", out.display()))
-        .map_err(CliError::failure)?;
     let out_is_input = args.dirs.iter().any(|d| same_dir(d, out));
     if !out_is_input {
         let existing = results_dir::existing(out);
@@ -84,45 +115,15 @@ pub fn run(args: MergeArgs) -> CliResult {
                 )));
             }
         }
-        output::clear_points(out).map_err(CliError::failure)?;
     }
-    results_dir::store_plan(out, &plan.resolved)
-        .with_context(|| format!("cannot write {}", output::plan_path(out).display()))
+    let created = output::create_dir_tracked(out)
+        .with_context(|| format!("cannot create output directory {}", out.display()))
         .map_err(CliError::failure)?;
-
-    let mut missing = Vec::new();
-    for (i, p) in plan.points.iter().enumerate() {
-        let seeds = p.all_replication_seeds();
-        let key = PointKey {
-            axes: &p.axes,
-            seeds: &seeds,
-            min_runs: p.scenario.replications() as usize,
-            columns: p.scenario.columns(),
-        };
-        let mut found = false;
-        for d in &args.dirs {
-            if matches!(output::read_point(d, i, &key), Ok(Some(_))) {
-                if !same_dir(d, out) {
-                    output::copy_point(d, out, i, &key.columns).map_err(CliError::failure)?;
-                }
-                found = true;
-                break;
-            }
-        }
-        if !found {
-            missing.push(i);
-        }
+    let result = write_merged(&plan, out, &sources);
+    if result.is_err() {
+        output::remove_empty_dirs(&created);
     }
-    if let Some(first) = missing.first() {
-        return Err(CliError::usage(anyhow!(
-            "{} of {} points are in none of the directories (first: point {first}, {}); \
-             run the missing shards, or `csmacd sweep FILE --resume --out DIR` on one of them",
-            missing.len(),
-            plan.points.len(),
-            plan.points[*first].describe()
-        )));
-    }
-    finish(&plan, out)?;
+    result?;
     eprintln!(
         "merged {} points from {} directories into {}",
         plan.points.len(),
@@ -130,4 +131,25 @@ pub fn run(args: MergeArgs) -> CliResult {
         out.display()
     );
     Ok(())
+}
+
+/// Builds the new points/ of `out` beside the old one, swaps it in, and
+/// writes the result files; any failure before the result files are
+/// written puts the old points back.
+fn write_merged(plan: &Plan, out: &Path, sources: &[(usize, &Path, Columns)]) -> CliResult {
+    let failed = |e: output::OutputError| {
+        CliError::failure(anyhow::Error::new(e).context(format!(
+            "cannot write the merged points into {}; nothing there was changed",
+            out.display()
+        )))
+    };
+    let mut staged = output::StagedPoints::new(out).map_err(failed)?;
+    for (i, from, columns) in sources {
+        staged.copy_point(from, *i, columns).map_err(failed)?;
+    }
+    staged.store_plan(&plan.resolved).map_err(failed)?;
+    staged.swap_in().map_err(failed)?;
+    let done = write_results(plan, out)?;
+    staged.commit();
+    write_charts(plan, out, &done.summary)
 }

@@ -13,7 +13,8 @@ n counts the collisions of the current frame (1 after the first); U(a, b) is
 uniform; slot-window policies draw r slots. Durations take units (\"51.2us\",
 \"10ms\") or slots (\"4slot\"). docs/policies.md explains each policy.
 
-Example, in a scenario:
+Examples, in a scenario (a bare name takes every default):
+  backoff = \"blam\"
   backoff = { kind = \"full-jitter\", base = \"1slot\", cap = \"1024slot\" }")]
 pub struct PoliciesArgs {
     /// Show only this policy.

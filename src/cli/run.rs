@@ -4,6 +4,7 @@ use super::batch::{self, stem};
 use super::{CliError, CliResult};
 use crate::scenario;
 use crate::stats::mean_ci95;
+use crate::sweep::checks::{self, PlanWarning};
 use crate::sweep::{self, Point};
 use std::path::{Path, PathBuf};
 
@@ -27,20 +28,44 @@ pub struct RunArgs {
 
 /// Check scenario files without running them.
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Sweep files are checked point by point.\n\nExample:\n  csmacd validate scenarios/*.toml"
-)]
+#[command(after_help = "\
+Sweep files are checked point by point. A valid file may still draw
+warnings on stderr: a bus too long for its slot (late collisions), frames
+too short for the bus (undetected collisions), more offered load than the
+bit rate. Each file's offered load is printed as information.
+
+Exit codes: 0 every file valid (warnings or not), 2 a file invalid, or a
+warning under --strict.
+
+Example:
+  csmacd validate scenarios/*.toml
+  csmacd validate --strict my-study.toml")]
 pub struct ValidateArgs {
     /// Scenario or sweep files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Fail (exit 2) when a file draws any warning.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub fn validate(args: ValidateArgs) -> CliResult {
     let mut bad = 0;
+    let mut warned = 0;
+    let mut warnings = 0;
     for f in &args.files {
         match check_file(f) {
-            Ok(msg) => println!("{}: ok ({msg})", f.display()),
+            Ok(checked) => {
+                println!("{}: ok ({})", f.display(), checked.summary);
+                if let Some(load) = checked.load {
+                    println!("  {load}");
+                }
+                for w in &checked.warnings {
+                    eprintln!("warning: {w}");
+                }
+                warnings += checked.warnings.len();
+                warned += usize::from(!checked.warnings.is_empty());
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 bad += 1;
@@ -53,31 +78,55 @@ pub fn validate(args: ValidateArgs) -> CliResult {
             args.files.len()
         )));
     }
+    if args.strict && warnings > 0 {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "{warnings} warning{} in {warned} of {} files (--strict fails on any warning)",
+            if warnings == 1 { "" } else { "s" },
+            args.files.len()
+        )));
+    }
     Ok(())
 }
 
-fn check_file(path: &Path) -> Result<String, sweep::SweepError> {
-    let plan = sweep::load(path, None)?;
-    if plan.axes.is_empty() {
+/// What `validate` says of a valid file.
+struct Checked {
+    summary: String,
+    load: Option<String>,
+    warnings: Vec<PlanWarning>,
+}
+
+fn check_file(path: &Path) -> Result<Checked, sweep::SweepError> {
+    let file = path.display().to_string();
+    let text = scenario::read_text(path)?;
+    let plan = sweep::from_str(&file, &stem(path), &text, None)?;
+    let warnings = checks::warnings(&plan, &file, &text);
+    let load = checks::load_summary(&plan);
+    let summary = if plan.axes.is_empty() {
         let sc = &plan.points[0].scenario;
-        return Ok(format!(
+        format!(
             "{}: {}, {} simulated",
             sc.name(),
             sc.size(),
             crate::units::format_ps(sc.duration())
-        ));
-    }
-    Ok(format!(
-        "{}: sweep of {} points over {}, {} runs",
-        plan.name,
-        plan.points.len(),
-        plan.axes
-            .iter()
-            .map(|a| a.path.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        plan.runs()
-    ))
+        )
+    } else {
+        format!(
+            "{}: sweep of {} points over {}, {} runs",
+            plan.name,
+            plan.points.len(),
+            plan.axes
+                .iter()
+                .map(|a| a.path.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.runs()
+        )
+    };
+    Ok(Checked {
+        summary,
+        load,
+        warnings,
+    })
 }
 
 pub fn run(args: RunArgs) -> CliResult {
@@ -92,6 +141,7 @@ pub fn run(args: RunArgs) -> CliResult {
     // A run is the one-point case of a sweep: same checks, same storage.
     let plan = sweep::from_str(&file, &stem(&args.file), &text, args.batch.seed)
         .map_err(CliError::usage)?;
+    batch::warn_before_running(&plan, &file, &text);
     let out = args.batch.out_dir(&args.file);
     let opts = batch::Options {
         quiet: true,

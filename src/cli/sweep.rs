@@ -1,7 +1,7 @@
 //! `csmacd sweep`: parses the command, lists the points of a dry run and
 //! prints the table of results; the running itself is batch's.
 
-use super::batch::{execute, BatchArgs, Options};
+use super::batch::{execute, stem, warn_before_running, BatchArgs, Options};
 use super::{CliError, CliResult};
 use crate::output::Assembled;
 use crate::sweep::{self, Plan, Shard};
@@ -53,7 +53,11 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> CliResult {
-    let plan = sweep::load(&args.file, args.batch.seed).map_err(CliError::usage)?;
+    let file = args.file.display().to_string();
+    let text = crate::scenario::read_text(&args.file).map_err(CliError::usage)?;
+    let plan = sweep::from_str(&file, &stem(&args.file), &text, args.batch.seed)
+        .map_err(CliError::usage)?;
+    warn_before_running(&plan, &file, &text);
     if args.dry_run {
         print_points(&plan, args.shard);
         return Ok(());

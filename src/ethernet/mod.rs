@@ -11,6 +11,7 @@
 
 mod access;
 mod arrivals;
+mod checks;
 mod config;
 mod cost;
 mod event;

@@ -8,8 +8,8 @@ pub mod results_dir;
 
 pub use self::csv::{cell, num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
 pub use points::{
-    assemble, clean_temporaries, clear_points, copy_point, plan_path, points_dir, read_point,
-    write_point, Assembled, PointKey, StoredPoint,
+    assemble, clean_temporaries, clear_points, plan_path, points_dir, read_point, write_point,
+    Assembled, PointKey, StagedPoints, StoredPoint,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,26 @@ use std::path::{Path, PathBuf};
 /// Creates a directory and any missing parents; one that exists is fine.
 pub fn create_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
+}
+
+/// As [`create_dir`], returning the directories it created, deepest first,
+/// for [`remove_empty_dirs`] to take back.
+pub fn create_dir_tracked(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let created: Vec<PathBuf> = dir
+        .ancestors()
+        .filter(|d| !d.as_os_str().is_empty())
+        .take_while(|d| !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    std::fs::create_dir_all(dir)?;
+    Ok(created)
+}
+
+/// Removes the given directories, in order, each only if it is empty.
+pub fn remove_empty_dirs(dirs: &[PathBuf]) {
+    for d in dirs {
+        let _ = std::fs::remove_dir(d);
+    }
 }
 
 /// Writes `bytes` to `path` atomically: a reader sees the old file or the new

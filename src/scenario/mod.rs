@@ -158,7 +158,8 @@ pub fn bus_from_str(file: &str, default_name: &str, text: &str) -> Result<Scenar
         })
 }
 
-const TOP_KEYS: &[&str] = &[
+/// The top-level keys of a scenario (a sweep adds `sweep` and `chart`).
+pub const TOP_KEYS: &[&str] = &[
     "name",
     "seed",
     "duration",
@@ -440,6 +441,16 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// A bit rate as a scenario writes it, for a number given without a unit:
+/// 10000000 -> "10Mbps", 10 -> "10bps".
+fn suggest_rate(v: f64) -> String {
+    let (scale, unit) = [(1e9, "Gbps"), (1e6, "Mbps"), (1e3, "kbps")]
+        .into_iter()
+        .find(|(s, _)| v.abs() >= *s)
+        .unwrap_or((1.0, "bps"));
+    format!("{}{unit}", v / scale)
+}
+
 fn bits_time(
     f: &mut Fields,
     key: &str,
@@ -460,7 +471,8 @@ fn bits_time(
     Ok(ps.round() as Time)
 }
 
-const MEDIUM_KEYS: &[&str] = &[
+/// The keys of `[medium]`.
+pub const MEDIUM_KEYS: &[&str] = &[
     "standard",
     "bit_rate",
     "length",
@@ -502,7 +514,7 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
     f.allow(MEDIUM_KEYS)?;
     let standard = read_standard(&mut f)?;
     let bit_rate = f
-        .with("bit_rate", |i| i.quantity(units::parse_rate))?
+        .with("bit_rate", |i| i.quantity(units::parse_rate, suggest_rate))?
         .unwrap_or(standard.map_or(10e6, |s| s.bit_rate));
     if bit_rate.is_nan() || bit_rate <= 0.0 {
         return Err(f.err("bit_rate", "must be greater than zero, e.g. \"10Mbps\""));
@@ -525,13 +537,17 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
     }
     let bit_ps = bit_ps_f.round() as Time;
     let length_m = f
-        .with("length", |i| i.quantity(units::parse_length))?
+        .with("length", |i| {
+            i.quantity(units::parse_length, |v| format!("{v}m"))
+        })?
         .unwrap_or(standard.map_or(2500.0, |s| s.length_m));
     if !(0.0..=1e7).contains(&length_m) {
         return Err(f.err("length", "must be between 0m and 10000km"));
     }
     let speed = f
-        .with("speed", |i| i.quantity(units::parse_speed))?
+        .with("speed", |i| {
+            i.quantity(units::parse_speed, |v| format!("{v}m/s"))
+        })?
         .unwrap_or(standard.map_or(2e8, |s| s.speed));
     if !(speed > 0.0 && speed <= 299_792_458.0) {
         return Err(f.err(
@@ -574,7 +590,7 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         ));
     }
     let access = f.choice("access", Access::NAMES)?;
-    let p = f.float("p", 0.0, 1.0)?;
+    let p = f.fraction("p", 0.0, 1.0)?;
     let access = match (access.as_deref(), p) {
         (Some("csma-cd-p-persistent"), Some(p)) if p > 0.0 => Access::CsmaCdPPersistent { p },
         (Some("csma-cd-p-persistent"), Some(_)) => {
@@ -627,7 +643,7 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
 }
 
 fn frame_bytes(item: Item) -> Result<u32, FieldError> {
-    let bits = item.quantity(units::parse_bits)?;
+    let bits = item.quantity(units::parse_bits, |v| format!("{v}B"))?;
     if bits <= 0.0 || bits % 8.0 != 0.0 || bits > 8e6 {
         return Err(item.err(format!(
             "{} is not a whole number of bytes between 1B and 1000000B",
@@ -643,7 +659,9 @@ fn read_frame(item: Item) -> Result<FrameLaw, FieldError> {
             sizes: vec![64, 594, 1518],
             weights: vec![7.0, 4.0, 1.0],
         }),
-        Value::String(_) => Ok(FrameLaw::Fixed(frame_bytes(item)?)),
+        Value::String(_) | Value::Integer(_) | Value::Float(_) => {
+            Ok(FrameLaw::Fixed(frame_bytes(item)?))
+        }
         Value::Table(_) => {
             let mut f = Fields::of(item)?;
             let kind = f.choice("kind", &["fixed", "uniform", "mix"])?;
@@ -718,7 +736,7 @@ fn read_rate(
     bit_rate: f64,
     required: bool,
 ) -> Result<Option<f64>, FieldError> {
-    let load = f.float("load", 0.0, 1e6)?;
+    let load = f.fraction("load", 0.0, 1e6)?;
     let rate = f.float("rate", 0.0, 1e12)?;
     match (load, rate) {
         (Some(_), Some(_)) => Err(f.err("rate", "give either `load` or `rate`, not both")),
@@ -881,7 +899,8 @@ fn name_groups(groups: &mut [Group]) -> Result<(), FieldError> {
     Ok(())
 }
 
-const GROUP_KEYS: &[&str] = &[
+/// The keys of a `[[stations]]` group.
+pub const GROUP_KEYS: &[&str] = &[
     "name",
     "count",
     "traffic",
@@ -939,7 +958,7 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
         for (k, v) in a.iter().enumerate() {
             let p = format!("{}.{k}", i.path);
             let it = Item { path: &p, value: v };
-            let x = it.quantity(units::parse_length)?;
+            let x = it.quantity(units::parse_length, |v| format!("{v}m"))?;
             if !(0.0..=m.length_m).contains(&x) {
                 return Err(it.err(format!(
                     "{x} m is off the bus; allowed: 0m to {}m",

@@ -206,6 +206,12 @@ impl PolicyReader<'_, '_> {
         Ok(self.f.float(key, min, max)?.unwrap_or(d))
     }
 
+    /// A probability or relative amount: a number, or a percentage ("20%").
+    fn fraction(&mut self, key: &str, min: f64, max: f64) -> Result<f64, FieldError> {
+        let d = self.default(key).parse::<f64>().unwrap_or(min);
+        Ok(self.f.fraction(key, min, max)?.unwrap_or(d))
+    }
+
     /// A real number strictly greater than 1 (a growth factor).
     fn factor(&mut self, key: &str) -> Result<f64, FieldError> {
         let v = self.float(key, 1.0, 1e6)?;
@@ -259,8 +265,36 @@ impl PolicyReader<'_, '_> {
 }
 
 /// Reads `backoff = { kind = ..., ... }`: the keys its kind allows, the
-/// catalogue's defaults for the others.
+/// catalogue's defaults for the others. A bare name (`backoff = "beb"`)
+/// stands for `{ kind = "beb" }` when every parameter of that policy has a
+/// default.
 pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
+    if let toml::Value::String(name) = item.value {
+        let all = kinds();
+        let Some(d) = POLICIES.iter().find(|d| d.kind == name.as_str()) else {
+            return Err(item.err(format!(
+                "`{name}` is not a backoff policy{}; allowed: {} (or a table, e.g. {{ kind = \"beb\", attempt_limit = 16 }})",
+                super::reader::did_you_mean(name, &all),
+                all.join(", ")
+            )));
+        };
+        if let Some(p) = d.params.iter().find(|p| p.default.is_empty()) {
+            return Err(item.err(format!(
+                "`{name}` needs `{}`; write a table, e.g. {{ kind = \"{name}\", {} = ... }}",
+                p.key, p.key
+            )));
+        }
+        let mut table = toml::Table::new();
+        table.insert("kind".into(), item.value.clone());
+        let value = toml::Value::Table(table);
+        return read(
+            Item {
+                path: item.path,
+                value: &value,
+            },
+            m,
+        );
+    }
     let mut f = Fields::of(item)?;
     let all = kinds();
     let kind = f.choice("kind", &all)?;
@@ -358,12 +392,12 @@ pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
             ProportionalJitter {
                 base,
                 cap,
-                f: r.float("f", 0.0, 100.0)?,
+                f: r.fraction("f", 0.0, 100.0)?,
                 attempt_limit,
             }
         }
         "geometric" => {
-            let pr = r.float("p", 1e-6, 1.0)?;
+            let pr = r.fraction("p", 1e-6, 1.0)?;
             Geometric {
                 p: pr,
                 attempt_limit,

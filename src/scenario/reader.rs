@@ -68,6 +68,29 @@ impl<'a> Item<'a> {
             .ok_or_else(|| self.wrong_type("a string"))
     }
 
+    /// A fraction: a number (0.8) or a percentage ("80%").
+    pub fn fraction(&self) -> Result<f64> {
+        let Value::String(s) = self.value else {
+            return match self.value {
+                Value::Float(_) | Value::Integer(_) => self.float(),
+                _ => Err(self.wrong_type("a number or a percentage such as \"80%\"")),
+            };
+        };
+        let t = s.trim();
+        match t.strip_suffix('%').map(str::trim).map(str::parse::<f64>) {
+            Some(Ok(v)) if v.is_finite() => Ok(v / 100.0),
+            Some(_) => Err(self.err(format!(
+                "`{s}` is not a percentage; write a number and %, e.g. \"80%\", or a fraction, e.g. 0.8"
+            ))),
+            None if t.parse::<f64>().is_ok() => Err(self.err(format!(
+                "`{s}` is text; write a number without quotes (e.g. 0.8) or a percentage with % (e.g. \"80%\")"
+            ))),
+            None => Err(self.err(format!(
+                "`{s}` is not a number; write a fraction, e.g. 0.8, or a percentage, e.g. \"80%\""
+            ))),
+        }
+    }
+
     pub fn float(&self) -> Result<f64> {
         match self.value {
             Value::Float(f) if f.is_finite() => Ok(*f),
@@ -95,18 +118,45 @@ impl<'a> Item<'a> {
             .ok_or_else(|| self.wrong_type("an array"))
     }
 
-    /// Reads a quantity string with `parse`, naming the key on failure.
+    /// Reads a quantity string with `parse`, naming the key on failure. A
+    /// number without a unit (`10` or `"10"`) is refused with the quantity
+    /// written as it should be, `suggest` giving the text for the number.
     pub fn quantity<T>(
         &self,
         parse: fn(&str) -> std::result::Result<T, units::UnitError>,
+        suggest: fn(f64) -> String,
     ) -> Result<T> {
+        let bare = match self.value {
+            Value::Integer(i) => Some(*i as f64),
+            Value::Float(f) if f.is_finite() => Some(*f),
+            _ => None,
+        };
+        if let Some(v) = bare {
+            return Err(self.err(format!(
+                "{} has no unit; write the quantity in quotes with its unit, e.g. \"{}\"",
+                self.value,
+                suggest(v)
+            )));
+        }
         let s = self.str()?;
-        parse(s).map_err(|e| self.err(e.0))
+        parse(s).map_err(|e| match s.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => self.err(format!("{}; write e.g. \"{}\"", e.0, suggest(v))),
+            _ => self.err(e.0),
+        })
     }
 
     /// A duration: a string with a unit, e.g. "51.2us", "96bit", "4slot".
+    /// A bare number is refused with a suggestion in the unit its key is
+    /// usually written in: bits for the medium's timing, slots for a
+    /// policy's waits, seconds for the rest.
     pub fn time(&self) -> Result<TimeSpec> {
-        let t = self.quantity(units::parse_time)?;
+        let key = self.path.rsplit('.').next().unwrap_or_default();
+        let suggest: fn(f64) -> String = match key {
+            "slot" | "preamble" | "ifg" | "jam" => |v| format!("{v}bit"),
+            "base" | "cap" | "delay" | "jitter" => |v| format!("{v}slot"),
+            _ => |v| format!("{v}s"),
+        };
+        let t = self.quantity(units::parse_time, suggest)?;
         let v = match t {
             TimeSpec::Ps(v) | TimeSpec::Bits(v) | TimeSpec::Slots(v) => v,
         };
@@ -210,6 +260,23 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// A fraction in `[min, max]`: a number or a percentage ("80%").
+    pub fn fraction(&mut self, key: &str, min: f64, max: f64) -> Result<Option<f64>> {
+        self.with(key, |i| {
+            let v = i.fraction()?;
+            if !(v >= min && v <= max) {
+                let written = match i.value {
+                    Value::String(s) => format!("`{s}`"),
+                    _ => v.to_string(),
+                };
+                return Err(i.err(format!(
+                    "{written} is out of range; allowed: {min} to {max}"
+                )));
+            }
+            Ok(v)
+        })
+    }
+
     pub fn time(&mut self, key: &str) -> Result<Option<TimeSpec>> {
         self.with(key, |i| i.time())
     }
@@ -222,7 +289,8 @@ impl<'a> Fields<'a> {
                 Ok(s.to_string())
             } else {
                 Err(i.err(format!(
-                    "`{s}` is not allowed; allowed: {}",
+                    "`{s}` is not allowed{}; allowed: {}",
+                    did_you_mean(s, allowed),
                     allowed.join(", ")
                 )))
             }
@@ -265,15 +333,21 @@ fn spelled(key: &str) -> String {
     }
 }
 
-fn unknown(path: &str, key: &str, allowed: &[&str]) -> FieldError {
-    let key = &spelled(key);
-    let hint = allowed
+/// " (did you mean `beb`?)" when one of `allowed` is within two edits of
+/// `word`, else nothing.
+pub fn did_you_mean(word: &str, allowed: &[&str]) -> String {
+    allowed
         .iter()
-        .map(|a| (edit_distance(a, key), a))
+        .map(|a| (edit_distance(a, word), a))
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, a)| format!(" (did you mean `{a}`?)"))
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+fn unknown(path: &str, key: &str, allowed: &[&str]) -> FieldError {
+    let key = &spelled(key);
+    let hint = did_you_mean(key, allowed);
     FieldError::new(
         join(path, key),
         format!(

@@ -1,6 +1,8 @@
 //! Sweeps: a scenario plus `[sweep]` axes, expanded into a grid of points
-//! (plan.rs: reading the file) and run in parallel (run.rs: the only rayon user).
+//! (plan.rs: reading the file) and run in parallel (run.rs: the only rayon user);
+//! checks.rs places the points' warnings in the file.
 
+pub mod checks;
 mod plan;
 mod run;
 

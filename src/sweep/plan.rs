@@ -424,7 +424,11 @@ fn set_in(cur: &mut Value, segs: &[&str], i: usize, value: Value) -> Result<(), 
             }
             item
         }
-        _ => return Err(format!("`{here}` is a single value, not a table")),
+        _ => {
+            return Err(format!(
+                "`{here}` is a single value, not a table; sweep `{here}` itself, or write it as a table"
+            ))
+        }
     };
     set_in(next, segs, i + 1, value)
 }

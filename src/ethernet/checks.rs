@@ -1,0 +1,240 @@
+//! What a valid bus scenario will show that its author may not mean, said
+//! before it runs: late collisions from a bus too long for its slot, missed
+//! collisions from frames too short for the bus, more load than the bus
+//! carries; and the offered load of each group as information.
+
+use super::{Placement, Scenario};
+use crate::advice::{short_fraction, OfferedLoad, Share, Warning};
+use crate::engine::Time;
+use crate::traffic::{Arrivals, MAX_FRAME_BYTES};
+use crate::units::PS_PER_S;
+
+impl Scenario {
+    /// The warnings about this scenario, in the order of its keys: the
+    /// medium's timing, each group's frames, the offered load.
+    pub fn warnings(&self) -> Vec<Warning> {
+        let mut out = Vec::new();
+        let span = self.worst_span_m();
+        if self.medium.access.detects_collisions() && self.station_count() > 1 {
+            out.extend(self.late_collisions(span));
+            out.extend(self.undetected_collisions(span));
+        }
+        if let Share::Fraction(total) = self.offered_load().total() {
+            // A load given as 1 comes back as 1 within rounding.
+            if total > 1.0 + 1e-9 {
+                out.push(Warning {
+                    kind: "overload",
+                    key: "stations".into(),
+                    message: format!(
+                        "the offered load totals {} of the bit rate, more than the bus can carry: \
+                         queues fill, frames are dropped (dropped_queue) and delays grow with \
+                         the length of the run; offer at most 1 in all (a smaller `load` or `rate`)",
+                        short_fraction(total)
+                    ),
+                });
+            }
+        }
+        out
+    }
+
+    /// Each group's offered load as a fraction of the bit rate (frame bits
+    /// only, as `load` is given), or saturated, or a burst.
+    pub fn offered_load(&self) -> OfferedLoad {
+        let bit_rate = self.medium.bit_rate;
+        let groups = self
+            .groups
+            .iter()
+            .map(|g| {
+                let per_station = |rate: f64| {
+                    Share::Fraction(g.count as f64 * rate * g.frame.mean_bits() / bit_rate)
+                };
+                let share = match g.arrivals {
+                    Arrivals::Saturated => Share::Saturated,
+                    Arrivals::Burst { frames, .. } => Share::Burst {
+                        frames: frames as u64 * g.count as u64,
+                    },
+                    Arrivals::Poisson { rate } => per_station(rate),
+                    Arrivals::Periodic { interval, .. } => per_station(PS_PER_S / interval as f64),
+                    Arrivals::OnOff {
+                        rate,
+                        mean_on,
+                        mean_off,
+                        ..
+                    } => per_station(rate * mean_on as f64 / (mean_on + mean_off) as f64),
+                };
+                (g.name.clone(), share)
+            })
+            .collect();
+        OfferedLoad {
+            of: "the bit rate",
+            groups,
+        }
+    }
+
+    /// The largest distance two stations can be apart, in metres: the bus
+    /// length when stations are spread over it (evenly, both ends included,
+    /// or at random), else as their positions place them.
+    fn worst_span_m(&self) -> f64 {
+        let n = self.station_count();
+        if n < 2 {
+            return 0.0;
+        }
+        let unplaced = self.groups.iter().any(|g| g.positions.is_none());
+        let explicit = self.groups.iter().any(|g| g.positions.is_some());
+        if !explicit || (unplaced && self.medium.placement == Placement::Random) {
+            return self.medium.length_m;
+        }
+        // Some positions are given: where the others go does not depend on
+        // the seed unless they are random, which was handled above.
+        let pos = super::positions(self, 0);
+        let lo = pos.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = pos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        hi - lo
+    }
+
+    /// The round trip between stations `span` metres apart, as the run
+    /// counts it (integer one-way delays).
+    fn round_trip_ps(&self, span: f64) -> Time {
+        2 * (span / self.medium.speed * PS_PER_S).round() as Time
+    }
+
+    fn late_collisions(&self, span: f64) -> Option<Warning> {
+        let m = &self.medium;
+        let rtt = self.round_trip_ps(span);
+        if rtt + m.jam_ps <= m.slot_ps {
+            return None;
+        }
+        let bits = |ps: Time| self.bits(ps);
+        let head = format!(
+            "the worst round trip ({}, {}, between stations {} m apart) plus the jam ({}, {}) \
+             is {} ({}), longer than the slot ({}, {})",
+            us(rtt),
+            bits(rtt),
+            metres(span),
+            us(m.jam_ps),
+            bits(m.jam_ps),
+            us(rtt + m.jam_ps),
+            bits(rtt + m.jam_ps),
+            us(m.slot_ps),
+            bits(m.slot_ps),
+        );
+        // A station in the last third of its interframe gap sends even
+        // though carrier has reached it, so its signal can come that much later.
+        let slack = m.ifg_ps - m.ifg_ps * 2 / 3;
+        let late = rtt + slack > m.preamble_ps + m.slot_ps;
+        let what = if late {
+            "late collisions will happen (late_collisions)".to_string()
+        } else {
+            format!(
+                "outside 802.3's rule that one slot holds both, though collisions are still \
+                 detected within the preamble and the first slot ({}), so few if any count as late",
+                bits(m.preamble_ps + m.slot_ps)
+            )
+        };
+        let slot_bits = ((rtt + m.jam_ps) as f64 / m.bit_ps as f64).ceil();
+        let (key, fix) = if m.jam_ps < m.slot_ps {
+            let max_span = (m.slot_ps - m.jam_ps) as f64 / 2.0 / PS_PER_S * m.speed;
+            (
+                "medium.length",
+                format!(
+                    "shorten the bus to at most {} m, or give a longer slot: slot = \"{slot_bits}bit\"",
+                    metres_down(max_span)
+                ),
+            )
+        } else {
+            (
+                "medium.jam",
+                format!(
+                    "give a jam shorter than the slot minus the round trip, or a longer slot: \
+                     slot = \"{slot_bits}bit\""
+                ),
+            )
+        };
+        Some(Warning {
+            kind: "late-collisions",
+            key: key.into(),
+            message: format!("{head}: {what}; {fix}"),
+        })
+    }
+
+    fn undetected_collisions(&self, span: f64) -> Vec<Warning> {
+        let m = &self.medium;
+        let rtt = self.round_trip_ps(span);
+        let mut out = Vec::new();
+        for (gi, g) in self.groups.iter().enumerate() {
+            let bytes = g.frame.min_bytes();
+            let frame_ps = 8 * bytes as Time * m.bit_ps;
+            let tx = m.preamble_ps + frame_ps;
+            if tx >= rtt {
+                continue;
+            }
+            let shorter = if frame_ps < m.slot_ps {
+                format!(
+                    ", less than a slot of {}, 802.3's minimum frame",
+                    self.bits(m.slot_ps)
+                )
+            } else {
+                String::new()
+            };
+            let min_bytes = ((rtt - m.preamble_ps) as f64 / (8 * m.bit_ps) as f64).ceil();
+            let longer = if self.nonstandard_frames || min_bytes <= MAX_FRAME_BYTES as f64 {
+                format!("use frames of at least {min_bytes} B, or ")
+            } else {
+                String::new()
+            };
+            let max_span = tx as f64 / 2.0 / PS_PER_S * m.speed;
+            out.push(Warning {
+                kind: "undetected-collisions",
+                key: format!("stations.{gi}.frame"),
+                message: format!(
+                    "group {}: its shortest frames, {bytes} B ({}{shorter}), last {} ({}) with \
+                     the preamble, less than the worst round trip ({}, {}, between stations \
+                     {} m apart): a sender can finish before a distant station's signal reaches \
+                     it, so collisions will go undetected (undetected_collisions); {longer}\
+                     shorten the bus to at most {} m",
+                    g.name,
+                    self.bits(frame_ps),
+                    us(tx),
+                    self.bits(tx),
+                    us(rtt),
+                    self.bits(rtt),
+                    metres(span),
+                    metres_down(max_span)
+                ),
+            });
+        }
+        out
+    }
+
+    /// A time in bit times of this medium: "2532 bit times".
+    fn bits(&self, ps: Time) -> String {
+        let b = ps as f64 / self.medium.bit_ps as f64;
+        let s = format!("{b:.1}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s == "1" {
+            "1 bit time".into()
+        } else {
+            format!("{s} bit times")
+        }
+    }
+}
+
+/// Picoseconds as microseconds with at most three decimals: "25.32 µs".
+fn us(ps: Time) -> String {
+    format!("{} µs", short_fraction(ps as f64 / 1e6))
+}
+
+/// Metres with at most one decimal.
+fn metres(m: f64) -> String {
+    let s = format!("{m:.1}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Metres rounded down (to a tenth below 100 m), so that the advice holds.
+fn metres_down(m: f64) -> String {
+    if m < 100.0 {
+        metres((m * 10.0 + 1e-6).floor() / 10.0)
+    } else {
+        format!("{}", (m + 1e-6).floor())
+    }
+}
