@@ -8,18 +8,22 @@
 use crate::engine::Time;
 use crate::ethernet;
 use crate::results::{Columns, RunOutput};
+use crate::service;
 
 /// A validated scenario of one world.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scenario {
     /// Stations on a shared Ethernet bus (`[medium]`, `[[stations]]`).
     Ethernet(ethernet::Scenario),
+    /// Clients retrying against one server (`[server]`, `[[clients]]`).
+    Service(service::Scenario),
 }
 
 impl Scenario {
     pub fn name(&self) -> &str {
         match self {
             Scenario::Ethernet(s) => &s.name,
+            Scenario::Service(s) => &s.name,
         }
     }
 
@@ -27,12 +31,14 @@ impl Scenario {
     pub fn seed(&self) -> u64 {
         match self {
             Scenario::Ethernet(s) => s.seed,
+            Scenario::Service(s) => s.seed,
         }
     }
 
     pub fn set_seed(&mut self, seed: u64) {
         match self {
             Scenario::Ethernet(s) => s.seed = seed,
+            Scenario::Service(s) => s.seed = seed,
         }
     }
 
@@ -41,12 +47,14 @@ impl Scenario {
     pub fn duration(&self) -> Time {
         match self {
             Scenario::Ethernet(s) => s.duration,
+            Scenario::Service(s) => s.duration,
         }
     }
 
     pub fn warmup(&self) -> Time {
         match self {
             Scenario::Ethernet(s) => s.warmup,
+            Scenario::Service(s) => s.warmup,
         }
     }
 
@@ -54,12 +62,14 @@ impl Scenario {
     pub fn size(&self) -> String {
         match self {
             Scenario::Ethernet(s) => format!("{} stations", s.station_count()),
+            Scenario::Service(s) => format!("{} clients", s.client_count()),
         }
     }
 
     pub fn replications(&self) -> u32 {
         match self {
             Scenario::Ethernet(s) => s.replications,
+            Scenario::Service(s) => s.replications,
         }
     }
 
@@ -67,6 +77,7 @@ impl Scenario {
     pub fn columns(&self) -> Columns {
         match self {
             Scenario::Ethernet(s) => s.columns(),
+            Scenario::Service(s) => s.columns(),
         }
     }
 
@@ -74,6 +85,7 @@ impl Scenario {
     pub fn run(&self, run_seed: u64) -> RunOutput {
         match self {
             Scenario::Ethernet(s) => ethernet::run(s, run_seed).output(),
+            Scenario::Service(s) => service::run(s, run_seed).output(),
         }
     }
 
@@ -82,6 +94,7 @@ impl Scenario {
     pub fn memory_estimate_bytes(&self) -> f64 {
         match self {
             Scenario::Ethernet(s) => s.memory_estimate_bytes(),
+            Scenario::Service(s) => s.memory_estimate_bytes(),
         }
     }
 
@@ -89,6 +102,7 @@ impl Scenario {
     pub fn work_estimate(&self) -> f64 {
         match self {
             Scenario::Ethernet(s) => s.replications as f64 * s.work_estimate(),
+            Scenario::Service(s) => s.replications as f64 * s.work_estimate(),
         }
     }
 
@@ -96,6 +110,7 @@ impl Scenario {
     pub fn into_ethernet(self) -> Option<ethernet::Scenario> {
         match self {
             Scenario::Ethernet(s) => Some(s),
+            Scenario::Service(_) => None,
         }
     }
 
@@ -104,6 +119,7 @@ impl Scenario {
     pub fn ethernet(&self) -> Option<&ethernet::Scenario> {
         match self {
             Scenario::Ethernet(s) => Some(s),
+            Scenario::Service(_) => None,
         }
     }
 }

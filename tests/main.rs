@@ -13,5 +13,6 @@ mod invariants;
 mod nothing_lost;
 mod parser_fuzz;
 mod policies;
+mod service;
 mod sweep;
 mod teach;
