@@ -14,6 +14,7 @@ pub mod output;
 pub mod results;
 pub mod scenario;
 pub mod seed;
+pub mod service;
 pub mod stats;
 pub mod sweep;
 pub mod teach;

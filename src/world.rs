@@ -9,18 +9,22 @@ use crate::advice::{OfferedLoad, Warning};
 use crate::engine::Time;
 use crate::ethernet;
 use crate::results::{Columns, RunOutput};
+use crate::service;
 
 /// A validated scenario of one world.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scenario {
     /// Stations on a shared Ethernet bus (`[medium]`, `[[stations]]`).
     Ethernet(ethernet::Scenario),
+    /// Clients retrying against one server (`[server]`, `[[clients]]`).
+    Service(service::Scenario),
 }
 
 impl Scenario {
     pub fn name(&self) -> &str {
         match self {
             Scenario::Ethernet(s) => &s.name,
+            Scenario::Service(s) => &s.name,
         }
     }
 
@@ -28,12 +32,14 @@ impl Scenario {
     pub fn seed(&self) -> u64 {
         match self {
             Scenario::Ethernet(s) => s.seed,
+            Scenario::Service(s) => s.seed,
         }
     }
 
     pub fn set_seed(&mut self, seed: u64) {
         match self {
             Scenario::Ethernet(s) => s.seed = seed,
+            Scenario::Service(s) => s.seed = seed,
         }
     }
 
@@ -42,12 +48,14 @@ impl Scenario {
     pub fn duration(&self) -> Time {
         match self {
             Scenario::Ethernet(s) => s.duration,
+            Scenario::Service(s) => s.duration,
         }
     }
 
     pub fn warmup(&self) -> Time {
         match self {
             Scenario::Ethernet(s) => s.warmup,
+            Scenario::Service(s) => s.warmup,
         }
     }
 
@@ -55,12 +63,14 @@ impl Scenario {
     pub fn size(&self) -> String {
         match self {
             Scenario::Ethernet(s) => format!("{} stations", s.station_count()),
+            Scenario::Service(s) => format!("{} clients", s.client_count()),
         }
     }
 
     pub fn replications(&self) -> u32 {
         match self {
             Scenario::Ethernet(s) => s.replications,
+            Scenario::Service(s) => s.replications,
         }
     }
 
@@ -68,6 +78,7 @@ impl Scenario {
     pub fn max_replications(&self) -> u32 {
         match self {
             Scenario::Ethernet(s) => s.max_replications(),
+            Scenario::Service(s) => s.replications,
         }
     }
 
@@ -76,6 +87,7 @@ impl Scenario {
     pub fn precision(&self) -> Option<&crate::stats::Precision> {
         match self {
             Scenario::Ethernet(s) => s.precision.as_ref(),
+            Scenario::Service(_) => None,
         }
     }
 
@@ -83,6 +95,7 @@ impl Scenario {
     pub fn columns(&self) -> Columns {
         match self {
             Scenario::Ethernet(s) => s.columns(),
+            Scenario::Service(s) => s.columns(),
         }
     }
 
@@ -90,6 +103,7 @@ impl Scenario {
     pub fn run(&self, run_seed: u64) -> RunOutput {
         match self {
             Scenario::Ethernet(s) => ethernet::run(s, run_seed).output(),
+            Scenario::Service(s) => service::run(s, run_seed).output(),
         }
     }
 
@@ -98,6 +112,7 @@ impl Scenario {
     pub fn memory_estimate_bytes(&self) -> f64 {
         match self {
             Scenario::Ethernet(s) => s.memory_estimate_bytes(),
+            Scenario::Service(s) => s.memory_estimate_bytes(),
         }
     }
 
@@ -105,6 +120,7 @@ impl Scenario {
     pub fn work_estimate(&self) -> f64 {
         match self {
             Scenario::Ethernet(s) => s.max_replications() as f64 * s.work_estimate(),
+            Scenario::Service(s) => s.replications as f64 * s.work_estimate(),
         }
     }
 
@@ -113,13 +129,16 @@ impl Scenario {
     pub fn warnings(&self) -> Vec<Warning> {
         match self {
             Scenario::Ethernet(s) => s.warnings(),
+            Scenario::Service(_) => Vec::new(),
         }
     }
 
-    /// Each group's offered load, as information.
-    pub fn offered_load(&self) -> OfferedLoad {
+    /// Each group's offered load, as information, where the world has a
+    /// capacity to measure it against (the bus's bit rate).
+    pub fn offered_load(&self) -> Option<OfferedLoad> {
         match self {
-            Scenario::Ethernet(s) => s.offered_load(),
+            Scenario::Ethernet(s) => Some(s.offered_load()),
+            Scenario::Service(_) => None,
         }
     }
 
@@ -127,6 +146,7 @@ impl Scenario {
     pub fn into_ethernet(self) -> Option<ethernet::Scenario> {
         match self {
             Scenario::Ethernet(s) => Some(s),
+            Scenario::Service(_) => None,
         }
     }
 
@@ -135,6 +155,7 @@ impl Scenario {
     pub fn ethernet(&self) -> Option<&ethernet::Scenario> {
         match self {
             Scenario::Ethernet(s) => Some(s),
+            Scenario::Service(_) => None,
         }
     }
 }

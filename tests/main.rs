@@ -15,6 +15,7 @@ mod invariants;
 mod nothing_lost;
 mod parser_fuzz;
 mod policies;
+mod service;
 mod standards;
 mod sweep;
 mod teach;

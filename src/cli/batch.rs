@@ -349,7 +349,25 @@ pub fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
     results_dir::clear_charts(out);
     let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
     let specs = if plan.charts.is_empty() {
-        chart::default_specs(&axes)
+        // The default charts a world has the columns for; a world without
+        // the bus's metrics gets its headline metrics against the same axis.
+        let mut specs = chart::default_specs(&axes);
+        if let Some(columns) = plan.points.first().map(|p| p.scenario.columns()) {
+            let x = specs.first().map(|s| s.x.clone());
+            specs.retain(|s| columns.metrics.contains(&s.y.as_str()));
+            if let (true, Some(x)) = (specs.is_empty(), x) {
+                specs = columns
+                    .headline
+                    .iter()
+                    .map(|y| chart::ChartSpec {
+                        x: x.clone(),
+                        y: y.to_string(),
+                        ..Default::default()
+                    })
+                    .collect();
+            }
+        }
+        specs
     } else {
         plan.charts.clone()
     };

@@ -284,6 +284,10 @@ fn print_groups(bytes: &[u8]) {
     };
     let col = |name: &str| header.iter().position(|h| h == name);
     let Some(g) = col("group") else { return };
+    if col("stations").is_none() {
+        // Another world's groups: its columns are in groups.csv.
+        return;
+    }
     let cols: Vec<Option<usize>> = SHOWN.iter().map(|(c, _)| col(c)).collect();
     let mut groups: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
     for rec in reader.records().flatten() {

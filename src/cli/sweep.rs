@@ -80,8 +80,12 @@ pub fn run(args: SweepArgs) -> CliResult {
     match execute(&plan, &out, &opts, &resume_hint)? {
         Some(done) => {
             print_table(&plan, &done);
+            let mut files: Vec<&str> = vec!["summary.csv", "runs.csv"];
+            files.extend(done.tables.iter().map(|(n, _)| n.as_str()));
             eprintln!(
-                "wrote {}/{{summary,runs,stations}}.csv, scenario.toml and charts/",
+                "wrote {} and scenario.toml into {}, charts into {}/charts/",
+                files.join(", "),
+                out.display(),
                 out.display()
             );
         }

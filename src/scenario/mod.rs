@@ -5,6 +5,7 @@
 pub mod locate;
 pub mod policies;
 pub mod reader;
+pub mod service;
 
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
@@ -34,7 +35,7 @@ pub enum ScenarioError {
     // which would print it twice.
     #[error("{file}: cannot read the scenario: {error}")]
     Io { file: String, error: std::io::Error },
-    #[error("{file}: is not a bus scenario (no [medium] or [[stations]]); this command shows the Ethernet bus only")]
+    #[error("{file}: is a service scenario ([server]), not a bus scenario; this command shows the Ethernet bus only (use `csmacd run` or `csmacd sweep`)")]
     NotBus { file: String },
     #[error("{file}: is a directory; give a scenario file (.toml)")]
     IsDirectory { file: String },
@@ -181,6 +182,9 @@ pub fn validate(
     default_name: &str,
     extra_keys: &[&str],
 ) -> Result<world::Scenario, FieldError> {
+    if table.contains_key("server") {
+        return service::validate(table, default_name, extra_keys).map(world::Scenario::Service);
+    }
     validate_bus(table, default_name, extra_keys).map(world::Scenario::Ethernet)
 }
 

@@ -181,13 +181,15 @@ fn doc(kind: &str) -> &'static PolicyDoc {
 }
 
 /// Reads the keys of one policy table, falling back on the catalogue's defaults.
-struct PolicyReader<'a, 'm> {
+struct PolicyReader<'a> {
     f: Fields<'a>,
     doc: &'static PolicyDoc,
-    m: &'m Medium,
+    /// One bit time and one slot in picoseconds: what "96bit" and "4slot" mean.
+    bit_ps: Time,
+    slot_ps: Time,
 }
 
-impl PolicyReader<'_, '_> {
+impl PolicyReader<'_> {
     fn default(&self, key: &str) -> &'static str {
         self.doc
             .params
@@ -230,7 +232,7 @@ impl PolicyReader<'_, '_> {
             Some(t) => t,
             None => units::parse_time(self.default(key)).map_err(|e| self.f.err(key, e.0))?,
         };
-        let ps = spec.to_ps(self.m.bit_ps, self.m.slot_ps);
+        let ps = spec.to_ps(self.bit_ps, self.slot_ps);
         if ps > MAX_DURATION_S * PS_PER_S {
             return Err(self.f.err(
                 key,
@@ -269,6 +271,12 @@ impl PolicyReader<'_, '_> {
 /// stands for `{ kind = "beb" }` when every parameter of that policy has a
 /// default.
 pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
+    read_in_units(item, m.bit_ps, m.slot_ps)
+}
+
+/// As [`read`], where "96bit" and "4slot" mean `bit_ps` and `slot_ps`
+/// picoseconds (a world without a medium gives its own slot).
+pub fn read_in_units(item: Item, bit_ps: Time, slot_ps: Time) -> Result<BackoffSpec, FieldError> {
     if let toml::Value::String(name) = item.value {
         let all = kinds();
         let Some(d) = POLICIES.iter().find(|d| d.kind == name.as_str()) else {
@@ -287,12 +295,13 @@ pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
         let mut table = toml::Table::new();
         table.insert("kind".into(), item.value.clone());
         let value = toml::Value::Table(table);
-        return read(
+        return read_in_units(
             Item {
                 path: item.path,
                 value: &value,
             },
-            m,
+            bit_ps,
+            slot_ps,
         );
     }
     let mut f = Fields::of(item)?;
@@ -300,7 +309,12 @@ pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
     let kind = f.choice("kind", &all)?;
     let kind = f.require("kind", kind, &format!("one of {}", all.join(", ")))?;
     let doc = doc(&kind);
-    let mut r = PolicyReader { f, doc, m };
+    let mut r = PolicyReader {
+        f,
+        doc,
+        bit_ps,
+        slot_ps,
+    };
     let attempt_limit = r.integer("attempt_limit", 1, 1_000_000)? as u32;
     use BackoffSpec::*;
     let spec = match kind.as_str() {
@@ -421,7 +435,7 @@ pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
             }
         }
     };
-    let max = spec.max_delay_ps(m.slot_ps, attempt_limit);
+    let max = spec.max_delay_ps(slot_ps, attempt_limit);
     if max > MAX_DURATION_S * PS_PER_S {
         return Err(r.f.err(
             "kind",

@@ -123,7 +123,7 @@ pub fn load_summary(plan: &Plan) -> Option<String> {
     let loads: Vec<_> = plan
         .points
         .iter()
-        .map(|p| p.scenario.offered_load())
+        .filter_map(|p| p.scenario.offered_load())
         .collect();
     let first = loads.first()?;
     let line = first.to_string();

@@ -63,7 +63,10 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
         }
         table.push(row);
     }
-    let crate::world::Scenario::Ethernet(sc) = &points[0].scenario;
+    let sc = points[0]
+        .scenario
+        .ethernet()
+        .expect("the lesson's scenarios are bus scenarios");
     // Slotted ALOHA: a frame fills frame/slot of a slot (the rest is guard).
     let frame_bits = sc.groups[0].frame.mean_bits();
     let fill = frame_bits * sc.medium.bit_ps as f64 / sc.medium.slot_ps as f64;

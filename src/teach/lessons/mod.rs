@@ -345,7 +345,7 @@ pub(super) fn bus_runs(points: &[Point]) -> Vec<Vec<RunResult>> {
     sweep::run_points(
         points,
         &|sc, seed| {
-            let world::Scenario::Ethernet(sc) = sc;
+            let sc = sc.ethernet().expect("lessons run bus scenarios");
             ethernet::run(sc, seed)
         },
         &|| {},

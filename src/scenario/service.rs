@@ -1,0 +1,731 @@
+//! Reading a service scenario (`[server]`, `[network]`, `[[clients]]`) into
+//! a checked [`service::Scenario`]: every key through the path-tracking
+//! reader, units required, each bad value named with what is allowed.
+
+use super::reader::{FieldError, Fields, Item};
+use super::{policies, MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_REPLICATIONS, MAX_STATIONS};
+use crate::backoff::BackoffSpec;
+use crate::engine::Time;
+use crate::service::{
+    Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
+};
+use crate::units::{self, format_bytes, TimeSpec, PS_PER_S};
+use toml::{Table, Value};
+
+type Result<T> = std::result::Result<T, FieldError>;
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "seed",
+    "duration",
+    "warmup",
+    "replications",
+    "bin",
+    "server",
+    "network",
+    "clients",
+];
+
+/// The most timeseries bins a run may keep.
+const MAX_BINS: u64 = 10_000_000;
+
+/// Policies whose waits are whole slots: they need the group's `slot`.
+const WINDOW_POLICIES: &[&str] = &[
+    "beb",
+    "exponential",
+    "fixed",
+    "linear-window",
+    "geometric",
+    "mild",
+];
+
+/// A duration with a time unit ("10ms", "2s"): bit times and slots have no
+/// meaning outside a backoff policy here.
+fn duration(item: Item) -> Result<Time> {
+    let t = item.time()?;
+    let TimeSpec::Ps(ps) = t else {
+        return Err(item.err(format!(
+            "`{}` is in bits or slots, which a service scenario has only inside `backoff`; give a time such as \"10ms\"",
+            item.str()?
+        )));
+    };
+    if ps > MAX_DURATION_S * PS_PER_S {
+        return Err(item.err(format!(
+            "is longer than the {MAX_DURATION_S:e} s the simulator accepts"
+        )));
+    }
+    Ok(ps.round() as Time)
+}
+
+fn positive_duration(item: Item) -> Result<Time> {
+    let t = duration(item)?;
+    if t == 0 {
+        return Err(item.err("must be greater than zero, e.g. \"10ms\""));
+    }
+    Ok(t)
+}
+
+/// A rate per second: "10000/s", "600/min", "2/h".
+fn rate(item: Item) -> Result<f64> {
+    let s = item.str()?;
+    let wrong = || {
+        item.err(format!(
+            "`{s}` is not a rate; write a number per unit of time, e.g. \"10000/s\", \"600/min\""
+        ))
+    };
+    let (num, unit) = s.split_once('/').ok_or_else(wrong)?;
+    let per = match unit.trim() {
+        "s" => 1.0,
+        "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(wrong()),
+    };
+    let v: f64 = num.trim().replace('_', "").parse().map_err(|_| wrong())?;
+    let r = v / per;
+    if !(r > 0.0 && r.is_finite()) {
+        return Err(item.err(format!(
+            "`{s}` is not a positive rate; allowed: > 0, e.g. \"10/s\""
+        )));
+    }
+    if !(1e-6..=1e12).contains(&r) {
+        return Err(item.err(format!("`{s}` is out of range; allowed: 1e-6/s to 1e12/s")));
+    }
+    Ok(r)
+}
+
+fn required<T>(f: &mut Fields, key: &str, read: fn(Item) -> Result<T>, what: &str) -> Result<T> {
+    let v = f.with(key, read)?;
+    f.require(key, v, what)
+}
+
+/// Checks a service scenario table. `extra_keys` are top-level keys that a
+/// caller reads itself (e.g. `sweep`, `chart`).
+pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Result<Scenario> {
+    let mut top = Fields::new("", table);
+    for k in ["medium", "stations", "nonstandard_frames"] {
+        if top.contains(k) {
+            return Err(top.err(
+                k,
+                "belongs to a bus scenario; a scenario with [server] models clients and a server (remove one of the two)",
+            ));
+        }
+    }
+    top.allow(&[TOP_KEYS, extra_keys].concat())?;
+    for k in extra_keys {
+        top.get(k);
+    }
+    let name = top
+        .string("name")?
+        .unwrap_or_else(|| default_name.to_string());
+    let seed = top.with("seed", |i| {
+        let v = i.integer()?;
+        u64::try_from(v).map_err(|_| {
+            i.err(format!(
+                "{v} is negative; a seed is an integer from 0 to {}",
+                i64::MAX
+            ))
+        })
+    })?;
+    let seed = seed.unwrap_or(1);
+    let replications = top
+        .integer("replications", 1, MAX_REPLICATIONS)?
+        .unwrap_or(1) as u32;
+    let duration = required(
+        &mut top,
+        "duration",
+        positive_duration,
+        "give the horizon, e.g. duration = \"60s\"",
+    )?;
+    let warmup = top.with("warmup", duration_of)?.unwrap_or(0);
+    if warmup >= duration {
+        return Err(top.err(
+            "warmup",
+            format!(
+                "{} is not shorter than the duration {}; statistics would cover nothing",
+                units::format_ps(warmup),
+                units::format_ps(duration)
+            ),
+        ));
+    }
+    let bin = top
+        .with("bin", positive_duration)?
+        .unwrap_or(1_000_000_000_000);
+    if duration / bin > MAX_BINS {
+        return Err(top.err(
+            "bin",
+            format!(
+                "gives more than {MAX_BINS} timeseries bins over the duration; give a wider bin"
+            ),
+        ));
+    }
+    let server = match top.get("server") {
+        Some(Value::Table(t)) => read_server(Fields::new("server", t))?,
+        _ => return Err(top.err("server", "expected a table: [server] with `kind`")),
+    };
+    let network = match top.get("network") {
+        None => Delay::Fixed(0),
+        Some(Value::Table(t)) => {
+            let mut f = Fields::new("network", t);
+            let d = f.with("delay", read_delay)?.unwrap_or(Delay::Fixed(0));
+            f.finish(&["delay"])?;
+            d
+        }
+        Some(_) => return Err(top.err("network", "expected a table: [network] with `delay`")),
+    };
+    let groups = match top.get("clients") {
+        Some(Value::Array(a)) if !a.is_empty() => {
+            let mut groups: Vec<Group> = Vec::with_capacity(a.len());
+            for (i, v) in a.iter().enumerate() {
+                let path = format!("clients.{i}");
+                let g = read_group(Fields::of(Item {
+                    path: &path,
+                    value: v,
+                })?)?;
+                if let Some(j) = groups.iter().position(|h| h.name == g.name) {
+                    return Err(FieldError::new(
+                        format!("{path}.name"),
+                        format!("\"{}\" is already the name of group {j}; every group needs its own name (unnamed groups are named after their policy)", g.name),
+                    ));
+                }
+                groups.push(g);
+            }
+            groups
+        }
+        _ => {
+            return Err(top.err(
+                "clients",
+                "missing; add at least one [[clients]] group with `count` and `calls`",
+            ))
+        }
+    };
+    top.finish(&[TOP_KEYS, extra_keys].concat())?;
+    for (gi, g) in groups.iter().enumerate() {
+        if matches!(g.calls, Calls::Poll { .. }) && server.kind == ServerKind::Occ {
+            return Err(FieldError::new(
+                format!("clients.{gi}.calls"),
+                "polls need a server that answers them: kind = \"queue\" or \"flaky\", not \"occ\"",
+            ));
+        }
+    }
+    if groups
+        .iter()
+        .filter(|g| matches!(g.calls, Calls::Fresh { surge: Some(_), .. }))
+        .count()
+        > 1
+    {
+        return Err(FieldError::new(
+            "clients",
+            "more than one group has a surge; give the surge to one group",
+        ));
+    }
+    let sc = Scenario {
+        name,
+        seed,
+        duration,
+        warmup,
+        replications,
+        server,
+        network,
+        groups,
+        bin,
+    };
+    let clients = sc.client_count();
+    if clients > MAX_STATIONS {
+        return Err(FieldError::new(
+            "clients",
+            format!("{clients} clients in all; allowed: at most {MAX_STATIONS}"),
+        ));
+    }
+    let need = sc.memory_estimate_bytes();
+    if need.is_nan() || need > MAX_MEMORY_BYTES as f64 || sc.expected_calls() > 1e9 {
+        return Err(FieldError::new(
+            "clients",
+            format!(
+                "{clients} clients making about {:.3e} calls x {} replications need about {} of memory, more than the {} limit; simulate fewer clients, calls or replications",
+                sc.expected_calls(),
+                sc.replications,
+                format_bytes(need),
+                format_bytes(MAX_MEMORY_BYTES as f64)
+            ),
+        ));
+    }
+    Ok(sc)
+}
+
+/// A duration that may be zero.
+fn duration_of(item: Item) -> Result<Time> {
+    duration(item)
+}
+
+const QUEUE_KEYS: &[&str] = &[
+    "kind",
+    "rate",
+    "service",
+    "queue_limit",
+    "crash_above",
+    "restart",
+    "retry_after",
+];
+const FLAKY_KEYS: &[&str] = &["kind", "failure", "client_error", "retry_after"];
+const OCC_KEYS: &[&str] = &["kind", "retry_after"];
+
+fn read_server(mut f: Fields) -> Result<Server> {
+    let kind = f.choice("kind", &["queue", "flaky", "occ"])?;
+    let kind = f.require("kind", kind, "one of queue, flaky, occ")?;
+    let allowed = match kind.as_str() {
+        "queue" => QUEUE_KEYS,
+        "flaky" => FLAKY_KEYS,
+        _ => OCC_KEYS,
+    };
+    f.allow(allowed).map_err(|e| FieldError {
+        message: format!("{} (for kind = \"{kind}\")", e.message),
+        ..e
+    })?;
+    let retry_after = f.with("retry_after", duration_of)?;
+    let kind = match kind.as_str() {
+        "queue" => {
+            let rate = required(
+                &mut f,
+                "rate",
+                rate,
+                "the service rate, e.g. rate = \"10000/s\"",
+            )?;
+            let service = match f
+                .choice("service", &["deterministic", "exponential"])?
+                .as_deref()
+            {
+                Some("exponential") => Service::Exponential,
+                _ => Service::Deterministic,
+            };
+            let queue_limit = f.integer("queue_limit", 1, 1 << 40)?.map(|v| v as u64);
+            let crash_above = f.integer("crash_above", 1, 1 << 40)?.map(|v| v as u64);
+            let restart = f.with("restart", duration_of)?;
+            let restart = match (crash_above, restart) {
+                (Some(_), Some(r)) => r,
+                (Some(_), None) => return Err(f.err(
+                    "restart",
+                    "missing; a server that crashes needs its down time, e.g. restart = \"10s\"",
+                )),
+                (None, Some(_)) => {
+                    return Err(f.err(
+                        "restart",
+                        "applies only with `crash_above`; remove it or say when the server crashes",
+                    ))
+                }
+                (None, None) => 0,
+            };
+            ServerKind::Queue {
+                rate,
+                service,
+                queue_limit,
+                crash_above,
+                restart,
+            }
+        }
+        "flaky" => {
+            let failure = f.float("failure", 0.0, 1.0)?;
+            let failure = f.require(
+                "failure",
+                failure,
+                "the probability that an attempt fails, 0 to 1, e.g. failure = 0.5",
+            )?;
+            let client_error = f.float("client_error", 0.0, 1.0)?.unwrap_or(0.0);
+            if failure + client_error > 1.0 {
+                return Err(f.err(
+                    "client_error",
+                    format!("{failure} + {client_error} is above 1; allowed: failure + client_error <= 1"),
+                ));
+            }
+            ServerKind::Flaky {
+                failure,
+                client_error,
+            }
+        }
+        _ => ServerKind::Occ,
+    };
+    f.finish(allowed)?;
+    Ok(Server { kind, retry_after })
+}
+
+/// A delay: a fixed duration, or { kind = "abs-normal", mean, sd },
+/// { kind = "exponential", mean }.
+fn read_delay(item: Item) -> Result<Delay> {
+    if let Value::String(_) = item.value {
+        return Ok(Delay::Fixed(duration(item)?));
+    }
+    let mut f = Fields::of(item)?;
+    let kind = f.choice("kind", &["fixed", "abs-normal", "exponential"])?;
+    let kind = f.require("kind", kind, "one of fixed, abs-normal, exponential")?;
+    let (d, keys): (Delay, &[&str]) = match kind.as_str() {
+        "fixed" => (
+            Delay::Fixed(required(
+                &mut f,
+                "value",
+                duration,
+                "the delay, e.g. \"5ms\"",
+            )?),
+            &["kind", "value"],
+        ),
+        "abs-normal" => (
+            Delay::AbsNormal {
+                mean: required(&mut f, "mean", duration, "the mean, e.g. \"10ms\"")?,
+                sd: required(
+                    &mut f,
+                    "sd",
+                    duration,
+                    "the standard deviation, e.g. \"2ms\"",
+                )?,
+            },
+            &["kind", "mean", "sd"],
+        ),
+        _ => (
+            Delay::Exponential {
+                mean: required(&mut f, "mean", positive_duration, "the mean, e.g. \"10ms\"")?,
+            },
+            &["kind", "mean"],
+        ),
+    };
+    f.finish(keys)?;
+    Ok(d)
+}
+
+const GROUP_KEYS: &[&str] = &[
+    "name",
+    "count",
+    "calls",
+    "backoff",
+    "slot",
+    "max_retries",
+    "timeout",
+    "budget",
+    "breaker",
+];
+
+fn read_group(mut f: Fields) -> Result<Group> {
+    f.allow(GROUP_KEYS)?;
+    let name = f.with("name", |i| {
+        let v = i.str()?.trim();
+        if v.is_empty() || v.len() > 64 || v.chars().any(char::is_control) {
+            return Err(i.err("a group name is 1 to 64 printable characters, e.g. name = \"app\""));
+        }
+        Ok(v.to_string())
+    })?;
+    let calls = required(
+        &mut f,
+        "calls",
+        read_calls,
+        "how clients call, e.g. calls = { kind = \"once\", at = \"0s\" }",
+    )?;
+    let count = f.with("count", |i| {
+        let v = i.integer()?;
+        if v < 1 || v as u64 > MAX_STATIONS {
+            return Err(i.err(format!("{v} clients; allowed: 1 to {MAX_STATIONS}")));
+        }
+        Ok(v as u64)
+    })?;
+    let count =
+        match (count, calls) {
+            (Some(c), Calls::Fresh { .. }) if c != 1 => return Err(f.err(
+                "count",
+                "with calls of kind \"fresh\" each call is a new client; omit `count` (or give 1)",
+            )),
+            (_, Calls::Fresh { .. }) => 1,
+            (Some(c), _) => c,
+            (None, _) => {
+                return Err(f.err(
+                    "count",
+                    "missing; the number of clients in this group, e.g. count = 100",
+                ))
+            }
+        };
+    let slot = f.with("slot", positive_duration)?;
+    let (backoff, policy) = match f.get("backoff") {
+        None => (none(), "none".to_string()),
+        Some(v) => {
+            let path = f.key_path("backoff");
+            read_backoff(
+                Item {
+                    path: &path,
+                    value: v,
+                },
+                slot,
+            )?
+        }
+    };
+    let max_retries = f.integer("max_retries", 0, 1_000_000)?.map(|v| v as u32);
+    let timeout = f.with("timeout", positive_duration)?;
+    let budget = f.with("budget", read_budget)?;
+    let breaker = f.with("breaker", read_breaker)?;
+    if let (Some(b), Some(br)) = (budget, breaker) {
+        if b.shared != br.shared() {
+            return Err(f.err(
+                "breaker",
+                "has another scope than `budget`; give both the same scope (\"client\" or \"shared\")",
+            ));
+        }
+    }
+    f.finish(GROUP_KEYS)?;
+    Ok(Group {
+        name: name.unwrap_or_else(|| policy.clone()),
+        count,
+        calls,
+        backoff,
+        policy,
+        slot: slot.unwrap_or(0),
+        max_retries,
+        timeout,
+        budget,
+        breaker,
+    })
+}
+
+/// `none`: the next attempt goes at once.
+fn none() -> BackoffSpec {
+    BackoffSpec::Constant {
+        delay: 0,
+        attempt_limit: u32::MAX,
+    }
+}
+
+/// The bus world's policy table, in seconds: window policies need the
+/// group's `slot`; `none` retries at once; `attempt_limit` is the group's
+/// `max_retries` here, and BLAM (which observes a bus) has no meaning.
+fn read_backoff(item: Item, slot: Option<Time>) -> Result<(BackoffSpec, String)> {
+    let t = match item.value {
+        Value::Table(t) => t,
+        _ => return Err(item.err("expected a table, e.g. backoff = { kind = \"full-jitter\", base = \"100ms\", cap = \"10s\" }")),
+    };
+    let kind = t.get("kind").and_then(Value::as_str).unwrap_or("");
+    let at = |k: &str| FieldError::new(format!("{}.{k}", item.path), "");
+    if kind == "none" {
+        // `base` and `cap` are allowed and unused, so that a sweep over
+        // `backoff.kind` can include `none`.
+        let mut f = Fields::of(item)?;
+        for k in ["kind", "base", "cap"] {
+            f.get(k);
+        }
+        f.finish(&["kind", "base", "cap"])?;
+        return Ok((none(), "none".into()));
+    }
+    if kind == "blam" {
+        return Err(FieldError {
+            message: "blam observes collisions on a bus; the service world has none. Allowed: none and the other policies of `csmacd policies`".into(),
+            ..at("kind")
+        });
+    }
+    if t.contains_key("attempt_limit") {
+        return Err(FieldError {
+            message: "is not used by clients; the group's `max_retries` limits retries".into(),
+            ..at("attempt_limit")
+        });
+    }
+    for (k, v) in t {
+        if let Some(s) = v.as_str() {
+            let s = s.trim_end();
+            if s.ends_with("bit") || s.ends_with("bits") {
+                return Err(FieldError {
+                    message: format!("`{s}` is in bit times, which the service world has not; give a time such as \"100ms\""),
+                    ..at(k)
+                });
+            }
+            if slot.is_none() && (s.ends_with("slot") || s.ends_with("slots")) {
+                return Err(FieldError {
+                    message: format!("`{s}` is in slots; give the group's `slot` (e.g. slot = \"10ms\") or a time such as \"100ms\""),
+                    ..at(k)
+                });
+            }
+        }
+    }
+    if slot.is_none() {
+        if WINDOW_POLICIES.contains(&kind) {
+            return Err(FieldError {
+                message: format!("`{kind}` waits a whole number of slots; give the group's `slot`, e.g. slot = \"10ms\""),
+                ..at("kind")
+            });
+        }
+        for k in ["base", "cap", "delay", "jitter"] {
+            let wants = policies::POLICIES
+                .iter()
+                .find(|d| d.kind == kind)
+                .is_some_and(|d| {
+                    d.params
+                        .iter()
+                        .any(|p| p.key == k && p.default.ends_with("slot"))
+                });
+            if wants && !t.contains_key(k) {
+                return Err(FieldError {
+                    message: format!("missing; the bus default is in slots, so give it as a time here, e.g. {k} = \"100ms\""),
+                    ..at(k)
+                });
+            }
+        }
+    }
+    let spec = policies::read_in_units(item, 0, slot.unwrap_or(0))?;
+    let policy = spec.kind().to_string();
+    Ok((spec, policy))
+}
+
+fn scope(f: &mut Fields) -> Result<bool> {
+    Ok(f.choice("scope", &["client", "shared"])?.as_deref() == Some("shared"))
+}
+
+fn read_budget(item: Item) -> Result<Budget> {
+    let mut f = Fields::of(item)?;
+    let size = f.float("size", 0.0, 1e12)?;
+    let size = f.require(
+        "size",
+        size,
+        "the bucket's capacity in tokens, e.g. size = 10",
+    )?;
+    if size <= 0.0 {
+        return Err(f.err("size", "must be greater than zero"));
+    }
+    let deposit = f.float("deposit", 0.0, 1e12)?.unwrap_or(0.1);
+    let cost = f.float("cost", 0.0, 1e12)?.unwrap_or(1.0);
+    if cost <= 0.0 {
+        return Err(f.err("cost", "must be greater than zero (tokens a retry takes)"));
+    }
+    if cost > size {
+        return Err(f.err(
+            "cost",
+            format!("{cost} is above the bucket's size {size}; no retry could ever be paid; allowed: cost <= size"),
+        ));
+    }
+    let start = f.float("start", 0.0, 1e12)?.unwrap_or(size);
+    if start > size {
+        return Err(f.err(
+            "start",
+            format!("{start} is above the bucket's size {size}; allowed: 0 to size"),
+        ));
+    }
+    let shared = scope(&mut f)?;
+    f.finish(&["size", "deposit", "cost", "start", "scope"])?;
+    Ok(Budget {
+        size,
+        deposit,
+        cost,
+        start,
+        shared,
+    })
+}
+
+fn read_breaker(item: Item) -> Result<Breaker> {
+    let mut f = Fields::of(item)?;
+    let shared = scope(&mut f)?;
+    if f.contains("threshold") || !f.contains("consecutive") {
+        let threshold = f.float("threshold", 0.0, 1.0)?;
+        let threshold = f.require(
+            "threshold",
+            threshold,
+            "the failed share of attempts above which retries stop, e.g. threshold = 0.1 (or a classic breaker: consecutive = 5, open = \"30s\")",
+        )?;
+        let window = f.with("window", |i| {
+            if i.value.as_str() == Some("all") {
+                Ok(None)
+            } else {
+                positive_duration(i).map(Some)
+            }
+        })?;
+        f.finish(&["threshold", "window", "scope"])?;
+        return Ok(Breaker::Ratio {
+            threshold,
+            window: window.flatten(),
+            shared,
+        });
+    }
+    let consecutive = f.integer("consecutive", 1, 1_000_000)?.unwrap_or(5) as u32;
+    let open = required(
+        &mut f,
+        "open",
+        positive_duration,
+        "how long the breaker stays open, e.g. open = \"30s\"",
+    )?;
+    let all = f.choice("mode", &["all", "retries"])?.as_deref() != Some("retries");
+    f.finish(&["consecutive", "open", "mode", "scope"])?;
+    Ok(Breaker::Classic {
+        consecutive,
+        open,
+        all,
+        shared,
+    })
+}
+
+fn read_calls(item: Item) -> Result<Calls> {
+    let mut f = Fields::of(item)?;
+    let all = ["once", "reconnect", "poisson", "fresh", "poll"];
+    let kind = f.choice("kind", &all)?;
+    let kind = f.require("kind", kind, "one of once, reconnect, poisson, fresh, poll")?;
+    let at = |f: &mut Fields| -> Result<Time> { Ok(f.with("at", duration_of)?.unwrap_or(0)) };
+    let (calls, keys): (Calls, &[&str]) = match kind.as_str() {
+        "once" => (Calls::Once { at: at(&mut f)? }, &["kind", "at"]),
+        "reconnect" => (Calls::Reconnect { at: at(&mut f)? }, &["kind", "at"]),
+        "poisson" => {
+            let rate = required(
+                &mut f,
+                "rate",
+                rate,
+                "calls per second per client, e.g. rate = \"10/s\"",
+            )?;
+            let until = required(
+                &mut f,
+                "until",
+                positive_duration,
+                "when clients stop starting calls, e.g. until = \"10s\"",
+            )?;
+            (Calls::Poisson { rate, until }, &["kind", "rate", "until"])
+        }
+        "fresh" => {
+            let base = required(
+                &mut f,
+                "rate",
+                rate,
+                "calls per second, e.g. rate = \"70/s\"",
+            )?;
+            let surge = f.with("surge", |i| {
+                let mut s = Fields::of(i)?;
+                let rate = required(
+                    &mut s,
+                    "rate",
+                    rate,
+                    "the rate during the surge, e.g. rate = \"150/s\"",
+                )?;
+                let from = required(
+                    &mut s,
+                    "from",
+                    duration_of,
+                    "when the surge starts, e.g. from = \"20s\"",
+                )?;
+                let to = required(
+                    &mut s,
+                    "to",
+                    duration_of,
+                    "when the surge ends, e.g. to = \"30s\"",
+                )?;
+                if to <= from {
+                    return Err(s.err(
+                        "to",
+                        format!(
+                            "{} is not after from = {}; a surge must end after it starts",
+                            units::format_ps(to),
+                            units::format_ps(from)
+                        ),
+                    ));
+                }
+                s.finish(&["rate", "from", "to"])?;
+                Ok(Surge { rate, from, to })
+            })?;
+            (
+                Calls::Fresh { rate: base, surge },
+                &["kind", "rate", "surge"],
+            )
+        }
+        _ => {
+            let at = at(&mut f)?;
+            let job = f.with("job", read_delay)?;
+            let job = f.require("job", job, "how long the job takes, e.g. job = \"5s\"")?;
+            (Calls::Poll { at, job }, &["kind", "at", "job"])
+        }
+    };
+    f.finish(keys)?;
+    Ok(calls)
+}

@@ -1,0 +1,381 @@
+//! The clients' side: calls start (once, after a drop, as Poisson processes,
+//! from fresh clients, as polls of a job), attempts go out, replies and
+//! timeouts come back, and after a failure the gates and the backoff policy
+//! decide whether and when the next attempt goes.
+
+use super::gates::GateState;
+use super::{Call, Calls, Ev, Outcome, ServerKind, Sim};
+use crate::backoff::{BackoffState, ChannelHistory};
+use crate::engine::Time;
+use crate::seed::{self, Stream};
+use rand::RngExt;
+
+impl Sim<'_> {
+    /// Schedules what every group does first.
+    pub(super) fn start(&mut self) {
+        for gi in 0..self.sc.groups.len() {
+            let g = &self.sc.groups[gi];
+            match g.calls {
+                Calls::Once { at } => {
+                    self.now = at;
+                    for c in 0..g.count {
+                        let call = self.new_call(gi, c, 0);
+                        self.q.push(at, Ev::Send { call });
+                    }
+                }
+                Calls::Reconnect { at } | Calls::Poll { at, .. } => {
+                    self.now = at;
+                    for c in 0..g.count {
+                        let call = self.new_call(gi, c, 1);
+                        if let Calls::Poll { job, .. } = g.calls {
+                            let ready = super::draw_delay(&job, &mut self.arrivals[gi]);
+                            self.call_mut(call).ready_at = at + ready;
+                        }
+                        let wait = self.wait(call, None);
+                        self.q.push(at + wait, Ev::Send { call });
+                    }
+                }
+                Calls::Poisson { .. } | Calls::Fresh { .. } => {
+                    self.now = 0;
+                    if let Some(t) = self.next_arrival(gi) {
+                        self.q.push(t, Ev::Arrival { group: gi as u32 });
+                    }
+                }
+            }
+        }
+        self.now = 0;
+    }
+
+    /// The next call time of a `poisson` or `fresh` group after now, if
+    /// before its end: the rate is piecewise constant (a surge raises it).
+    fn next_arrival(&mut self, gi: usize) -> Option<Time> {
+        let g = &self.sc.groups[gi];
+        let end = self.sc.duration;
+        let rng = &mut self.arrivals[gi];
+        let mut e = -(1.0 - rng.random::<f64>()).ln();
+        let mut t = self.now;
+        loop {
+            // The rate from t, and until when it holds.
+            let (rate, until) = match g.calls {
+                Calls::Poisson { rate, until } => {
+                    if t >= until {
+                        return None;
+                    }
+                    (rate * g.count as f64, until)
+                }
+                Calls::Fresh { rate, surge } => match surge {
+                    Some(s) if t < s.from => (rate, s.from),
+                    Some(s) if t < s.to => (s.rate, s.to),
+                    _ => (rate, Time::MAX),
+                },
+                _ => return None,
+            };
+            let dt = e / rate * 1e12;
+            if (t as f64 + dt) < until as f64 {
+                let at = (t as f64 + dt).round() as Time;
+                return (at <= end).then_some(at.max(self.now));
+            }
+            if until >= end {
+                return None;
+            }
+            e -= (until - t) as f64 / 1e12 * rate;
+            t = until;
+        }
+    }
+
+    pub(super) fn arrival(&mut self, gi: usize) {
+        let g = &self.sc.groups[gi];
+        let client = match g.calls {
+            Calls::Fresh { .. } => {
+                self.fresh_clients[gi] += 1;
+                self.fresh_clients[gi] - 1
+            }
+            _ => self.arrivals[gi].random_range(0..g.count),
+        };
+        let call = self.new_call(gi, client, 0);
+        self.send(call);
+        if let Some(t) = self.next_arrival(gi) {
+            self.q.push(t, Ev::Arrival { group: gi as u32 });
+        }
+    }
+
+    /// A new call of client `client` of group `gi`, with `n` failures behind it.
+    fn new_call(&mut self, gi: usize, client: u64, n: u32) -> u32 {
+        let g = &self.sc.groups[gi];
+        let counted = self.now >= self.sc.warmup;
+        if counted {
+            self.counts[gi].calls += 1;
+        }
+        let stream = seed::derive(self.run_seed, &[seed::BACKOFF, self.serial]);
+        self.serial += 1;
+        let c = Call {
+            group: gi as u32,
+            client,
+            n,
+            retries: 0,
+            sent: 0,
+            seq: u64::MAX,
+            waiting: false,
+            counted,
+            ready_at: 0,
+            backoff: BackoffState::new(&g.backoff),
+            rng: Stream::new(stream, true),
+        };
+        match self.free.pop() {
+            Some(k) => {
+                self.calls[k as usize] = Some(c);
+                k
+            }
+            None => {
+                self.calls.push(Some(c));
+                (self.calls.len() - 1) as u32
+            }
+        }
+    }
+
+    fn call_mut(&mut self, call: u32) -> &mut Call {
+        self.calls[call as usize]
+            .as_mut()
+            .expect("a scheduled call is live")
+    }
+
+    /// The gate state of a call's scope.
+    fn gate(&mut self, gi: usize, client: u64) -> &mut GateState {
+        let g = &self.sc.groups[gi];
+        let shared = g.breaker.is_none_or(|b| b.shared()) && g.budget.is_none_or(|b| b.shared);
+        let gates = &mut self.gates[gi];
+        if shared {
+            &mut gates.shared
+        } else {
+            gates
+                .per_client
+                .entry(client)
+                .or_insert_with(|| GateState::new(g.budget.as_ref()))
+        }
+    }
+
+    /// The policy's wait after the call's n-th failure, at least `at_least`.
+    fn wait(&mut self, call: u32, at_least: Option<Time>) -> Time {
+        let gi = self.call_mut(call).group as usize;
+        let g = &self.sc.groups[gi];
+        let c = self.calls[call as usize].as_mut().expect("live call");
+        let n = c.n;
+        let (backoff, rng) = (&mut c.backoff, &mut c.rng);
+        let d = rng.with(|r| {
+            backoff
+                .draw(&g.backoff, n, g.slot, &ChannelHistory::default(), r)
+                .delay
+        });
+        d.max(at_least.unwrap_or(0)).min(1_000_000_000_000_000_000)
+    }
+
+    /// The call's next attempt leaves its client.
+    pub(super) fn send(&mut self, call: u32) {
+        let (gi, client, first) = {
+            let c = self.call_mut(call);
+            (c.group as usize, c.client, c.sent == 0)
+        };
+        let g = &self.sc.groups[gi];
+        if first {
+            if let Some(br) = g.breaker {
+                let now = self.now;
+                if self.gate(gi, client).blocks_call(&br, now) {
+                    return self.end_call(call);
+                }
+            }
+            if let Some(b) = g.budget {
+                self.gate(gi, client).deposit(&b);
+            }
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let c = self.call_mut(call);
+        c.sent += 1;
+        c.seq = seq;
+        c.waiting = true;
+        if let Some(t) = g.timeout {
+            self.q.push(self.now + t, Ev::Timeout { call, seq });
+        }
+        let d = self.delay();
+        match self.sc.server.kind {
+            ServerKind::Occ => self.q.push(self.now + d, Ev::OccRead { call, seq }),
+            _ => {
+                self.count_attempt(call);
+                self.q.push(
+                    self.now + d,
+                    Ev::AtServer {
+                        call,
+                        seq,
+                        version: 0,
+                    },
+                );
+            }
+        }
+    }
+
+    fn count_attempt(&mut self, call: u32) {
+        let c = self.call_mut(call);
+        let (gi, counted) = (c.group as usize, c.counted);
+        if counted {
+            self.counts[gi].attempts += 1;
+        }
+        if let Some(b) = self.bin() {
+            b.attempts += 1;
+        }
+    }
+
+    /// The live call waiting for attempt `seq`, if any.
+    fn waiting(&mut self, call: u32, seq: u64) -> bool {
+        matches!(self.calls.get(call as usize), Some(Some(c)) if c.waiting && c.seq == seq)
+    }
+
+    /// An OCC read came back: write with the version read.
+    pub(super) fn occ_write(&mut self, call: u32, seq: u64, version: u64) {
+        if !self.waiting(call, seq) {
+            return;
+        }
+        self.count_attempt(call);
+        let d = self.delay();
+        self.q
+            .push(self.now + d, Ev::AtServer { call, seq, version });
+    }
+
+    pub(super) fn timeout(&mut self, call: u32, seq: u64) {
+        if self.waiting(call, seq) {
+            self.call_mut(call).waiting = false;
+            self.failed(call, None, true);
+        }
+    }
+
+    pub(super) fn reply(&mut self, call: u32, seq: u64, outcome: Outcome) {
+        if !self.waiting(call, seq) {
+            return;
+        }
+        self.call_mut(call).waiting = false;
+        match outcome {
+            Outcome::Ok => self.succeeded(call),
+            Outcome::NotReady => self.failed(call, None, false),
+            Outcome::Fail { retry_after } => {
+                let ra = if retry_after {
+                    self.sc.server.retry_after
+                } else {
+                    None
+                };
+                self.failed(call, ra, true)
+            }
+            Outcome::ClientError => {
+                if let Some(b) = self.bin() {
+                    b.failures += 1;
+                }
+                self.end_call(call)
+            }
+        }
+    }
+
+    fn succeeded(&mut self, call: u32) {
+        let (gi, client, counted, ready_at) = {
+            let c = self.call_mut(call);
+            (c.group as usize, c.client, c.counted, c.ready_at)
+        };
+        let now = self.now;
+        if let Some(br) = self.sc.groups[gi].breaker {
+            self.gate(gi, client).record(&br, now, false);
+        }
+        if let Some(b) = self.bin() {
+            b.successes += 1;
+        }
+        let cnt = &mut self.counts[gi];
+        if counted {
+            cnt.successes += 1;
+            cnt.completion = Some(now);
+            if let Calls::Poll { .. } = self.sc.groups[gi].calls {
+                cnt.lateness_ps += now.saturating_sub(ready_at) as f64;
+                cnt.lateness_n += 1;
+            }
+        }
+        if let Calls::Reconnect { .. } = self.sc.groups[gi].calls {
+            let flag = &mut self.connected[gi][client as usize];
+            if !*flag {
+                *flag = true;
+                self.connected_total += 1;
+                let cnt = &mut self.counts[gi];
+                cnt.connected += 1;
+                if cnt.connected == self.sc.groups[gi].count && cnt.all_connected.is_none() {
+                    cnt.all_connected = Some(now);
+                }
+                if self.connected_total == self.reconnect_total && self.all_connected.is_none() {
+                    self.all_connected = Some(now);
+                }
+            }
+        }
+        self.end_call(call);
+    }
+
+    /// An attempt failed (`error`: a failure the breaker counts; a poll
+    /// answered "not ready" is not one). Retries if the gates let it.
+    fn failed(&mut self, call: u32, retry_after: Option<Time>, error: bool) {
+        let (gi, client, retries) = {
+            let c = self.call_mut(call);
+            (c.group as usize, c.client, c.retries)
+        };
+        let g = &self.sc.groups[gi];
+        let now = self.now;
+        if error {
+            if let Some(b) = self.bin() {
+                b.failures += 1;
+            }
+            if let Some(br) = g.breaker {
+                self.gate(gi, client).record(&br, now, true);
+            }
+        }
+        if g.max_retries.is_some_and(|m| retries >= m) {
+            return self.end_call(call);
+        }
+        if let Some(br) = g.breaker {
+            if self.gate(gi, client).blocks_retry(&br, now) {
+                return self.end_call(call);
+            }
+        }
+        if let Some(b) = g.budget {
+            if !self.gate(gi, client).pay(&b) {
+                return self.end_call(call);
+            }
+        }
+        let c = self.call_mut(call);
+        c.n = c.n.saturating_add(1);
+        c.retries += 1;
+        let wait = self.wait(call, retry_after);
+        self.q.push(now + wait, Ev::Send { call });
+    }
+
+    /// The call is over (succeeded or failed for good).
+    fn end_call(&mut self, call: u32) {
+        if let Some(c) = self.calls[call as usize].take() {
+            let g = &self.sc.groups[c.group as usize];
+            if matches!(g.calls, Calls::Fresh { .. }) {
+                self.gates[c.group as usize].per_client.remove(&c.client);
+            }
+        }
+        self.free.push(call);
+    }
+
+    /// A crash drops every connected client: each starts a new call with
+    /// the drop as its first failure.
+    pub(super) fn drop_connected(&mut self) {
+        for gi in 0..self.sc.groups.len() {
+            if !matches!(self.sc.groups[gi].calls, Calls::Reconnect { .. }) {
+                continue;
+            }
+            for client in 0..self.sc.groups[gi].count {
+                if !std::mem::take(&mut self.connected[gi][client as usize]) {
+                    continue;
+                }
+                self.connected_total -= 1;
+                self.counts[gi].connected -= 1;
+                let call = self.new_call(gi, client, 1);
+                let wait = self.wait(call, None);
+                self.q.push(self.now + wait, Ev::Send { call });
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! What a service run is given: the server, the network, the client groups
+//! and their retry gates, typed and already validated (scenario/service.rs).
+
+use crate::backoff::BackoffSpec;
+use crate::engine::Time;
+
+/// A validated service scenario: clients retrying against one server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    /// The horizon; a run ends earlier when no work is left.
+    pub duration: Time,
+    /// Calls started before this are neither counted nor are their attempts.
+    pub warmup: Time,
+    pub replications: u32,
+    pub server: Server,
+    /// The delay of each network leg, drawn afresh per leg.
+    pub network: Delay,
+    pub groups: Vec<Group>,
+    /// The width of a timeseries bin.
+    pub bin: Time,
+}
+
+/// The server every client calls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Server {
+    pub kind: ServerKind,
+    /// Sent with refusals and error replies: the client waits at least this.
+    pub retry_after: Option<Time>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServerKind {
+    /// A FIFO queue served one attempt at a time.
+    Queue {
+        /// Attempts served per second.
+        rate: f64,
+        service: Service,
+        /// Attempts in the system (queued or in service) at which an
+        /// arriving attempt is refused at once.
+        queue_limit: Option<u64>,
+        /// An arrival that would make the attempts in the system exceed this
+        /// crashes the server: everything in it is dropped.
+        crash_above: Option<u64>,
+        /// Down time after a crash.
+        restart: Time,
+    },
+    /// Each attempt fails with probability `failure` (retryable) or
+    /// `client_error` (not retryable); no capacity limit.
+    Flaky { failure: f64, client_error: f64 },
+    /// One optimistically locked row: read the version, then write if it is
+    /// unchanged.
+    Occ,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    Deterministic,
+    Exponential,
+}
+
+/// A duration drawn per use: fixed, |N(mean, sd)| or exponential.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Delay {
+    Fixed(Time),
+    AbsNormal { mean: Time, sd: Time },
+    Exponential { mean: Time },
+}
+
+impl Delay {
+    /// The mean, in picoseconds (for estimates).
+    pub fn mean_ps(&self) -> f64 {
+        match *self {
+            Delay::Fixed(t) => t as f64,
+            Delay::AbsNormal { mean, .. } | Delay::Exponential { mean } => mean as f64,
+        }
+    }
+}
+
+/// A rate that becomes `rate` over [from, to).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Surge {
+    /// Calls per second during the surge.
+    pub rate: f64,
+    pub from: Time,
+    pub to: Time,
+}
+
+/// How a group's clients start calls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Calls {
+    /// One call per client at `at`.
+    Once { at: Time },
+    /// Each client is dropped at `at` and reconnects; a crash drops the
+    /// connected ones again.
+    Reconnect { at: Time },
+    /// Each client starts calls as a Poisson process of `rate` per second
+    /// until `until`.
+    Poisson { rate: f64, until: Time },
+    /// One Poisson process of calls, each from a new client.
+    Fresh { rate: f64, surge: Option<Surge> },
+    /// Each client starts a job at `at` that is ready after `job`, and polls.
+    Poll { at: Time, job: Delay },
+}
+
+/// A token bucket for retries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    pub size: f64,
+    pub deposit: f64,
+    pub cost: f64,
+    pub start: f64,
+    pub shared: bool,
+}
+
+/// A circuit breaker for retries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Breaker {
+    /// No retries while the failed share of attempts over the last `window`
+    /// (None: since the start) exceeds `threshold`.
+    Ratio {
+        threshold: f64,
+        window: Option<Time>,
+        shared: bool,
+    },
+    /// Opens after `consecutive` failed attempts in a row, for `open`; while
+    /// open, calls (`all`) or only retries fail at once; one failure after it
+    /// closes reopens it.
+    Classic {
+        consecutive: u32,
+        open: Time,
+        all: bool,
+        shared: bool,
+    },
+}
+
+impl Breaker {
+    pub fn shared(&self) -> bool {
+        match *self {
+            Breaker::Ratio { shared, .. } | Breaker::Classic { shared, .. } => shared,
+        }
+    }
+}
+
+/// A group of clients with one way of calling and one retry policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub name: String,
+    /// Clients (1 for `fresh`, where each call is a new client).
+    pub count: u64,
+    pub calls: Calls,
+    /// The wait before the next attempt after the n-th failure; a zero
+    /// constant for `none`.
+    pub backoff: BackoffSpec,
+    /// The policy's name as written (`none` included).
+    pub policy: String,
+    /// What one slot is, for window policies ("4slot", beb's r slots).
+    pub slot: Time,
+    pub max_retries: Option<u32>,
+    pub timeout: Option<Time>,
+    pub budget: Option<Budget>,
+    pub breaker: Option<Breaker>,
+}
+
+impl Scenario {
+    pub fn client_count(&self) -> u64 {
+        self.groups.iter().map(|g| g.count).sum()
+    }
+
+    /// The surge of a `fresh` group, if any.
+    pub fn surge(&self) -> Option<Surge> {
+        self.groups.iter().find_map(|g| match g.calls {
+            Calls::Fresh { surge, .. } => surge,
+            _ => None,
+        })
+    }
+
+    pub fn has_poll(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| matches!(g.calls, Calls::Poll { .. }))
+    }
+
+    /// Calls expected over the run (for estimates).
+    pub fn expected_calls(&self) -> f64 {
+        let secs = self.duration as f64 / 1e12;
+        self.groups
+            .iter()
+            .map(|g| match g.calls {
+                Calls::Once { .. } | Calls::Reconnect { .. } | Calls::Poll { .. } => g.count as f64,
+                Calls::Poisson { rate, until } => {
+                    g.count as f64 * rate * (until.min(self.duration) as f64 / 1e12)
+                }
+                Calls::Fresh { rate, surge } => {
+                    rate * secs
+                        + surge.map_or(0.0, |s| {
+                            s.rate * (s.to.min(self.duration) - s.from.min(self.duration)) as f64
+                                / 1e12
+                        })
+                }
+            })
+            .sum()
+    }
+
+    /// An upper estimate of the memory one run and the kept results need:
+    /// per client its state and stream (about 64 bytes), per call in flight
+    /// about 96 bytes (bounded by the calls of the run), the timeseries, and
+    /// the per-group rows of every replication.
+    pub fn memory_estimate_bytes(&self) -> f64 {
+        const CLIENT_BYTES: f64 = 64.0;
+        const CALL_BYTES: f64 = 96.0;
+        const BIN_BYTES: f64 = 64.0;
+        let bins = (self.duration / self.bin.max(1)) as f64 + 1.0;
+        let per_run = self.client_count() as f64 * CLIENT_BYTES
+            + self.expected_calls().min(1e8) * CALL_BYTES
+            + bins * BIN_BYTES * 2.0;
+        per_run + self.replications as f64 * (self.groups.len() as f64 * 256.0 + bins * BIN_BYTES)
+    }
+
+    /// A rough relative cost of one run: calls times a few events each, plus
+    /// the clients.
+    pub fn work_estimate(&self) -> f64 {
+        self.expected_calls() * 8.0 + self.client_count() as f64
+    }
+}

@@ -1,0 +1,168 @@
+//! The gates a retry must pass: a token bucket (retry budget) and a circuit
+//! breaker, each per client or shared by a group. First attempts are never
+//! gated, except by an open classic breaker in mode `all`.
+
+use super::config::{Breaker, Budget};
+use crate::engine::Time;
+use std::collections::VecDeque;
+
+/// The gate state of one scope (a client, or a whole group when shared).
+#[derive(Clone, Debug, Default)]
+pub struct GateState {
+    tokens: f64,
+    /// Outcomes in the ratio breaker's window: (time, failed).
+    window: VecDeque<(Time, bool)>,
+    failed: u64,
+    total: u64,
+    /// Classic breaker: failures in a row, open until, and whether the next
+    /// failure reopens it (half open).
+    consecutive: u32,
+    open_until: Time,
+    half_open: bool,
+}
+
+impl GateState {
+    pub fn new(budget: Option<&Budget>) -> Self {
+        GateState {
+            tokens: budget.map_or(0.0, |b| b.start),
+            ..GateState::default()
+        }
+    }
+
+    /// A first attempt deposits into the bucket.
+    pub fn deposit(&mut self, budget: &Budget) {
+        self.tokens = (self.tokens + budget.deposit).min(budget.size);
+    }
+
+    /// Takes the cost of a retry if the bucket holds it.
+    pub fn pay(&mut self, budget: &Budget) -> bool {
+        if self.tokens >= budget.cost {
+            self.tokens -= budget.cost;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether the breaker stops retries at `now`.
+    pub fn blocks_retry(&mut self, breaker: &Breaker, now: Time) -> bool {
+        match *breaker {
+            Breaker::Ratio {
+                threshold, window, ..
+            } => {
+                self.prune(window, now);
+                self.total > 0 && self.failed as f64 > threshold * self.total as f64
+            }
+            Breaker::Classic { .. } => now < self.open_until,
+        }
+    }
+
+    /// Whether an open classic breaker in mode `all` fails a call at once.
+    pub fn blocks_call(&self, breaker: &Breaker, now: Time) -> bool {
+        matches!(breaker, Breaker::Classic { all: true, .. }) && now < self.open_until
+    }
+
+    /// Records an attempt's outcome.
+    pub fn record(&mut self, breaker: &Breaker, now: Time, failed: bool) {
+        match *breaker {
+            Breaker::Ratio { window, .. } => {
+                if window.is_some() {
+                    self.window.push_back((now, failed));
+                }
+                self.total += 1;
+                self.failed += u64::from(failed);
+                self.prune(window, now);
+            }
+            Breaker::Classic {
+                consecutive, open, ..
+            } => {
+                if !failed {
+                    self.consecutive = 0;
+                    self.half_open = false;
+                    return;
+                }
+                if now < self.open_until {
+                    // An attempt sent before it opened; the breaker is open already.
+                    return;
+                }
+                self.consecutive += 1;
+                if self.half_open || self.consecutive >= consecutive {
+                    self.open_until = now.saturating_add(open);
+                    self.half_open = true;
+                    self.consecutive = 0;
+                }
+            }
+        }
+    }
+
+    fn prune(&mut self, window: Option<Time>, now: Time) {
+        let Some(w) = window else { return };
+        while let Some(&(t, failed)) = self.window.front() {
+            if t.saturating_add(w) > now {
+                break;
+            }
+            self.window.pop_front();
+            self.total -= 1;
+            self.failed -= u64::from(failed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_pays_only_what_it_holds() {
+        let b = Budget {
+            size: 2.0,
+            deposit: 0.5,
+            cost: 1.0,
+            start: 1.0,
+            shared: true,
+        };
+        let mut g = GateState::new(Some(&b));
+        assert!(g.pay(&b));
+        assert!(!g.pay(&b));
+        for _ in 0..10 {
+            g.deposit(&b);
+        }
+        assert!(g.pay(&b) && g.pay(&b) && !g.pay(&b));
+    }
+
+    #[test]
+    fn ratio_breaker_forgets_outside_its_window() {
+        let br = Breaker::Ratio {
+            threshold: 0.5,
+            window: Some(10),
+            shared: true,
+        };
+        let mut g = GateState::new(None);
+        g.record(&br, 0, true);
+        g.record(&br, 1, true);
+        assert!(g.blocks_retry(&br, 5));
+        assert!(!g.blocks_retry(&br, 11));
+    }
+
+    #[test]
+    fn classic_breaker_opens_and_reopens_on_one_failure() {
+        let br = Breaker::Classic {
+            consecutive: 3,
+            open: 100,
+            all: true,
+            shared: false,
+        };
+        let mut g = GateState::new(None);
+        for t in 0..3 {
+            assert!(!g.blocks_call(&br, t));
+            g.record(&br, t, true);
+        }
+        assert!(g.blocks_call(&br, 50) && g.blocks_retry(&br, 50));
+        assert!(!g.blocks_call(&br, 103));
+        g.record(&br, 104, true);
+        assert!(g.blocks_call(&br, 105));
+        g.record(&br, 300, false);
+        g.record(&br, 301, true);
+        assert!(!g.blocks_call(&br, 302));
+    }
+}

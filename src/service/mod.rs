@@ -1,0 +1,369 @@
+//! The service world: clients making calls to one server, failing and
+//! retrying with the shared backoff policies. No I/O, no wall clock; once a
+//! scenario is validated nothing here can fail.
+//!
+//! `config` is what a run is given; `client` starts calls, sends attempts and
+//! decides retries; `server` answers them (a FIFO queue that can crash, a
+//! flaky server, an optimistically locked row); `gates` holds retry budgets
+//! and breakers; `metrics` counts. This file holds the run's state and the
+//! event loop.
+
+mod client;
+mod config;
+mod gates;
+mod metrics;
+mod server;
+
+pub use config::{
+    Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
+};
+pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
+
+use crate::backoff::BackoffState;
+use crate::engine::{EventQueue, Time};
+use crate::seed::{self, Stream};
+use gates::GateState;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{HashMap, VecDeque};
+
+/// Stream tags of the service world (beside the bus's in `seed`).
+const NETWORK: u64 = 0x4e45_5457;
+const SERVER: u64 = 0x5345_5256;
+
+/// What a reply tells its client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    /// A poll answered before the job is ready.
+    NotReady,
+    /// A retryable failure (refusal, 5xx, conflict, crash), with Retry-After.
+    Fail {
+        retry_after: bool,
+    },
+    /// A non-retryable error: the call fails at once.
+    ClientError,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The next call of a `poisson` or `fresh` group.
+    Arrival {
+        group: u32,
+    },
+    /// A call's next attempt leaves its client.
+    Send {
+        call: u32,
+    },
+    /// An attempt (or an OCC write) reaches the server.
+    AtServer {
+        call: u32,
+        seq: u64,
+        version: u64,
+    },
+    /// An OCC read reaches the server.
+    OccRead {
+        call: u32,
+        seq: u64,
+    },
+    /// An OCC read's reply reaches the client.
+    OccVersion {
+        call: u32,
+        seq: u64,
+        version: u64,
+    },
+    Reply {
+        call: u32,
+        seq: u64,
+        outcome: Outcome,
+    },
+    Timeout {
+        call: u32,
+        seq: u64,
+    },
+    /// The queue server finishes the attempt at its head.
+    Done {
+        epoch: u32,
+    },
+    Restart,
+}
+
+/// A call in progress.
+struct Call {
+    group: u32,
+    client: u64,
+    /// Failures so far (the backoff's n after the next one).
+    n: u32,
+    retries: u32,
+    /// Attempts sent so far.
+    sent: u32,
+    /// The attempt being waited for (unique in the run), if waiting.
+    seq: u64,
+    waiting: bool,
+    counted: bool,
+    /// Poll: when the job is ready.
+    ready_at: Time,
+    backoff: BackoffState,
+    rng: Stream,
+}
+
+/// The gate scopes of one group.
+#[derive(Default)]
+struct GroupGates {
+    shared: GateState,
+    per_client: HashMap<u64, GateState>,
+}
+
+/// The queue server's state (also what the timeseries shows for the others).
+struct ServerState {
+    up: bool,
+    /// Attempts queued or in service: (call, seq).
+    queue: VecDeque<(u32, u64)>,
+    busy: bool,
+    /// Bumped by a crash, so that a pending `Done` of the lost attempt is ignored.
+    epoch: u32,
+    /// The OCC row's version.
+    version: u64,
+}
+
+struct Sim<'a> {
+    sc: &'a Scenario,
+    run_seed: u64,
+    q: EventQueue<Ev>,
+    now: Time,
+    calls: Vec<Option<Call>>,
+    free: Vec<u32>,
+    /// Calls started so far, for their streams.
+    serial: u64,
+    next_seq: u64,
+    /// Per reconnect group, whether each client is connected.
+    connected: Vec<Vec<bool>>,
+    connected_total: u64,
+    reconnect_total: u64,
+    /// Fresh clients started per group.
+    fresh_clients: Vec<u64>,
+    gates: Vec<GroupGates>,
+    net: ChaCha8Rng,
+    server_rng: ChaCha8Rng,
+    arrivals: Vec<ChaCha8Rng>,
+    server: ServerState,
+    counts: Vec<GroupCount>,
+    crashes: u64,
+    all_connected: Option<Time>,
+    bins: Vec<Bin>,
+    cur_bin: usize,
+    /// Surge recovery: first time the queue is at most 10 after the surge,
+    /// and the largest queue over the horizon's last 20 s.
+    recovery: Option<Time>,
+    surge_checked: bool,
+    tail_from: Time,
+    tail_max: Option<u64>,
+    events: u64,
+}
+
+/// Runs one replication of `sc` with the given run seed.
+pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
+    let mut sim = Sim::new(sc, run_seed);
+    sim.start();
+    while let Some((t, ev)) = sim.q.pop() {
+        if t > sc.duration {
+            break;
+        }
+        sim.advance(t);
+        sim.now = t;
+        sim.events += 1;
+        sim.handle(ev);
+        sim.after_event();
+    }
+    sim.finish()
+}
+
+impl<'a> Sim<'a> {
+    fn new(sc: &'a Scenario, run_seed: u64) -> Self {
+        let rng = |tags: &[u64]| ChaCha8Rng::seed_from_u64(seed::derive(run_seed, tags));
+        let bins = sc.duration.div_ceil(sc.bin.max(1)) as usize;
+        let connected = sc
+            .groups
+            .iter()
+            .map(|g| match g.calls {
+                Calls::Reconnect { .. } => vec![false; g.count as usize],
+                _ => Vec::new(),
+            })
+            .collect();
+        let reconnect_total = sc
+            .groups
+            .iter()
+            .filter(|g| matches!(g.calls, Calls::Reconnect { .. }))
+            .map(|g| g.count)
+            .sum();
+        let gates = sc
+            .groups
+            .iter()
+            .map(|g| GroupGates {
+                shared: GateState::new(g.budget.as_ref()),
+                per_client: HashMap::new(),
+            })
+            .collect();
+        Sim {
+            sc,
+            run_seed,
+            q: EventQueue::new(),
+            now: 0,
+            calls: Vec::new(),
+            free: Vec::new(),
+            serial: 0,
+            next_seq: 0,
+            connected,
+            connected_total: 0,
+            reconnect_total,
+            fresh_clients: vec![0; sc.groups.len()],
+            gates,
+            net: rng(&[NETWORK]),
+            server_rng: rng(&[SERVER]),
+            arrivals: (0..sc.groups.len() as u64)
+                .map(|g| rng(&[seed::TRAFFIC, g]))
+                .collect(),
+            server: ServerState {
+                up: true,
+                queue: VecDeque::new(),
+                busy: false,
+                epoch: 0,
+                version: 0,
+            },
+            counts: vec![GroupCount::default(); sc.groups.len()],
+            crashes: 0,
+            all_connected: None,
+            bins: vec![Bin::default(); bins],
+            cur_bin: 0,
+            recovery: None,
+            surge_checked: false,
+            tail_from: sc.duration.saturating_sub(20_000_000_000_000),
+            tail_max: None,
+            events: 0,
+        }
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrival { group } => self.arrival(group as usize),
+            Ev::Send { call } => self.send(call),
+            Ev::AtServer { call, seq, version } => self.at_server(call, seq, version),
+            Ev::OccRead { call, seq } => {
+                let version = self.server.version;
+                let d = self.delay();
+                self.q
+                    .push(self.now + d, Ev::OccVersion { call, seq, version });
+            }
+            Ev::OccVersion { call, seq, version } => self.occ_write(call, seq, version),
+            Ev::Reply { call, seq, outcome } => self.reply(call, seq, outcome),
+            Ev::Timeout { call, seq } => self.timeout(call, seq),
+            Ev::Done { epoch } => self.done(epoch),
+            Ev::Restart => self.server.up = true,
+        }
+    }
+
+    /// Attempts in the system of a queue server.
+    fn in_system(&self) -> u64 {
+        self.server.queue.len() as u64
+    }
+
+    /// Closes the timeseries bins that end at or before `t`, with the state
+    /// that held until then, and takes the surge and tail marks due by `t`.
+    fn advance(&mut self, t: Time) {
+        let bin = self.sc.bin.max(1);
+        while self.cur_bin < self.bins.len() && (self.cur_bin as u64 + 1) * bin <= t {
+            self.close_bin();
+        }
+        if let Some(s) = self.sc.surge() {
+            if t >= s.to && !self.surge_checked {
+                self.surge_checked = true;
+                if self.in_system() <= 10 {
+                    self.recovery = Some(0);
+                }
+            }
+            if t >= self.tail_from && self.tail_max.is_none() {
+                self.tail_max = Some(self.in_system());
+            }
+        }
+    }
+
+    fn close_bin(&mut self) {
+        let queue = self.in_system();
+        let b = &mut self.bins[self.cur_bin];
+        b.queue = queue;
+        b.connected = self.connected_total;
+        b.server_up = self.server.up;
+        self.cur_bin += 1;
+    }
+
+    fn after_event(&mut self) {
+        if let Some(s) = self.sc.surge() {
+            let q = self.in_system();
+            if self.now >= s.to && self.recovery.is_none() && q <= 10 {
+                self.recovery = Some(self.now - s.to);
+            }
+            if let Some(m) = self.tail_max.as_mut() {
+                *m = (*m).max(q);
+            }
+        }
+    }
+
+    /// The current bin, for counters.
+    fn bin(&mut self) -> Option<&mut Bin> {
+        self.bins.get_mut(self.cur_bin)
+    }
+
+    fn finish(mut self) -> RunResult {
+        self.advance(self.sc.duration);
+        while self.cur_bin < self.bins.len() {
+            self.close_bin();
+        }
+        let recovered = self
+            .sc
+            .surge()
+            .map(|_| self.recovery.is_some() && self.tail_max.unwrap_or(0) <= 50);
+        RunResult {
+            columns: self.sc.columns(),
+            groups: self
+                .sc
+                .groups
+                .iter()
+                .zip(self.counts)
+                .map(|(g, c)| (g.name.clone(), g.count, c))
+                .collect(),
+            crashes: self.crashes,
+            all_connected: self.all_connected,
+            recovered,
+            recovery: self.recovery,
+            bin: self.sc.bin,
+            bins: self.bins,
+            events: self.events,
+        }
+    }
+
+    /// One network leg's delay.
+    fn delay(&mut self) -> Time {
+        draw_delay(&self.sc.network, &mut self.net)
+    }
+}
+
+/// The longest drawn duration, 10^6 s: sums of a few stay inside the clock.
+const MAX_DRAW: f64 = 1e18;
+
+/// A draw of `d` in picoseconds.
+fn draw_delay(d: &Delay, rng: &mut ChaCha8Rng) -> Time {
+    match *d {
+        Delay::Fixed(t) => t,
+        Delay::AbsNormal { mean, sd } => {
+            // Box-Muller: one standard normal from two uniforms.
+            let u1 = 1.0 - rng.random::<f64>();
+            let u2: f64 = rng.random();
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            (mean as f64 + sd as f64 * z).abs().min(MAX_DRAW).round() as Time
+        }
+        Delay::Exponential { mean } => {
+            let u = 1.0 - rng.random::<f64>();
+            (-(mean as f64) * u.ln()).min(MAX_DRAW).round() as Time
+        }
+    }
+}

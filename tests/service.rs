@@ -1,0 +1,219 @@
+//! The service world against numbers nobody here chose: the closed forms of
+//! retries against a flaky server, the ordering of policies in the AWS
+//! blog's OCC race (and its figures, measured with its own code), and the
+//! herd that never recovers without jitter. Fixed seeds throughout.
+
+use csmacd::results::RunOutput;
+use csmacd::scenario;
+use csmacd::world;
+
+fn service(text: &str) -> world::Scenario {
+    let sc = scenario::from_str("test.toml", "test", text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(sc, world::Scenario::Service(_)));
+    sc
+}
+
+fn runs(sc: &world::Scenario, reps: u64) -> Vec<RunOutput> {
+    (0..reps).map(|r| sc.run(1000 + r)).collect()
+}
+
+fn mean(runs: &[RunOutput], metric: &str) -> f64 {
+    runs.iter().map(|r| r.metric(metric)).sum::<f64>() / runs.len() as f64
+}
+
+fn flaky(p: f64, retries: Option<u32>, calls: u64) -> world::Scenario {
+    let retries = retries.map_or(String::new(), |n| format!("max_retries = {n}\n"));
+    service(&format!(
+        r#"duration = "600s"
+[server]
+kind = "flaky"
+failure = {p}
+[network]
+delay = "5ms"
+[[clients]]
+count = {calls}
+calls = {{ kind = "once", at = "0s" }}
+backoff = {{ kind = "full-jitter", base = "10ms", cap = "1s" }}
+{retries}"#
+    ))
+}
+
+/// With failure probability p and at most N retries a call succeeds with
+/// probability 1 - p^(N+1) and costs 1 + p + ... + p^N attempts on average;
+/// both within 4 standard errors of `calls` independent calls.
+#[test]
+fn flaky_server_meets_the_closed_forms() {
+    let calls = 20_000u64;
+    for p in [0.1, 0.5, 0.9] {
+        for n in [0u32, 1, 3, 8] {
+            let r = flaky(p, Some(n), calls).run(7);
+            assert_eq!(r.metric("calls"), calls as f64);
+            let success = 1.0 - p.powi(n as i32 + 1);
+            // Attempts K of one call: P(K = k) = p^(k-1) (1 - p) for k <= N,
+            // P(K = N + 1) = p^N.
+            let pk = |k: u32| {
+                if k <= n {
+                    p.powi(k as i32 - 1) * (1.0 - p)
+                } else {
+                    p.powi(n as i32)
+                }
+            };
+            let load: f64 = (0..=n).map(|k| p.powi(k as i32)).sum();
+            let k2: f64 = (1..=n + 1).map(|k| (k * k) as f64 * pk(k)).sum();
+            let se_load = ((k2 - load * load).max(0.0) / calls as f64).sqrt();
+            let se_success = (success * (1.0 - success) / calls as f64).sqrt();
+            let (got_s, got_l) = (r.metric("success_rate"), r.metric("load"));
+            assert!(
+                (got_s - success).abs() <= 4.0 * se_success + 1e-12,
+                "p {p}, N {n}: success {got_s}, closed form {success} ± {se_success}"
+            );
+            assert!(
+                (got_l - load).abs() <= 4.0 * se_load + 1e-12,
+                "p {p}, N {n}: load {got_l}, closed form {load} ± {se_load}"
+            );
+            if n == 0 {
+                assert_eq!(got_l, 1.0);
+            }
+        }
+    }
+}
+
+/// Without a limit every call succeeds in the end, after 1 / (1 - p)
+/// attempts on average.
+#[test]
+fn unlimited_retries_always_succeed() {
+    let r = flaky(0.5, None, 20_000).run(3);
+    assert_eq!(r.metric("success_rate"), 1.0);
+    let se = (0.5f64 / 0.25 / 20_000.0).sqrt();
+    assert!(
+        (r.metric("load") - 2.0).abs() < 4.0 * se,
+        "{}",
+        r.metric("load")
+    );
+}
+
+/// The anchor's model: 100 clients, four legs of |N(10, 2)| ms, waits
+/// min(2000, 5 * 2^n) ms (n = 1 at the first retry: base 10 ms here), and
+/// its decorrelated jitter from 5 ms.
+fn occ(kind: &str) -> world::Scenario {
+    let base = if kind == "decorrelated-jitter" {
+        "5ms"
+    } else {
+        "10ms"
+    };
+    service(&format!(
+        r#"duration = "3600s"
+[server]
+kind = "occ"
+[network]
+delay = {{ kind = "abs-normal", mean = "10ms", sd = "2ms" }}
+[[clients]]
+count = 100
+calls = {{ kind = "once", at = "0s" }}
+backoff = {{ kind = "{kind}", base = "{base}", cap = "2000ms" }}
+"#
+    ))
+}
+
+/// The figures of aws-samples/aws-arch-backoff-simulator, run with its own
+/// code (100 clients, mean over 100 runs, Python's `random` seeded with 1):
+/// (policy, writes per race, completion in ms).
+pub const AWS_OCC: &[(&str, f64, f64)] = &[
+    ("none", 2425.4, 2036.0),
+    ("exponential-no-jitter", 1851.2, 62983.6),
+    ("decorrelated-jitter", 1002.9, 4558.6),
+    ("equal-jitter", 812.3, 6552.2),
+    ("full-jitter", 796.4, 4964.9),
+];
+
+#[test]
+fn occ_race_orders_policies_as_the_aws_blog() {
+    let mut calls = Vec::new();
+    for &(kind, aws_calls, aws_ms) in AWS_OCC {
+        let rs = runs(&occ(kind), 100);
+        let (c, t) = (mean(&rs, "attempts"), mean(&rs, "completion_s") * 1e3);
+        assert!(rs.iter().all(|r| r.metric("success_rate") == 1.0));
+        println!("{kind}: {c:.1} writes, {t:.0} ms (anchor {aws_calls}, {aws_ms} ms)");
+        // Within 10 % of the anchor's own figures.
+        assert!(
+            (c / aws_calls - 1.0).abs() < 0.10,
+            "{kind}: {c} writes vs {aws_calls}"
+        );
+        assert!(
+            (t / aws_ms - 1.0).abs() < 0.15,
+            "{kind}: {t} ms vs {aws_ms}"
+        );
+        calls.push(c);
+    }
+    // none > exponential > decorrelated > equal and full.
+    assert!(calls[0] > calls[1] && calls[1] > calls[2]);
+    assert!(calls[2] > calls[3] && calls[2] > calls[4]);
+}
+
+fn herd(kind: &str, clients: u64) -> world::Scenario {
+    service(&format!(
+        r#"duration = "1200s"
+[server]
+kind = "queue"
+rate = "1000/s"
+crash_above = 2000
+restart = "5s"
+[network]
+delay = {{ kind = "abs-normal", mean = "10ms", sd = "2ms" }}
+[[clients]]
+count = {clients}
+calls = {{ kind = "reconnect", at = "0s" }}
+backoff = {{ kind = "{kind}", base = "1s", cap = "64s" }}
+"#
+    ))
+}
+
+/// Without jitter the herd comes back in lockstep and crashes the server on
+/// every wave: it never has every client connected within the horizon. With
+/// full jitter every client connects, after a few crashes at most.
+#[test]
+fn herd_without_jitter_never_recovers_and_full_jitter_does() {
+    let plain = herd("exponential-no-jitter", 10_000).run(1);
+    assert!(plain.metric("all_connected_s").is_nan());
+    assert!(
+        plain.metric("crashes") >= 10.0,
+        "{}",
+        plain.metric("crashes")
+    );
+    let full = herd("full-jitter", 10_000).run(1);
+    let t = full.metric("all_connected_s");
+    println!(
+        "no jitter: {} crashes, never all connected; full jitter: {} crashes, all connected after {t} s",
+        plain.metric("crashes"),
+        full.metric("crashes")
+    );
+    assert!(t.is_finite() && t < 1200.0, "{t}");
+    assert!(full.metric("crashes") < plain.metric("crashes"));
+}
+
+/// The timeseries adds up to the summary, and a run is the same twice.
+#[test]
+fn timeseries_adds_up_and_runs_repeat() {
+    let sc = herd("full-jitter", 2_000);
+    let r = sc.run(5);
+    assert_eq!(format!("{r:?}"), format!("{:?}", sc.run(5)));
+    let ts = r.table("timeseries");
+    assert_eq!(ts.len(), 1200);
+    let sum = |col: usize| -> u64 {
+        ts.iter()
+            .map(|row| match row[col] {
+                csmacd::results::Cell::Count(c) => c,
+                _ => panic!("a count"),
+            })
+            .sum()
+    };
+    assert_eq!(sum(2) as f64, r.metric("attempts"));
+    assert_eq!(sum(3) as f64, r.metric("successes"));
+}
+
+#[test]
+fn bus_only_commands_refuse_a_service_scenario() {
+    let text = "duration = \"1s\"\n[server]\nkind = \"occ\"\n[[clients]]\ncount = 2\ncalls = { kind = \"once\" }\n";
+    let e = scenario::bus_from_str("occ.toml", "occ", text).unwrap_err();
+    assert!(e.to_string().contains("not a bus scenario"), "{e}");
+}
