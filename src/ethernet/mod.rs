@@ -12,6 +12,7 @@
 mod access;
 mod arrivals;
 mod checks;
+mod columns;
 mod config;
 mod cost;
 mod event;
@@ -21,13 +22,14 @@ mod metrics;
 mod placement;
 mod station;
 
+pub use columns::{
+    ALL_METRIC_COLUMNS, BURST_COLUMNS, BURST_METRIC_COLUMNS, COLUMNS, DERIVED_COLUMNS,
+    GROUP_COLUMNS, METRIC_COLUMNS,
+};
 pub use config::{Access, Group, Medium, Placement, Scenario, Standard};
 pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
-pub use metrics::{
-    BurstResult, GroupResult, RunMetrics, RunResult, StationResult, ALL_METRIC_COLUMNS,
-    BURST_COLUMNS, BURST_METRIC_COLUMNS, COLUMNS, DERIVED_COLUMNS, GROUP_COLUMNS, METRIC_COLUMNS,
-};
+pub use metrics::{BurstResult, GroupResult, RunMetrics, RunResult, StationResult};
 pub use placement::positions;
 
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
