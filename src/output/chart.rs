@@ -359,7 +359,7 @@ pub const SIZE: (u32, u32) = (800, 500);
 
 /// Draws the chart as SVG text.
 pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
-    crate::font::register();
+    super::style::register();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -372,8 +372,7 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
 /// encoder writes the file itself, so callers pass a temporary path
 /// ([`super::write_atomic_with`]) to keep the write atomic.
 pub fn render_png(chart: &Chart, path: &std::path::Path) -> Result<(), ChartError> {
-    crate::font::register();
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    let root = super::png::Png::new(path, SIZE).into_drawing_area();
     draw(&root, chart).map_err(ChartError::Draw)
 }
 
