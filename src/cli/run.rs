@@ -100,11 +100,8 @@ pub fn run(args: RunArgs) -> CliResult {
     let hint = format!("csmacd run {file}");
     let done = batch::execute(&plan, &out, &opts, &hint)?
         .ok_or_else(|| CliError::failure(anyhow::anyhow!("no results")))?;
-    print_summary(&plan.points[0], &done.values[0]);
-    eprintln!(
-        "wrote {}/{{summary,runs,stations}}.csv and scenario.toml",
-        out.display()
-    );
+    print_summary(&plan.points[0], &done.assembled.values[0]);
+    eprintln!("{}", done.wrote(&out));
     Ok(())
 }
 
