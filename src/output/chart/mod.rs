@@ -275,7 +275,7 @@ pub fn describe(column: &str) -> String {
         ("capture_max_run", _) => "longest run of successes by one station (frames)".into(),
         ("share", _) => "share of delivered bits (fraction)".into(),
         ("throughput_share", _) => "share of delivered bits (fraction)".into(),
-        ("collisions", _) => "collisions (episodes)".into(),
+        ("collisions", _) => "collisions".into(),
         ("collision_involvements", _) => "collided transmissions".into(),
         ("attempts", _) => "transmission attempts".into(),
         ("stations", _) => "stations".into(),
@@ -288,7 +288,14 @@ pub fn describe(column: &str) -> String {
         (_, "length") => "bus length".into(),
         (_, "backoff_limit") => "backoff limit (max exponent k)".into(),
         (_, "attempt_limit") => "attempt limit".into(),
-        (c, _) if !c.contains('.') && !c.contains('_') => format!("{c} (frames)"),
+        ("delivered", _) => "delivered frames".into(),
+        ("arrived", _) => "arrived frames".into(),
+        ("late_collisions", _) => "late collisions".into(),
+        ("undetected_collisions", _) => "undetected collisions (frames lost)".into(),
+        ("dropped_excessive", _) => "frames dropped at the attempt limit".into(),
+        ("dropped_queue", _) => "frames dropped at a full queue".into(),
+        ("position_m", _) => "position on the bus (m)".into(),
+        // A column this does not know keeps its name, and no unit is guessed.
         (c, _) => c.to_string(),
     }
 }
