@@ -8,7 +8,6 @@ pub mod backoff;
 pub mod cli;
 pub mod engine;
 pub mod ethernet;
-pub mod font;
 pub mod mem;
 pub mod output;
 pub mod results;

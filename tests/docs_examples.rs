@@ -81,7 +81,9 @@ fn the_scenario_docs_name_every_key() {
         "series",
         "title",
         "name",
-        "log_x",
+        "x_scale",
+        "y_scale",
+        "size",
     ];
     let placement = ["\"even\"", "\"interleaved\"", "\"grouped\"", "\"random\""];
     let kinds: Vec<&str> = POLICIES.iter().map(|d| d.kind).collect();

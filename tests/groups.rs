@@ -220,7 +220,7 @@ fn run_prints_a_row_per_group_and_writes_groups_csv() {
     assert_eq!(rows.len(), 2, "{stdout}");
     assert!(rows[0].trim_start().starts_with("beb ") && rows[1].trim_start().starts_with("fixed "));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("groups.csv"), "{stderr}");
+    assert!(stderr.contains(",groups}.csv"), "{stderr}");
     let csv = std::fs::read_to_string(dir.join("out/groups.csv")).unwrap();
     let mut lines = csv.lines();
     assert!(lines

@@ -3,6 +3,7 @@
 
 use super::{CliError, CliResult};
 use crate::output::chart::{self, Table};
+use crate::output::style::Styles;
 use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
 use crate::sweep::{self, Plan, Shard};
 use anyhow::{anyhow, Context};
@@ -146,14 +147,14 @@ fn replication_seeds(plan: &Plan) -> Vec<Vec<u64>> {
         .collect()
 }
 
-/// Runs what `opts` asks of `plan` into `out`. Returns the assembled tables,
+/// Runs what `opts` asks of `plan` into `out`. Returns what was written,
 /// or `None` for a shard (whose points wait for `csmacd merge`).
 pub fn execute(
     plan: &Plan,
     out: &Path,
     opts: &Options,
     resume_hint: &str,
-) -> Result<Option<Assembled>, CliError> {
+) -> Result<Option<Finished>, CliError> {
     // Refuse, before any work, what this machine cannot hold.
     for p in &plan.points {
         check_memory(&plan.name, &p.scenario)?;
@@ -296,12 +297,47 @@ fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBa
     bar
 }
 
-/// Assembles summary.csv, runs.csv and stations.csv from points/ and draws
-/// the charts. Every point of the plan must be stored.
-pub fn finish(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
+/// What a finished run or sweep wrote.
+pub struct Finished {
+    pub assembled: Assembled,
+    /// Charts drawn into charts/ (each as PNG and SVG).
+    pub charts: usize,
+}
+
+impl Finished {
+    /// "wrote DIR/{summary,runs,stations,groups}.csv, scenario.toml and
+    /// charts/": the files written, and charts/ only when charts were drawn.
+    pub fn wrote(&self, out: &Path) -> String {
+        let mut csv = vec!["summary", "runs"];
+        csv.extend(
+            self.assembled
+                .tables
+                .iter()
+                .map(|(name, _)| name.strip_suffix(".csv").unwrap_or(name)),
+        );
+        let mut s = format!("wrote {}/{{{}}}.csv", out.display(), csv.join(","));
+        if self.charts > 0 {
+            s.push_str(&format!(
+                ", scenario.toml and charts/ ({} chart{})",
+                self.charts,
+                if self.charts == 1 { "" } else { "s" }
+            ));
+        } else {
+            s.push_str(" and scenario.toml");
+        }
+        s
+    }
+}
+
+/// Assembles summary.csv, runs.csv and each table's file from points/ and
+/// draws the charts. Every point of the plan must be stored.
+pub fn finish(plan: &Plan, out: &Path) -> Result<Finished, CliError> {
     let done = write_results(plan, out)?;
-    write_charts(plan, out, &done.summary)?;
-    Ok(done)
+    let charts = write_charts(plan, out, &done)?;
+    Ok(Finished {
+        assembled: done,
+        charts,
+    })
 }
 
 /// Assembles the result files from points/ and writes them with
@@ -343,9 +379,11 @@ pub fn write_results(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
     Ok(done)
 }
 
-/// Draws the plan's charts (or the default ones) from summary.csv into
-/// DIR/charts/, replacing any charts of an earlier run.
-pub fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
+/// Draws the plan's charts (or the default ones) from summary.csv (and
+/// groups.csv for per-group charts) into DIR/charts/, replacing any charts
+/// of an earlier run. Every series label keeps one style across the charts.
+/// Returns how many charts were drawn.
+pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, CliError> {
     results_dir::clear_charts(out);
     let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
     let specs = if plan.charts.is_empty() {
@@ -372,37 +410,61 @@ pub fn write_charts(plan: &Plan, out: &Path, summary: &[u8]) -> CliResult {
         plan.charts.clone()
     };
     if specs.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
+    let summary = Table::from_csv(&done.summary).map_err(CliError::failure)?;
+    let groups_file = format!("{}.csv", chart::GROUP_TABLE);
+    let groups = done
+        .tables
+        .iter()
+        .find(|(name, _)| *name == groups_file)
+        .map(|(_, bytes)| Table::from_csv(bytes))
+        .transpose()
+        .map_err(CliError::failure)?;
+    let context = chart::Context {
+        scenario: Some(plan.name.clone()),
+        seed: plan.seed(),
+    };
+    let mut charts: Vec<(String, chart::Chart)> = Vec::new();
+    for spec in specs {
+        let spec = chart::complete(&spec, &axes);
+        let name = spec.name.clone().unwrap_or_else(|| spec.y.clone());
+        let table = match (spec.per_group(), &groups) {
+            (false, _) => &summary,
+            (true, Some(g)) => g,
+            (true, None) => {
+                eprintln!("warning: chart {name} skipped: the runs wrote no {groups_file}");
+                continue;
+            }
+        };
+        match chart::build(table, &spec, &context) {
+            Ok(c) => charts.push((name, c)),
+            Err(e) => eprintln!("warning: chart {name} skipped: {e}"),
+        }
+    }
+    if charts.is_empty() {
+        return Ok(0);
+    }
+    let styles = Styles::assign(&charts.iter().map(|(_, c)| c.labels()).collect::<Vec<_>>());
     let dir = results_dir::charts_dir(out);
     output::create_dir(&dir)
         .with_context(|| format!("cannot create {}", dir.display()))
         .map_err(CliError::failure)?;
-    let table = Table::from_csv(summary).map_err(CliError::failure)?;
-    for spec in specs {
-        let spec = chart::complete(&spec, &axes);
-        let name = spec.name.clone().unwrap_or_else(|| spec.y.clone());
-        let c = match chart::build(&table, &spec) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("warning: chart {name} skipped: {e}");
-                continue;
-            }
-        };
-        write_chart(&c, &dir.join(format!("{name}.svg")))?;
-        write_chart(&c, &dir.join(format!("{name}.png")))?;
+    for (name, c) in &charts {
+        write_chart(c, &styles, &dir.join(format!("{name}.svg")))?;
+        write_chart(c, &styles, &dir.join(format!("{name}.png")))?;
     }
-    Ok(())
+    Ok(charts.len())
 }
 
 /// Writes one chart as PNG or SVG, by the extension of `path`, atomically.
-pub fn write_chart(c: &chart::Chart, path: &Path) -> CliResult {
+pub fn write_chart(c: &chart::Chart, styles: &Styles, path: &Path) -> CliResult {
     let result = match path.extension().and_then(|x| x.to_str()) {
-        Some("svg") => chart::render_svg(c)
+        Some("svg") => chart::render_svg(c, styles)
             .map_err(anyhow::Error::from)
             .and_then(|svg| output::write_atomic(path, svg.as_bytes()).map_err(Into::into)),
         Some("png") => output::write_atomic_with(path, |tmp| {
-            chart::render_png(c, tmp).map_err(|e| e.to_string())
+            chart::render_png(c, styles, tmp).map_err(|e| e.to_string())
         })
         .map_err(Into::into),
         _ => {

@@ -3,21 +3,37 @@
 use super::batch::write_chart;
 use super::{CliError, CliResult};
 use crate::output;
-use crate::output::chart::{self, ChartSpec, Table};
+use crate::output::chart::{self, ChartSpec, Context, Scale, Table};
+use crate::output::style::Styles;
 use anyhow::anyhow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Draw a chart from a CSV file.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-Draws column Y against column X, one line per value of the --series columns,
-with 95 % CI whiskers when the file has a Y_ci95 column (as summary.csv
-does). X may be numbers, numbers with a unit (\"1518B\") or words. The format
-follows the extension of --out: .png or .svg.
+Draws column Y against column X, one line per value of the --series columns.
+X may be numbers, numbers with a unit (\"1518B\") or words; words (policy or
+access-mode names, group names) are drawn as points per category, not lines.
 
-Example:
+Whiskers show a 95 % confidence interval: from the Y_ci95 column when the
+file has one (as summary.csv does), or, when several rows share X and series
+and the file has a `replication` column (runs.csv, groups.csv, stations.csv),
+from those rows, averaged with the same Student-t interval as summary.csv.
+Whiskers stop at the bounds of the metric (fractions at 0 and 1, counts and
+delays at 0). Rows that repeat X and series without replication numbers are
+refused: name the column that tells them apart with --series.
+
+Axes are linear unless --x-scale log or --y-scale log. With more than 8
+series the chart is drawn as small multiples. The caption names the
+scenario and seed when the CSV sits beside the scenario.toml of a results
+directory. The format follows the extension of --out: .png or .svg.
+
+Examples:
   csmacd plot results/throughput-vs-load/summary.csv \\
-      --x stations.0.traffic.load --y throughput --series stations.0.count --out load.svg")]
+      --x stations.0.traffic.load --y throughput --series stations.0.count --out load.svg
+  csmacd run scenarios/policies-compare.toml
+  csmacd plot results/policies-compare/groups.csv --x group --y throughput \\
+      --out policies.png --size 1000x600")]
 pub struct PlotArgs {
     /// The CSV file (with a header row).
     pub csv: PathBuf,
@@ -27,7 +43,7 @@ pub struct PlotArgs {
     /// The column on the y axis.
     #[arg(long)]
     pub y: String,
-    /// A column whose values split the rows into lines (repeatable).
+    /// A column whose values split the rows into series (repeatable).
     #[arg(long)]
     pub series: Vec<String>,
     /// The chart file: .png or .svg.
@@ -36,12 +52,42 @@ pub struct PlotArgs {
     /// The title [default: "<y> vs <x>"].
     #[arg(long)]
     pub title: Option<String>,
-    /// Logarithmic x axis [default: when x spans a factor of 16 or more].
-    #[arg(long, conflicts_with = "linear_x")]
-    pub log_x: bool,
-    /// Linear x axis.
-    #[arg(long)]
-    pub linear_x: bool,
+    /// The x axis: linear or log (log needs positive numbers).
+    #[arg(long, value_name = "SCALE", default_value = "linear", value_parser = parse_scale)]
+    pub x_scale: Scale,
+    /// The y axis: linear or log (values at or below 0 are then left out, and counted in the caption).
+    #[arg(long, value_name = "SCALE", default_value = "linear", value_parser = parse_scale)]
+    pub y_scale: Scale,
+    /// Width and height in pixels, from 400x300 to 4000x4000 [default: 900x560 for one plot, more for small multiples].
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub size: Option<(u32, u32)>,
+}
+
+fn parse_scale(s: &str) -> Result<Scale, String> {
+    s.parse()
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    chart::parse_size(s)
+}
+
+/// The scenario name and seed of the results directory holding `csv`, from
+/// its scenario.toml; nothing when there is none.
+fn context(csv: &Path) -> Context {
+    let dir = csv.parent().unwrap_or(Path::new("."));
+    let Ok(text) = std::fs::read_to_string(dir.join("scenario.toml")) else {
+        return Context::default();
+    };
+    let Ok(t) = text.parse::<toml::Table>() else {
+        return Context::default();
+    };
+    Context {
+        scenario: t.get("name").and_then(|v| v.as_str()).map(str::to_string),
+        seed: t
+            .get("seed")
+            .and_then(|v| v.as_integer())
+            .and_then(|s| u64::try_from(s).ok()),
+    }
 }
 
 pub fn run(args: PlotArgs) -> CliResult {
@@ -64,24 +110,27 @@ pub fn run(args: PlotArgs) -> CliResult {
         series: args.series,
         title: args.title,
         name: None,
-        log_x: match (args.log_x, args.linear_x) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        },
+        x_scale: args.x_scale,
+        y_scale: args.y_scale,
+        size: args.size,
     };
-    let c = chart::build(&table, &spec)
+    let c = chart::build(&table, &spec, &context(&args.csv))
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;
     if let Some(dir) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         output::create_dir(dir)
             .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
     }
-    write_chart(&c, &args.out)?;
+    let styles = Styles::assign(&[c.labels()]);
+    write_chart(&c, &styles, &args.out)?;
+    let n = c.series.len();
     eprintln!(
-        "wrote {} ({} line{})",
+        "wrote {} ({n} series{})",
         args.out.display(),
-        c.series.len(),
-        if c.series.len() == 1 { "" } else { "s" }
+        if c.panels.is_empty() {
+            String::new()
+        } else {
+            format!(", in {} panels", c.panels.len())
+        }
     );
     Ok(())
 }

@@ -150,17 +150,16 @@ pub fn run(args: RunArgs) -> CliResult {
     let hint = format!("csmacd run {file}");
     let done = batch::execute(&plan, &out, &opts, &hint)?
         .ok_or_else(|| CliError::failure(anyhow::anyhow!("no results")))?;
-    print_summary(&plan.points[0], &done.values[0]);
-    if let Some((_, bytes)) = done.tables.iter().find(|(n, _)| n == "groups.csv") {
+    print_summary(&plan.points[0], &done.assembled.values[0]);
+    if let Some((_, bytes)) = done
+        .assembled
+        .tables
+        .iter()
+        .find(|(n, _)| n == "groups.csv")
+    {
         print_groups(bytes);
     }
-    let mut files: Vec<&str> = vec!["summary.csv", "runs.csv"];
-    files.extend(done.tables.iter().map(|(n, _)| n.as_str()));
-    eprintln!(
-        "wrote {} and scenario.toml into {}",
-        files.join(", "),
-        out.display()
-    );
+    eprintln!("{}", done.wrote(&out));
     Ok(())
 }
 

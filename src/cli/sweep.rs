@@ -13,15 +13,18 @@ use std::path::PathBuf;
 A sweep file is a scenario plus [sweep]: each key a dotted path into the
 scenario, each value a list; the points are the product of the lists (the
 first axis varies slowest), each run `replications` times. Optional
-[[chart]] tables (x, y, series, title, name, log_x) name the charts;
-otherwise each main metric is drawn against the offered-load axis (or
-stations, or frame size), one line per value of the other axes.
+[[chart]] tables (x, y, series, title, name, x_scale, y_scale, size) name
+the charts, `series = \"group\"` one series per station group (from
+groups.csv); otherwise each main metric is drawn against the offered-load
+axis (or stations, or frame size), one line per value of the other axes.
+A series keeps its colour, marker and dash on every chart of the sweep;
+docs/sweeps.md describes the keys.
 
 Writes DIR/summary.csv (one row per point: the axes by their dotted paths,
 then each metric and its _ci95 half-width), DIR/runs.csv (one row per point
-and replication), DIR/stations.csv, DIR/scenario.toml (the sweep as run),
-DIR/charts/*.png and *.svg, and DIR/points/ (each finished point, stored as
-soon as it finishes).
+and replication), DIR/stations.csv and DIR/groups.csv, DIR/scenario.toml
+(the sweep as run), DIR/charts/*.png and *.svg when there are charts to
+draw, and DIR/points/ (each finished point, stored as soon as it finishes).
 
 Ctrl-C (or SIGTERM) lets the running points finish, keeps every finished
 point and stops; a second Ctrl-C quits at once. `--resume` then runs only
@@ -79,15 +82,8 @@ pub fn run(args: SweepArgs) -> CliResult {
     );
     match execute(&plan, &out, &opts, &resume_hint)? {
         Some(done) => {
-            print_table(&plan, &done);
-            let mut files: Vec<&str> = vec!["summary.csv", "runs.csv"];
-            files.extend(done.tables.iter().map(|(n, _)| n.as_str()));
-            eprintln!(
-                "wrote {} and scenario.toml into {}, charts into {}/charts/",
-                files.join(", "),
-                out.display(),
-                out.display()
-            );
+            print_table(&plan, &done.assembled);
+            eprintln!("{}", done.wrote(&out));
         }
         None => {
             let shard = args.shard.unwrap_or(Shard { k: 1, n: 1 });

@@ -3,8 +3,10 @@
 
 pub mod chart;
 mod csv;
+pub mod png;
 mod points;
 pub mod results_dir;
+pub mod style;
 
 pub use self::csv::{cell, num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
 pub use points::{

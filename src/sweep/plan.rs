@@ -1,7 +1,8 @@
 //! The sweep file -> Plan: `[sweep]` axes expanded into a grid of validated
 //! points, each with its own seed; `[[chart]]` specs; shards. It runs nothing.
 
-use crate::output::chart::{AxisColumn, ChartSpec};
+use crate::output::chart::{self, AxisColumn, ChartSpec};
+use crate::results::Columns;
 use crate::scenario::reader::FieldError;
 use crate::scenario::{self, ScenarioError};
 use crate::seed;
@@ -100,6 +101,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The master seed (None for a plan without points).
+    pub fn seed(&self) -> Option<u64> {
+        self.points.first().map(|p| p.scenario.seed())
+    }
+
     /// Total simulation runs: points times their replications.
     pub fn runs(&self) -> u64 {
         self.points
@@ -296,10 +302,15 @@ pub fn from_str(
         .map(|p| p.scenario.name().to_string())
         .unwrap_or_else(|| default_name.to_string());
     let master = points.first().map(|p| p.scenario.seed()).unwrap_or(1);
-    let metrics = points
-        .first()
-        .map_or(&[][..], |p| p.scenario.columns().metrics);
-    let charts = read_charts(&table, &axes, metrics).map_err(at)?;
+    let columns = points.first().map_or(
+        Columns {
+            metrics: &[],
+            headline: &[],
+            tables: &[],
+        },
+        |p| p.scenario.columns(),
+    );
+    let charts = read_charts(&table, &axes, &columns).map_err(at)?;
 
     // The resolved file names its scenario and seed, so it repeats the sweep
     // wherever it is copied.
@@ -476,12 +487,14 @@ fn point_error(
     }))
 }
 
-/// Reads `[[chart]]` tables; x must be an axis or a summary column, y a
-/// summary column, series axes.
+/// Reads `[[chart]]` tables: x an axis or a summary column, y a summary
+/// column, series axes; with `series = "group"`, one series per station
+/// group, x and y then columns of the groups table. Scales, size and file
+/// names are checked here, so that a bad chart stops the sweep before it runs.
 fn read_charts(
     table: &Table,
     axes: &[Axis],
-    metrics: &[&str],
+    columns: &Columns,
 ) -> Result<Vec<ChartSpec>, FieldError> {
     use crate::scenario::reader::{Fields, Item};
     let Some(v) = table.get("chart") else {
@@ -494,44 +507,28 @@ fn read_charts(
         ));
     };
     let axis_paths: Vec<&str> = axes.iter().map(|a| a.path.as_str()).collect();
-    let mut charts = Vec::new();
+    let metrics = columns.metrics;
+    let groups: Option<&[&str]> = columns
+        .tables
+        .iter()
+        .find(|t| t.name == chart::GROUP_TABLE)
+        .map(|t| t.columns);
+    let axis_columns: Vec<_> = axes.iter().map(Axis::column).collect();
+    let mut charts: Vec<ChartSpec> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let path = format!("chart.{i}");
         let mut f = Fields::of(Item {
             path: &path,
             value: item,
         })?;
-        let x = f.string("x")?;
-        let x = f.require(
-            "x",
-            x,
-            "the column on the x axis, e.g. x = \"stations.0.traffic.load\"",
-        )?;
-        if !axis_paths.contains(&x.as_str()) && !metrics.contains(&x.as_str()) {
+        if f.contains("log_x") {
             return Err(f.err(
-                "x",
-                format!(
-                    "`{x}` is neither a sweep axis nor a summary column; axes: {}; columns: {}",
-                    list_or_none(&axis_paths),
-                    metrics.join(", ")
-                ),
+                "log_x",
+                "is not a chart key; write x_scale = \"log\" (or \"linear\", the default)",
             ));
         }
-        let y = f.string("y")?;
-        let y = f.require(
-            "y",
-            y,
-            "the summary column on the y axis, e.g. y = \"throughput\"",
-        )?;
-        if !metrics.contains(&y.as_str()) {
-            return Err(f.err(
-                "y",
-                format!(
-                    "`{y}` is not a summary column; allowed: {}",
-                    metrics.join(", ")
-                ),
-            ));
-        }
+        f.allow(KEYS)?;
         let series = f.with("series", |it| match it.value {
             Value::String(s) => Ok(vec![s.clone()]),
             Value::Array(a) => a
@@ -542,15 +539,57 @@ fn read_charts(
                     Item { path: &p, value: v }.str().map(str::to_string)
                 })
                 .collect(),
-            _ => Err(it.err("expected an axis path or a list of them")),
+            _ => Err(it.err("expected an axis path, \"group\", or a list of them")),
         })?;
         let series = series.unwrap_or_default();
+        let per_group = series.iter().any(|s| s == chart::GROUP_SERIES);
+        // The columns this chart can draw: summary.csv's, or groups.csv's.
+        let (table_name, allowed): (&str, &[&str]) = if per_group {
+            match groups {
+                Some(g) => ("groups.csv", g),
+                None => {
+                    return Err(f.err(
+                        "series",
+                        "\"group\" needs a world that writes groups.csv; this one does not",
+                    ))
+                }
+            }
+        } else {
+            ("summary.csv", metrics)
+        };
+        let x = f.string("x")?;
+        let x = f.require(
+            "x",
+            x,
+            "the column on the x axis, e.g. x = \"stations.0.traffic.load\"",
+        )?;
+        if !axis_paths.contains(&x.as_str()) && !allowed.contains(&x.as_str()) {
+            return Err(f.err(
+                "x",
+                format!(
+                    "`{x}` is neither a sweep axis nor a column of {table_name}; axes: {}; columns: {}",
+                    list_or_none(&axis_paths),
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        let y = f.string("y")?;
+        let y = f.require("y", y, "the column on the y axis, e.g. y = \"throughput\"")?;
+        if !allowed.contains(&y.as_str()) {
+            return Err(f.err(
+                "y",
+                format!(
+                    "`{y}` is not a column of {table_name}; allowed: {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
         for s in &series {
-            if !axis_paths.contains(&s.as_str()) {
+            if !axis_paths.contains(&s.as_str()) && s != chart::GROUP_SERIES {
                 return Err(f.err(
                     "series",
                     format!(
-                        "`{s}` is not a sweep axis; axes: {}",
+                        "`{s}` is neither a sweep axis nor \"group\"; axes: {}",
                         list_or_none(&axis_paths)
                     ),
                 ));
@@ -563,19 +602,75 @@ fn read_charts(
                 return Err(f.err("name", "a file stem without slashes, e.g. \"throughput\""));
             }
         }
-        let log_x = f.boolean("log_x")?;
-        f.finish(&["x", "y", "series", "title", "name", "log_x"])?;
-        charts.push(ChartSpec {
+        let scale = |f: &mut Fields, key: &str| -> Result<chart::Scale, FieldError> {
+            Ok(match f.choice(key, &["linear", "log"])?.as_deref() {
+                Some("log") => chart::Scale::Log,
+                _ => chart::Scale::Linear,
+            })
+        };
+        let x_scale = scale(&mut f, "x_scale")?;
+        let y_scale = scale(&mut f, "y_scale")?;
+        if x_scale == chart::Scale::Log {
+            if let Some(a) = axes.iter().find(|a| a.path == x) {
+                if let Some(bad) = a
+                    .labels
+                    .iter()
+                    .find(|l| chart::parse_number(l).is_none_or(|(v, _)| v <= 0.0))
+                {
+                    return Err(f.err(
+                        "x_scale",
+                        format!("a log scale needs positive numbers; `{x}` takes `{bad}`"),
+                    ));
+                }
+            }
+        }
+        let size = f.with("size", |it| {
+            let bad = || it.err("expected [width, height] in pixels, e.g. size = [1200, 800]");
+            let Value::Array(a) = it.value else {
+                return Err(bad());
+            };
+            let [Value::Integer(w), Value::Integer(h)] = a.as_slice() else {
+                return Err(bad());
+            };
+            let (w, h) = (
+                u32::try_from(*w).unwrap_or(0),
+                u32::try_from(*h).unwrap_or(0),
+            );
+            chart::check_size(w, h).map_err(|e| it.err(e))
+        })?;
+        f.finish(KEYS)?;
+        let spec = ChartSpec {
             x,
             y,
             series,
             title,
             name,
-            log_x,
-        });
+            x_scale,
+            y_scale,
+            size,
+        };
+        // Two charts of one name would overwrite each other.
+        let file = chart::complete(&spec, &axis_columns)
+            .name
+            .unwrap_or_default();
+        if names.contains(&file) {
+            return Err(FieldError::new(
+                format!("{path}.name"),
+                format!(
+                    "another [[chart]] is drawn as charts/{file}; give this one another `name`"
+                ),
+            ));
+        }
+        names.push(file);
+        charts.push(spec);
     }
     Ok(charts)
 }
+
+/// The keys of a `[[chart]]` table.
+const KEYS: &[&str] = &[
+    "x", "y", "series", "title", "name", "x_scale", "y_scale", "size",
+];
 
 fn list_or_none(v: &[&str]) -> String {
     if v.is_empty() {

@@ -5,6 +5,7 @@
 
 use super::picture::{Picture, State};
 use crate::engine::Time;
+use crate::output::png::Png;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -19,26 +20,10 @@ pub enum DrawError {
     Draw { path: String, message: String },
 }
 
-const FONT: &str = "sans-serif";
-
-/// Station colours: no red, which marks jams and collisions.
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(128, 128, 0),
-    RGBColor(23, 190, 207),
-];
-const JAM: RGBColor = RGBColor(214, 39, 40);
-const BACKOFF: RGBColor = RGBColor(230, 145, 0);
-const DELIVERED: RGBColor = RGBColor(0, 130, 60);
-
-pub fn station_colour(i: u32) -> RGBColor {
-    PALETTE[i as usize % PALETTE.len()]
-}
+pub use crate::output::style::station_colour;
+use crate::output::style::{
+    BACKOFF, BACKOFF_TEXT, DEFER, DELIVERED, FONT, IDLE, JAM, STATION_COLOURS, TRANSMIT,
+};
 
 /// The station's name on pictures and in traces.
 pub fn station_name(i: u32) -> String {
@@ -98,7 +83,7 @@ impl Paint for Timeline<'_> {
 }
 
 fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), DrawError> {
-    crate::font::register();
+    crate::output::style::register();
     let shown = path.display().to_string();
     let fail = |message: String| DrawError::Draw {
         path: shown.clone(),
@@ -121,7 +106,7 @@ fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), Dra
         "png" => {
             // Drawn beside the target, then renamed over it: whole or not at all.
             crate::output::write_atomic_with(path, |tmp| {
-                let root = BitMapBackend::new(tmp, size).into_drawing_area();
+                let root = Png::new(tmp, size).into_drawing_area();
                 picture.paint(&root).map_err(|e| e.to_string())?;
                 root.present().map_err(|e| e.to_string())
             })
@@ -289,7 +274,7 @@ where
             for poly in band(pic, x, us(js), us(tx.end), until) {
                 chart.draw_series(std::iter::once(Polygon::new(
                     flip(&poly),
-                    JAM.mix(0.6).filled(),
+                    JAM.mix(0.8).filled(),
                 )))?;
             }
         }
@@ -373,7 +358,7 @@ where
             HPos::Right
         };
         let at = chart.backend_coord(&(xb + side_of(x) * l * 0.012, -t0));
-        labels.add(at, anchor, VPos::Top, label, RGBColor(170, 100, 0));
+        labels.add(at, anchor, VPos::Top, label, BACKOFF_TEXT);
     }
     // Frames received.
     for &(dst, t, from, intact) in &pic.deliveries {
@@ -439,7 +424,7 @@ where
         (FONT, 17).into_font(),
     ))?;
     y += line + 4;
-    let shown = pic.positions.len().min(PALETTE.len());
+    let shown = pic.positions.len().min(STATION_COLOURS.len());
     for i in 0..shown as u32 {
         area.draw(&Rectangle::new(
             [(10, y), (34, y + 16)],
@@ -454,7 +439,7 @@ where
     }
     area.draw(&Rectangle::new(
         [(10, y), (34, y + 16)],
-        JAM.mix(0.6).filled(),
+        JAM.mix(0.8).filled(),
     ))?;
     area.draw(&Text::new("jam (32 bits)", (42, y), font.clone()))?;
     y += line;
@@ -495,9 +480,9 @@ where
 
 fn state_colour(s: State) -> RGBColor {
     match s {
-        State::Idle => RGBColor(235, 235, 235),
-        State::Defer => RGBColor(158, 202, 225),
-        State::Transmit => RGBColor(44, 160, 44),
+        State::Idle => IDLE,
+        State::Defer => DEFER,
+        State::Transmit => TRANSMIT,
         State::Jam => JAM,
         State::Backoff => BACKOFF,
     }

@@ -1,0 +1,1007 @@
+//! Charts from a CSV table: y against x, one line per series (one point per
+//! category when x is words), 95 % CI whiskers within the metric's bounds.
+//! This file turns a table and a spec into a [`Chart`]; `draw` lays it out.
+//! It knows sweep axes only as columns.
+
+mod draw;
+mod ticks;
+
+pub use draw::{render_png, render_svg};
+
+use crate::stats;
+
+/// How an axis maps values to positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Scale {
+    #[default]
+    Linear,
+    Log,
+}
+
+impl std::str::FromStr for Scale {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scale, String> {
+        match s {
+            "linear" => Ok(Scale::Linear),
+            "log" => Ok(Scale::Log),
+            _ => Err(format!("`{s}` is not a scale; allowed: linear, log")),
+        }
+    }
+}
+
+/// A chart to draw: one a sweep file asks for (`[[chart]]`), one chosen by
+/// default, or one `csmacd plot` is given.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ChartSpec {
+    /// The column on the x axis: a sweep axis or a column of the table.
+    pub x: String,
+    /// The column on the y axis.
+    pub y: String,
+    /// Columns whose values split the rows into series (one per value);
+    /// [`GROUP_SERIES`] among them draws from the groups table.
+    pub series: Vec<String>,
+    pub title: Option<String>,
+    /// The file stem under charts/; default `<y>-vs-<x>`.
+    pub name: Option<String>,
+    pub x_scale: Scale,
+    pub y_scale: Scale,
+    /// Width and height in pixels; default by the number of panels.
+    pub size: Option<(u32, u32)>,
+}
+
+/// The series that splits a chart by station group: such a chart is drawn
+/// from [`GROUP_TABLE`] (one row per point, replication and group).
+pub const GROUP_SERIES: &str = "group";
+/// The table per-group charts are drawn from.
+pub const GROUP_TABLE: &str = "groups";
+
+impl ChartSpec {
+    /// Whether the chart draws one series per station group.
+    pub fn per_group(&self) -> bool {
+        self.series.iter().any(|s| s == GROUP_SERIES)
+    }
+}
+
+/// The smallest and largest chart, in pixels (width, height).
+pub const MIN_SIZE: (u32, u32) = (400, 300);
+pub const MAX_SIZE: (u32, u32) = (4000, 4000);
+
+/// Checks a chart size against [`MIN_SIZE`] and [`MAX_SIZE`].
+pub fn check_size(w: u32, h: u32) -> Result<(u32, u32), String> {
+    let ok = |v: u32, lo: u32, hi: u32| (lo..=hi).contains(&v);
+    if ok(w, MIN_SIZE.0, MAX_SIZE.0) && ok(h, MIN_SIZE.1, MAX_SIZE.1) {
+        Ok((w, h))
+    } else {
+        Err(format!(
+            "{w}x{h} is not a chart size; width {} to {}, height {} to {} pixels",
+            MIN_SIZE.0, MAX_SIZE.0, MIN_SIZE.1, MAX_SIZE.1
+        ))
+    }
+}
+
+/// Reads a size written `WIDTHxHEIGHT` ("1200x800") and checks its bounds.
+pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`{text}` is not a size; write WIDTHxHEIGHT in pixels, e.g. 1200x800");
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    check_size(w, h)
+}
+
+/// A sweep axis as a chart sees it: its column in summary.csv and the values
+/// it takes there.
+#[derive(Clone, Copy, Debug)]
+pub struct AxisColumn<'a> {
+    /// The column name: the axis's dotted path.
+    pub name: &'a str,
+    /// Each value as written in the column.
+    pub labels: &'a [String],
+}
+
+/// A CSV table held as text.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// A chart that cannot be made from the data it was given.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error("not a CSV table: {0}")]
+    Csv(String),
+    #[error("no column `{column}`; columns: {available}")]
+    NoColumn { column: String, available: String },
+    #[error("column `{column}` has no numbers to plot")]
+    NoData { column: String },
+    #[error(
+        "{rows} rows share x = {x}{series} and are not replications of one another \
+         (rows are averaged only when their `replication` numbers differ); \
+         add the column that tells them apart as a series{hint}"
+    )]
+    Ambiguous {
+        rows: usize,
+        x: String,
+        series: String,
+        hint: String,
+    },
+    #[error("a log scale needs positive numbers; `{column}` has {value}")]
+    LogScale { column: String, value: String },
+    #[error("cannot draw the chart: {0}")]
+    Draw(String),
+}
+
+impl Table {
+    pub fn from_csv(bytes: &[u8]) -> Result<Table, ChartError> {
+        let mut r = csv::ReaderBuilder::new().from_reader(bytes);
+        let header = r
+            .headers()
+            .map_err(|e| ChartError::Csv(e.to_string()))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            let rec = rec.map_err(|e| ChartError::Csv(e.to_string()))?;
+            rows.push(rec.iter().map(str::to_string).collect());
+        }
+        Ok(Table { header, rows })
+    }
+
+    fn column(&self, name: &str) -> Result<usize, ChartError> {
+        self.find(name).ok_or_else(|| ChartError::NoColumn {
+            column: name.to_string(),
+            available: self.header.join(", "),
+        })
+    }
+
+    fn find(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+}
+
+/// What a chart's caption says about where its numbers come from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    /// The scenario's name.
+    pub scenario: Option<String>,
+    /// The master seed.
+    pub seed: Option<u64>,
+}
+
+/// One point of a series: x, the mean y (None: undefined there, the line
+/// breaks), and the 95 % interval's ends, already cut to the metric's bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: Option<f64>,
+    pub ci: Option<(f64, f64)>,
+}
+
+/// One series: its legend label, the panel it is drawn in, its points by x.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub label: String,
+    pub panel: usize,
+    pub points: Vec<Point>,
+}
+
+/// What stands beside the plot to name the series.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Legend {
+    /// One entry per distinct label, under an optional title.
+    Entries { title: Option<String> },
+    /// Nothing: one unnamed series, or small multiples titled by series.
+    Hidden,
+    /// Too many series to name: a sentence instead.
+    Note(String),
+}
+
+/// A chart ready to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_scale: Scale,
+    pub y_scale: Scale,
+    /// For words on x: the categories, at x = 0, 1, 2, ..., drawn as points.
+    pub categories: Option<Vec<String>>,
+    pub series: Vec<Series>,
+    /// Panel titles of small multiples (series drawn side by side, on the
+    /// same axes); empty for one plot.
+    pub panels: Vec<String>,
+    pub legend: Legend,
+    /// What the numbers are: scenario, seed, replications and interval.
+    pub caption: String,
+    /// Width and height in pixels.
+    pub size: (u32, u32),
+}
+
+impl Chart {
+    /// The labels that need a style, in legend order: each series' label.
+    pub fn labels(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in &self.series {
+            if !out.contains(&s.label) {
+                out.push(s.label.clone());
+            }
+        }
+        out
+    }
+}
+
+/// Above this many lines one plot is unreadable: small multiples instead.
+pub const MAX_LINES: usize = 8;
+/// The most panels of small multiples; beyond, one plot with a note.
+pub const MAX_PANELS: usize = 16;
+/// The default size of a chart of one plot.
+pub const DEFAULT_SIZE: (u32, u32) = (900, 560);
+
+/// A number with an optional unit suffix ("0.5", "1518B", "10Mbps").
+pub fn parse_number(text: &str) -> Option<(f64, &str)> {
+    let t = text.trim();
+    if let Ok(v) = t.parse::<f64>() {
+        return v.is_finite().then_some((v, ""));
+    }
+    let end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .map(|(i, _)| i)?;
+    // Take the longest numeric prefix (an `e` may start the unit, as in "1e").
+    (1..=end).rev().find_map(|k| {
+        let v: f64 = t[..k].parse().ok()?;
+        let unit = &t[k..];
+        (v.is_finite() && unit.chars().all(|c| c.is_alphabetic() || c == '/')).then_some((v, unit))
+    })
+}
+
+/// A column's name as a reader would say it, with its unit.
+pub fn describe(column: &str) -> String {
+    let last = column.rsplit('.').next().unwrap_or(column);
+    match (column, last) {
+        ("throughput", _) => "throughput (fraction of bit rate)".into(),
+        ("throughput_mbps", _) => "throughput (Mb/s)".into(),
+        ("offered_load", _) => "measured offered load (fraction of bit rate)".into(),
+        ("attempt_load", _) => "attempt load G (fraction of bit rate)".into(),
+        ("delay_mean_us", _) => "mean delay (µs)".into(),
+        ("delay_p50_us", _) => "median delay (µs)".into(),
+        ("delay_p95_us", _) => "p95 delay (µs)".into(),
+        ("delay_p99_us", _) => "p99 delay (µs)".into(),
+        ("fairness", _) => "Jain's fairness index (1 = equal shares)".into(),
+        ("collisions_per_delivered", _) => "collisions per delivered frame".into(),
+        ("drop_fraction", _) => "dropped frames (fraction)".into(),
+        ("capture_mean_run", _) => "mean run of successes by one station (frames)".into(),
+        ("capture_max_run", _) => "longest run of successes by one station (frames)".into(),
+        ("share", _) => "share of delivered bits (fraction)".into(),
+        ("throughput_share", _) => "share of delivered bits (fraction)".into(),
+        ("collisions", _) => "collisions".into(),
+        ("burst_frames", _) => "frames in the burst".into(),
+        ("delivered_fraction", _) => "burst frames delivered (fraction)".into(),
+        ("drain_us", _) => "time to drain the burst (µs)".into(),
+        ("completion_p50_us", _) => "median completion time (µs)".into(),
+        ("completion_p90_us", _) => "p90 completion time (µs)".into(),
+        ("completion_p99_us", _) => "p99 completion time (µs)".into(),
+        ("calls", _) => "calls".into(),
+        ("successes", _) => "successful calls".into(),
+        ("success_rate", _) => "calls that succeeded (fraction)".into(),
+        ("load", _) => "attempts per call".into(),
+        ("completion_s", _) => "last success (s)".into(),
+        ("crashes", _) => "server crashes".into(),
+        ("all_connected_s", _) => "all clients connected (s)".into(),
+        ("collision_involvements", _) => "collided transmissions".into(),
+        ("attempts", _) => "transmission attempts".into(),
+        ("stations", _) => "stations".into(),
+        ("group", _) => "station group".into(),
+        ("policy", _) | (_, "kind") => "backoff policy".into(),
+        (_, "access") => "access mode".into(),
+        (_, "load") => "offered load (fraction of bit rate)".into(),
+        (_, "count") => "stations".into(),
+        (_, "frame") | (_, "size") => "frame size".into(),
+        (_, "length") => "bus length".into(),
+        (_, "backoff_limit") => "backoff limit (max exponent k)".into(),
+        (_, "attempt_limit") => "attempt limit".into(),
+        ("delivered", _) => "delivered frames".into(),
+        ("arrived", _) => "arrived frames".into(),
+        ("late_collisions", _) => "late collisions".into(),
+        ("undetected_collisions", _) => "undetected collisions (frames lost)".into(),
+        ("dropped_excessive", _) => "frames dropped at the attempt limit".into(),
+        ("dropped_queue", _) => "frames dropped at a full queue".into(),
+        ("position_m", _) => "position on the bus (m)".into(),
+        // A column this does not know keeps its name, and no unit is guessed.
+        (c, _) => c.to_string(),
+    }
+}
+
+/// The values a column's metric can take: whiskers are cut to them.
+/// Fractions lie in [0, 1], counts, loads and delays are never negative;
+/// a column this does not know is unbounded.
+pub fn domain(column: &str) -> (f64, f64) {
+    const FRACTIONS: &[&str] = &[
+        "throughput",
+        "fairness",
+        "drop_fraction",
+        "share",
+        "throughput_share",
+        "delivered_fraction",
+        "success_rate",
+    ];
+    const NON_NEGATIVE: &[&str] = &[
+        "throughput_mbps",
+        "offered_load",
+        "attempt_load",
+        "delivered",
+        "arrived",
+        "attempts",
+        "collisions",
+        "collision_involvements",
+        "late_collisions",
+        "undetected_collisions",
+        "dropped_excessive",
+        "dropped_queue",
+        "capture_mean_run",
+        "capture_max_run",
+        "collisions_per_delivered",
+        "stations",
+        "position_m",
+        "burst_frames",
+        "calls",
+        "successes",
+        "load",
+        "completion_s",
+        "crashes",
+        "all_connected_s",
+    ];
+    if FRACTIONS.contains(&column) {
+        (0.0, 1.0)
+    } else if NON_NEGATIVE.contains(&column)
+        || column.starts_with("delay_")
+        || column.starts_with("completion_")
+        || column.starts_with("drain_")
+    {
+        (0.0, f64::INFINITY)
+    } else {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+}
+
+/// The 95 % interval `y` ± `half`, cut to `domain`; None without a
+/// (positive, finite) half-width.
+pub fn clip_interval(y: f64, half: Option<f64>, domain: (f64, f64)) -> Option<(f64, f64)> {
+    let h = half.filter(|h| h.is_finite() && *h > 0.0)?;
+    Some(((y - h).max(domain.0), (y + h).min(domain.1)))
+}
+
+/// A short name for titles ("throughput", "offered load").
+fn short(column: &str) -> String {
+    let d = describe(column);
+    match d.find(" (") {
+        Some(i) => d[..i].to_string(),
+        None => d,
+    }
+}
+
+/// One cell's contribution to a series label: "N=8" for numbers, the word
+/// itself for words.
+fn label_part(column: &str, value: &str, numeric: bool) -> String {
+    if !numeric {
+        return value.to_string();
+    }
+    let name = match column.rsplit('.').next().unwrap_or("") {
+        "count" => "N",
+        other => other,
+    };
+    format!("{name}={value}")
+}
+
+/// Rows gathered for one series at one x.
+struct Cell {
+    x: f64,
+    ys: Vec<f64>,
+    half: Option<f64>,
+    replications: Option<u64>,
+    /// Replication numbers, when the table has them.
+    numbers: Vec<String>,
+    rows: Vec<usize>,
+}
+
+/// Builds the chart `spec` asks for from `table`. Rows that share x and
+/// series are replications (the table needs a `replication` column for
+/// that): they are averaged with a Student-t 95 % interval, as summary.csv is.
+pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart, ChartError> {
+    let xi = table.column(&spec.x)?;
+    let yi = table.column(&spec.y)?;
+    let ci = table.find(&format!("{}_ci95", spec.y));
+    let reps = table.find("replications");
+    let rep = table.find("replication");
+    let si: Vec<usize> = spec
+        .series
+        .iter()
+        .map(|s| table.column(s))
+        .collect::<Result<_, _>>()?;
+
+    // x: numbers (with one unit) or categories in order of appearance.
+    let xs: Vec<Option<(f64, &str)>> = table.rows.iter().map(|r| parse_number(&r[xi])).collect();
+    let numeric = !xs.is_empty() && xs.iter().all(Option::is_some);
+    let (x_values, x_unit, categories): (Vec<f64>, String, Option<Vec<String>>) = if numeric {
+        let unit = xs[0].map(|(_, u)| u.to_string()).unwrap_or_default();
+        (xs.iter().flatten().map(|(v, _)| *v).collect(), unit, None)
+    } else {
+        let mut cats: Vec<String> = Vec::new();
+        let idx = table
+            .rows
+            .iter()
+            .map(|r| match cats.iter().position(|c| *c == r[xi]) {
+                Some(i) => i as f64,
+                None => {
+                    cats.push(r[xi].clone());
+                    (cats.len() - 1) as f64
+                }
+            })
+            .collect();
+        (idx, String::new(), Some(cats))
+    };
+    if spec.x_scale == Scale::Log {
+        if categories.is_some() {
+            return Err(ChartError::LogScale {
+                column: spec.x.clone(),
+                value: "words".into(),
+            });
+        }
+        if let Some((_, r)) = x_values.iter().zip(&table.rows).find(|(v, _)| **v <= 0.0) {
+            return Err(ChartError::LogScale {
+                column: spec.x.clone(),
+                value: r[xi].clone(),
+            });
+        }
+    }
+
+    // Series label parts per row: a column of numbers gives "name=value",
+    // one of words the word alone.
+    let numeric_col: Vec<bool> = si
+        .iter()
+        .map(|&c| table.rows.iter().all(|r| parse_number(&r[c]).is_some()))
+        .collect();
+    let parts: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .map(|row| {
+            si.iter()
+                .zip(&numeric_col)
+                .map(|(&c, &num)| label_part(&table.header[c], &row[c], num))
+                .collect()
+        })
+        .collect();
+
+    // Gather rows by series (in order of first appearance) and x.
+    let mut keys: Vec<Vec<String>> = Vec::new();
+    let mut cells: Vec<Vec<Cell>> = Vec::new();
+    for (i, row) in table.rows.iter().enumerate() {
+        let k = match keys.iter().position(|k| *k == parts[i]) {
+            Some(k) => k,
+            None => {
+                keys.push(parts[i].clone());
+                cells.push(Vec::new());
+                keys.len() - 1
+            }
+        };
+        let x = x_values[i];
+        let cell = match cells[k].iter().position(|c| c.x == x) {
+            Some(c) => &mut cells[k][c],
+            None => {
+                cells[k].push(Cell {
+                    x,
+                    ys: Vec::new(),
+                    half: None,
+                    replications: None,
+                    numbers: Vec::new(),
+                    rows: Vec::new(),
+                });
+                cells[k].last_mut().expect("just pushed")
+            }
+        };
+        cell.ys
+            .push(parse_number(&row[yi]).map_or(f64::NAN, |(v, _)| v));
+        cell.half = ci.and_then(|c| parse_number(&row[c])).map(|(h, _)| h);
+        cell.replications = reps
+            .and_then(|c| parse_number(&row[c]))
+            .map(|(v, _)| v as u64);
+        if let Some(c) = rep {
+            cell.numbers.push(row[c].clone());
+        }
+        cell.rows.push(i);
+    }
+
+    let dom = domain(&spec.y);
+    let mut replication_counts: Vec<u64> = Vec::new();
+    let mut below_zero = 0usize;
+    let mut to_zero = 0usize;
+    let mut whole: Vec<(Vec<String>, Vec<Point>)> = Vec::new();
+    for (key, cs) in keys.iter().zip(&mut cells) {
+        cs.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let mut points = Vec::with_capacity(cs.len());
+        for c in cs.iter() {
+            let (y, half, r) = if c.rows.len() == 1 {
+                let r = c.replications.or(rep.map(|_| 1));
+                (c.ys[0], c.half, r)
+            } else {
+                let mut numbers = c.numbers.clone();
+                numbers.sort();
+                numbers.dedup();
+                if ci.is_some() || rep.is_none() || numbers.len() < c.rows.len() {
+                    return Err(ambiguous(table, &c.rows, xi, &si, key));
+                }
+                let (m, h) = stats::mean_ci95(&c.ys);
+                (m, Some(h), Some(c.rows.len() as u64))
+            };
+            if let Some(r) = r {
+                replication_counts.push(r);
+            }
+            let mut y = Some(y).filter(|y| y.is_finite());
+            if spec.y_scale == Scale::Log && y.is_some_and(|v| v <= 0.0) {
+                y = None;
+                below_zero += 1;
+            }
+            let ci = y.and_then(|y| clip_interval(y, half, dom));
+            if spec.y_scale == Scale::Log && ci.is_some_and(|(lo, _)| lo <= 0.0) {
+                to_zero += 1;
+            }
+            points.push(Point { x: c.x, y, ci });
+        }
+        whole.push((key.clone(), points));
+    }
+    if !whole.iter().any(|(_, ps)| ps.iter().any(|p| p.y.is_some())) {
+        return Err(ChartError::NoData {
+            column: spec.y.clone(),
+        });
+    }
+
+    // Delays of 10^4 µs and more read better in ms (10^7: in s).
+    let mut y_label = describe(&spec.y);
+    if spec.y.ends_with("_us") {
+        let top = whole
+            .iter()
+            .flat_map(|(_, ps)| ps.iter())
+            .filter_map(|p| p.y)
+            .fold(0.0f64, |a, y| a.max(y.abs()));
+        let (factor, unit) = if top >= 1e7 {
+            (1e-6, "s")
+        } else if top >= 1e4 {
+            (1e-3, "ms")
+        } else {
+            (1.0, "µs")
+        };
+        if factor != 1.0 {
+            for p in whole.iter_mut().flat_map(|(_, ps)| ps.iter_mut()) {
+                p.y = p.y.map(|v| v * factor);
+                p.ci = p.ci.map(|(a, b)| (a * factor, b * factor));
+            }
+            y_label = y_label.replace("(µs)", &format!("({unit})"));
+        }
+    }
+
+    // One plot, or small multiples when there are too many lines.
+    let word_titles = |cols: &[usize]| -> Option<String> {
+        (!cols.is_empty() && cols.iter().all(|&k| !numeric_col[k])).then(|| {
+            cols.iter()
+                .map(|&k| describe(&table.header[si[k]]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    };
+    let all: Vec<usize> = (0..si.len()).collect();
+    let (series, panels, legend) = if whole.len() <= MAX_LINES {
+        let series = whole
+            .into_iter()
+            .map(|(k, points)| Series {
+                label: k.join(", "),
+                panel: 0,
+                points,
+            })
+            .collect::<Vec<_>>();
+        let legend = if series.len() == 1 && series[0].label.is_empty() {
+            Legend::Hidden
+        } else {
+            Legend::Entries {
+                title: word_titles(&all),
+            }
+        };
+        (series, Vec::new(), legend)
+    } else if let Some(f) = facet_column(&keys) {
+        let mut panels: Vec<String> = Vec::new();
+        let series = whole
+            .into_iter()
+            .map(|(k, points)| {
+                let panel = match panels.iter().position(|p| *p == k[f]) {
+                    Some(p) => p,
+                    None => {
+                        panels.push(k[f].clone());
+                        panels.len() - 1
+                    }
+                };
+                let rest: Vec<&str> = k
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != f)
+                    .map(|(_, s)| s.as_str())
+                    .collect();
+                Series {
+                    label: rest.join(", "),
+                    panel,
+                    points,
+                }
+            })
+            .collect();
+        let rest: Vec<usize> = all.iter().copied().filter(|&k| k != f).collect();
+        (
+            series,
+            panels,
+            Legend::Entries {
+                title: word_titles(&rest),
+            },
+        )
+    } else if whole.len() <= MAX_PANELS {
+        let panels: Vec<String> = whole.iter().map(|(k, _)| k.join(", ")).collect();
+        let series = whole
+            .into_iter()
+            .enumerate()
+            .map(|(i, (k, points))| Series {
+                label: k.join(", "),
+                panel: i,
+                points,
+            })
+            .collect();
+        (series, panels, Legend::Hidden)
+    } else {
+        let n = whole.len();
+        let series = whole
+            .into_iter()
+            .map(|(k, points)| Series {
+                label: k.join(", "),
+                panel: 0,
+                points,
+            })
+            .collect();
+        (
+            series,
+            Vec::new(),
+            Legend::Note(format!(
+                "{n} series: too many to name or tell apart. Draw fewer (a [[chart]] \
+                 with fewer series, or csmacd plot on a subset of summary.csv)."
+            )),
+        )
+    };
+
+    let x_label = if x_unit.is_empty() {
+        describe(&spec.x)
+    } else {
+        format!("{} ({x_unit})", describe(&spec.x))
+    };
+    let title = spec.title.clone().unwrap_or_else(|| {
+        let y = short(&spec.y);
+        let mut t = format!("{}{} vs {}", y[..1].to_uppercase(), &y[1..], short(&spec.x));
+        if spec.per_group() {
+            t.push_str(", per station group");
+        }
+        t
+    });
+    let caption = caption(
+        context,
+        &replication_counts,
+        ci.is_some(),
+        below_zero,
+        to_zero,
+    );
+    let size = spec.size.unwrap_or_else(|| default_size(panels.len()));
+    Ok(Chart {
+        title,
+        x_label,
+        y_label,
+        x_scale: spec.x_scale,
+        y_scale: spec.y_scale,
+        categories,
+        series,
+        panels,
+        legend,
+        caption,
+        size,
+    })
+}
+
+/// The size of a chart with `panels` small multiples (0: one plot).
+pub fn default_size(panels: usize) -> (u32, u32) {
+    if panels <= 1 {
+        return DEFAULT_SIZE;
+    }
+    let (_, rows) = draw::grid(panels);
+    (1000, (170 + 250 * rows as u32).min(1600))
+}
+
+/// The series column to split panels by: the one with the fewest values
+/// that leaves at most [`MAX_LINES`] lines in each panel.
+fn facet_column(keys: &[Vec<String>]) -> Option<usize> {
+    let columns = keys.first().map_or(0, Vec::len);
+    if columns < 2 {
+        return None;
+    }
+    (0..columns)
+        .filter_map(|f| {
+            let mut panels: Vec<&str> = keys.iter().map(|k| k[f].as_str()).collect();
+            panels.sort();
+            panels.dedup();
+            let mut rest: Vec<Vec<&String>> = keys
+                .iter()
+                .map(|k| {
+                    k.iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != f)
+                        .map(|(_, s)| s)
+                        .collect()
+                })
+                .collect();
+            rest.sort();
+            rest.dedup();
+            (rest.len() <= MAX_LINES && panels.len() <= MAX_PANELS).then_some((panels.len(), f))
+        })
+        .min()
+        .map(|(_, f)| f)
+}
+
+/// The error for rows that repeat an x and a series with nothing to tell
+/// them apart as replications: names the columns in which they differ.
+fn ambiguous(table: &Table, rows: &[usize], xi: usize, si: &[usize], key: &[String]) -> ChartError {
+    let first = &table.rows[rows[0]];
+    let differ: Vec<&str> = (0..table.header.len())
+        .filter(|&c| c != xi && !si.contains(&c))
+        .filter(|&c| rows.iter().any(|&r| table.rows[r][c] != first[c]))
+        .filter(|&c| {
+            // Measured values differ anyway: name only sweep axes (dotted
+            // paths) and columns of words.
+            table.header[c].contains('.')
+                || rows
+                    .iter()
+                    .all(|&r| parse_number(&table.rows[r][c]).is_none())
+        })
+        .map(|c| table.header[c].as_str())
+        .collect();
+    ChartError::Ambiguous {
+        rows: rows.len(),
+        x: table.rows[rows[0]][xi].clone(),
+        series: if key.is_empty() {
+            String::new()
+        } else {
+            format!(" in series `{}`", key.join(", "))
+        },
+        hint: if differ.is_empty() {
+            String::new()
+        } else {
+            format!(" (they differ in: {})", differ.join(", "))
+        },
+    }
+}
+
+/// The caption: scenario, seed, and what the whiskers are.
+fn caption(
+    context: &Context,
+    counts: &[u64],
+    has_ci: bool,
+    below_zero: usize,
+    to_zero: usize,
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(s) = &context.scenario {
+        parts.push(format!("scenario \u{201c}{s}\u{201d}"));
+    }
+    if let Some(seed) = context.seed {
+        parts.push(format!("seed {seed}"));
+    }
+    let lo = counts.iter().copied().min();
+    let hi = counts.iter().copied().max();
+    match (lo, hi) {
+        (Some(1), Some(1)) => {
+            parts.push("1 replication: no confidence interval".into());
+        }
+        (Some(lo), Some(hi)) if lo == hi => {
+            parts.push(format!("whiskers: 95 % CI over {lo} replications"));
+        }
+        (Some(lo), Some(hi)) => {
+            parts.push(format!(
+                "whiskers: 95 % CI over {lo} to {hi} replications (none where 1)"
+            ));
+        }
+        _ if has_ci => parts.push("whiskers: 95 % CI".into()),
+        _ => {}
+    }
+    if to_zero > 0 {
+        parts.push("a whisker reaching 0 runs to the foot of the log axis".into());
+    }
+    if below_zero > 0 {
+        parts.push(format!(
+            "{below_zero} point{} at or below 0 not shown on the log axis",
+            if below_zero == 1 { "" } else { "s" }
+        ));
+    }
+    parts.join("; ")
+}
+
+/// The charts a sweep draws when it names none: each main metric against
+/// the most telling numeric axis (offered load, then stations, then frame
+/// size, then the first), and collisions per frame against stations.
+pub fn default_specs(axes: &[AxisColumn]) -> Vec<ChartSpec> {
+    let varying: Vec<&AxisColumn> = axes.iter().filter(|a| a.labels.len() > 1).collect();
+    let numeric = |a: &AxisColumn| a.labels.iter().all(|l| parse_number(l).is_some());
+    let rank = |a: &AxisColumn| {
+        let last = a.name.rsplit('.').next().unwrap_or("");
+        match last {
+            "load" | "rate" => 0,
+            "count" => 1,
+            "frame" | "size" => 2,
+            _ => 3,
+        }
+    };
+    let x = varying
+        .iter()
+        .filter(|a| numeric(a))
+        .min_by_key(|a| rank(a))
+        .or_else(|| varying.first());
+    let Some(x) = x else {
+        return Vec::new();
+    };
+    let mut specs: Vec<ChartSpec> = [
+        "throughput",
+        "delay_mean_us",
+        "delay_p99_us",
+        "collisions_per_delivered",
+        "drop_fraction",
+        "fairness",
+    ]
+    .iter()
+    .map(|y| ChartSpec {
+        x: x.name.to_string(),
+        y: y.to_string(),
+        ..Default::default()
+    })
+    .collect();
+    if let Some(count) = varying
+        .iter()
+        .find(|a| a.name.ends_with(".count") && a.name != x.name && numeric(a))
+    {
+        specs.push(ChartSpec {
+            x: count.name.to_string(),
+            y: "collisions_per_delivered".into(),
+            ..Default::default()
+        });
+    }
+    specs
+}
+
+/// Completes a spec for a sweep: every other axis that varies splits the
+/// series too (so no line zigzags across hidden axes), and a file name.
+pub fn complete(spec: &ChartSpec, axes: &[AxisColumn]) -> ChartSpec {
+    let mut s = spec.clone();
+    for a in axes {
+        if a.labels.len() > 1 && a.name != s.x && !s.series.iter().any(|c| c == a.name) {
+            s.series.push(a.name.to_string());
+        }
+    }
+    if s.name.is_none() {
+        let last = |p: &str| p.rsplit('.').next().unwrap_or(p).to_string();
+        let xs = last(&s.x);
+        let clash = axes.iter().filter(|a| last(a.name) == xs).count() > 1;
+        let xs = if clash { s.x.replace('.', "-") } else { xs };
+        let per = if s.per_group() { "-per-group" } else { "" };
+        s.name = Some(format!("{}{per}-vs-{xs}", s.y));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(header: &[&str], rows: &[&[&str]]) -> Table {
+        Table {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: rows
+                .iter()
+                .map(|r| r.iter().map(|s| s.to_string()).collect())
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn numbers_with_units() {
+        assert_eq!(parse_number("0.5"), Some((0.5, "")));
+        assert_eq!(parse_number("1518B"), Some((1518.0, "B")));
+        assert_eq!(parse_number("10Mbps"), Some((10.0, "Mbps")));
+        assert_eq!(parse_number("2e8m/s"), Some((2e8, "m/s")));
+        assert_eq!(parse_number("beb"), None);
+        assert_eq!(parse_number(""), None);
+    }
+
+    #[test]
+    fn series_split_and_sort() {
+        let t = table(
+            &["n", "x", "y", "y_ci95"],
+            &[
+                &["2", "0.5", "0.4", "0.01"],
+                &["2", "0.1", "0.1", ""],
+                &["8", "0.1", "0.1", "0.02"],
+            ],
+        );
+        let spec = ChartSpec {
+            x: "x".into(),
+            y: "y".into(),
+            series: vec!["n".into()],
+            ..Default::default()
+        };
+        let c = build(&t, &spec, &Context::default()).unwrap();
+        assert_eq!(c.series.len(), 2);
+        assert_eq!(c.series[0].label, "n=2");
+        assert_eq!(
+            c.series[0].points,
+            vec![
+                Point {
+                    x: 0.1,
+                    y: Some(0.1),
+                    ci: None
+                },
+                Point {
+                    x: 0.5,
+                    y: Some(0.4),
+                    ci: Some((0.39, 0.41000000000000003))
+                }
+            ]
+        );
+        assert_eq!(c.x_scale, Scale::Linear);
+        assert_eq!(c.size, DEFAULT_SIZE);
+    }
+
+    #[test]
+    fn replications_are_averaged_and_other_repeats_refused() {
+        let t = table(
+            &["replication", "group", "throughput"],
+            &[
+                &["0", "a", "0.5"],
+                &["1", "a", "0.7"],
+                &["0", "b", "0.1"],
+                &["1", "b", "0.1"],
+            ],
+        );
+        let spec = ChartSpec {
+            x: "group".into(),
+            y: "throughput".into(),
+            ..Default::default()
+        };
+        let c = build(&t, &spec, &Context::default()).unwrap();
+        assert_eq!(c.categories, Some(vec!["a".into(), "b".into()]));
+        let p = &c.series[0].points[0];
+        assert!((p.y.unwrap() - 0.6).abs() < 1e-12);
+        // 12.706 x 0.1 either side, cut to [0, 1].
+        assert_eq!(p.ci.unwrap().0, 0.0);
+        assert_eq!(p.ci.unwrap().1, 1.0);
+        assert!(
+            c.caption.contains("95 % CI over 2 replications"),
+            "{}",
+            c.caption
+        );
+        // Without replication numbers, repeated rows are refused.
+        let t2 = table(&["x", "y", "k"], &[&["1", "2", "a"], &["1", "3", "b"]]);
+        let spec2 = ChartSpec {
+            x: "x".into(),
+            y: "y".into(),
+            ..Default::default()
+        };
+        let e = build(&t2, &spec2, &Context::default()).unwrap_err();
+        assert!(e.to_string().contains("they differ in: k"), "{e}");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1200x800"), Ok((1200, 800)));
+        assert!(parse_size("1200").is_err());
+        assert!(parse_size("10x10")
+            .unwrap_err()
+            .contains("width 400 to 4000"));
+    }
+}
