@@ -38,22 +38,11 @@ pub fn validate_bus(
     for k in extra_keys {
         top.get(k);
     }
-    let name = top
-        .string("name")?
-        .unwrap_or_else(|| default_name.to_string());
-    let seed = top.with("seed", |i| {
-        let v = i.integer()?;
-        u64::try_from(v).map_err(|_| {
-            i.err(format!(
-                "{v} is negative; a seed is an integer from 0 to {}",
-                i64::MAX
-            ))
-        })
-    })?;
-    let seed = seed.unwrap_or(1);
-    let replications = top
-        .integer("replications", 1, MAX_REPLICATIONS)?
-        .unwrap_or(1) as u32;
+    let super::Common {
+        name,
+        seed,
+        replications,
+    } = super::read_common(&mut top, default_name)?;
     let relative = top.float("precision", 1e-6, 1.0)?;
     let precision_metric = top.string("precision_metric")?;
     let max_replications = top

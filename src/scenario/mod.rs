@@ -171,3 +171,38 @@ pub fn validate(
     }
     validate_bus(table, default_name, extra_keys).map(world::Scenario::Ethernet)
 }
+
+/// The keys every world's scenario has, read the same way for all.
+pub(crate) struct Common {
+    pub name: String,
+    pub seed: u64,
+    pub replications: u32,
+}
+
+/// Reads `name` (default: `default_name`), `seed` (default 1) and
+/// `replications` (default 1).
+pub(crate) fn read_common(
+    top: &mut reader::Fields,
+    default_name: &str,
+) -> Result<Common, FieldError> {
+    let name = top
+        .string("name")?
+        .unwrap_or_else(|| default_name.to_string());
+    let seed = top.with("seed", |i| {
+        let v = i.integer()?;
+        u64::try_from(v).map_err(|_| {
+            i.err(format!(
+                "{v} is negative; a seed is an integer from 0 to {}",
+                i64::MAX
+            ))
+        })
+    })?;
+    let replications = top
+        .integer("replications", 1, MAX_REPLICATIONS)?
+        .unwrap_or(1) as u32;
+    Ok(Common {
+        name,
+        seed: seed.unwrap_or(1),
+        replications,
+    })
+}

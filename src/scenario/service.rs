@@ -3,7 +3,7 @@
 //! reader, units required, each bad value named with what is allowed.
 
 use super::reader::{FieldError, Fields, Item};
-use super::{policies, MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_REPLICATIONS, MAX_STATIONS};
+use super::{policies, MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_STATIONS};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 use crate::service::{
@@ -114,22 +114,11 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
     for k in extra_keys {
         top.get(k);
     }
-    let name = top
-        .string("name")?
-        .unwrap_or_else(|| default_name.to_string());
-    let seed = top.with("seed", |i| {
-        let v = i.integer()?;
-        u64::try_from(v).map_err(|_| {
-            i.err(format!(
-                "{v} is negative; a seed is an integer from 0 to {}",
-                i64::MAX
-            ))
-        })
-    })?;
-    let seed = seed.unwrap_or(1);
-    let replications = top
-        .integer("replications", 1, MAX_REPLICATIONS)?
-        .unwrap_or(1) as u32;
+    let super::Common {
+        name,
+        seed,
+        replications,
+    } = super::read_common(&mut top, default_name)?;
     let duration = required(
         &mut top,
         "duration",
