@@ -328,3 +328,29 @@ fn lesson_cli_prints_text_and_checks_and_refuses_unknown_lessons() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("12000 m"));
 }
+
+/// `--set` turns a lesson into a what-if: promises that no longer hold are
+/// marked n/a, not FAIL, and the lesson exits 0; an unchanged lesson still
+/// checks every promise.
+#[test]
+fn a_what_if_marks_broken_promises_not_applicable() {
+    // Slotted ALOHA's S = G e^-G assumes frames that fit a slot: with
+    // 1518-byte frames in 512-bit slots its promises cannot hold.
+    let o = csmacd(&[
+        "lesson",
+        "8",
+        "--quiet",
+        "--set",
+        "stations.0.frame=\"1518B\"",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("checked on this what-if"), "{out}");
+    assert!(out.contains("[n/a ] slotted-aloha"), "{out}");
+    assert!(!out.contains("[FAIL]"), "{out}");
+    assert!(out.contains("not applicable after --set"), "{out}");
+    let o = csmacd(&["lesson", "8", "--quiet"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("What you should see:") && !out.contains("n/a"), "{out}");
+}
