@@ -352,5 +352,42 @@ fn a_what_if_marks_broken_promises_not_applicable() {
     let o = csmacd(&["lesson", "8", "--quiet"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("What you should see:") && !out.contains("n/a"), "{out}");
+    assert!(
+        out.contains("What you should see:") && !out.contains("n/a"),
+        "{out}"
+    );
+}
+
+/// `trace --from` prints the events of the window only, the same events the
+/// whole run has there; the trace says on stderr when it stops short.
+#[test]
+fn trace_from_shows_a_window_of_the_full_run() {
+    let file = "scenarios/two-saturated.toml";
+    let all = csmacd(&["trace", file, "--until", "2ms", "--format", "csv"]);
+    let part = csmacd(&[
+        "trace", file, "--from", "1ms", "--until", "2ms", "--format", "csv",
+    ]);
+    assert!(
+        part.status.success(),
+        "{}",
+        String::from_utf8_lossy(&part.stderr)
+    );
+    let rows = |o: &std::process::Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    };
+    let time = |r: &String| -> f64 { r.split(',').next().unwrap().parse().unwrap() };
+    let expected: Vec<String> = rows(&all)
+        .into_iter()
+        .filter(|r| time(r) >= 1000.0)
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(rows(&part), expected);
+    assert!(String::from_utf8_lossy(&part.stderr).contains("shown up to 2000 µs of a 10s run"));
+    let bad = csmacd(&["trace", file, "--from", "3ms", "--until", "2ms"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--from 3ms is not before --until 2ms"));
 }

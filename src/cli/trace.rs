@@ -22,11 +22,13 @@ collision: window 2^k, r slots drawn), backoff-end, discard, delivered,
 corrupted (an undetected collision garbled the frame at its destination).
 
 Times are in microseconds, exact. The run is replication 0 of the scenario,
-the same as `csmacd run` gives, and stops at --until. Signal rows are listed
+the same as `csmacd run` gives, and stops at --until (it says so on stderr
+when the scenario runs longer); --from leaves out the events before it. Signal rows are listed
 for the chosen --stations, or for every station when there are at most 16.
 
 Examples:
   csmacd trace scenarios/lessons/2-collision.toml --until 300us
+  csmacd trace scenarios/two-saturated.toml --from 5ms --until 6ms
   csmacd trace scenarios/two-saturated.toml --stations 0 --format csv > s0.csv")]
 pub struct TraceArgs {
     /// The scenario file (TOML).
@@ -34,6 +36,10 @@ pub struct TraceArgs {
     /// Stop the run here (a time with a unit: 300us, 2ms, 10slot).
     #[arg(long, default_value = "2ms")]
     pub until: String,
+    /// Print only the events from this time on (the run still starts at 0,
+    /// so what happens at --from is what the full run does then).
+    #[arg(long)]
+    pub from: Option<String>,
     /// Only these stations (numbers from 0, comma separated).
     #[arg(long, value_delimiter = ',')]
     pub stations: Option<Vec<u32>>,
@@ -101,12 +107,22 @@ pub fn load(file: &Path, seed: Option<u64>) -> Result<Scenario, CliError> {
 
 /// Reads a time option (`--until`) in the scenario's units.
 pub fn parse_until(sc: &Scenario, text: &str) -> Result<Time, CliError> {
+    parse_instant(sc, "--until", text, 1.0)
+}
+
+/// A time given to `flag`, at least `min_ps` and within the simulator's clock.
+fn parse_instant(sc: &Scenario, flag: &str, text: &str, min_ps: f64) -> Result<Time, CliError> {
     let t = crate::units::parse_time(text)
-        .map_err(|e| CliError::usage(anyhow!("--until: {e}; e.g. --until 300us")))?;
+        .map_err(|e| CliError::usage(anyhow!("{flag}: {e}; e.g. {flag} 300us")))?;
     let ps = t.to_ps(sc.medium.bit_ps, sc.medium.slot_ps);
-    if !(1.0..=scenario::MAX_DURATION_S * crate::units::PS_PER_S).contains(&ps) {
+    if !(min_ps..=scenario::MAX_DURATION_S * crate::units::PS_PER_S).contains(&ps) {
+        let what = if min_ps > 0.0 {
+            "greater than zero"
+        } else {
+            "zero or more"
+        };
         return Err(CliError::usage(anyhow!(
-            "--until {text}: must be greater than zero, e.g. --until 300us"
+            "{flag} {text}: must be {what}, e.g. {flag} 300us"
         )));
     }
     Ok(ps.round() as Time)
@@ -128,6 +144,20 @@ fn check_stations(sc: &Scenario, stations: &Option<Vec<u32>>) -> CliResult {
 pub fn run_trace(args: TraceArgs) -> CliResult {
     let sc = load(&args.file, args.seed)?;
     let until = parse_until(&sc, &args.until)?;
+    let from = match &args.from {
+        None => 0,
+        Some(t) => {
+            let from = parse_instant(&sc, "--from", t, 0.0)?;
+            if from >= until {
+                return Err(CliError::usage(anyhow!(
+                    "--from {} is not before --until {}; give a window that starts before it ends",
+                    t,
+                    args.until
+                )));
+            }
+            from
+        }
+    };
     check_stations(&sc, &args.stations)?;
     let seed = trace::run_seed(&sc);
     let filter = TraceFilter::new(&sc, until, args.stations);
@@ -145,7 +175,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     }
     let medium = sc.medium.clone();
     let mut tracer = Tracer::new(&short, seed, filter, |row: &TraceRow| {
-        if failed.is_some() {
+        if failed.is_some() || row.t < from {
             return;
         }
         let line = match args.format {
@@ -159,6 +189,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     });
     crate::ethernet::run_observed(&short, seed, &mut tracer);
     let _ = tracer.finish();
+    stops_short(&sc, until);
     if let Some(e) = failed {
         // A closed pipe (`| head`) is the reader's choice, not a failure.
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -190,6 +221,7 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
         _ => CliError::failure(e),
     })?;
     eprintln!("wrote {}", args.out.display());
+    stops_short(&sc, until);
     if let Some(t) = &args.timeline {
         draw::write_timeline(&pic, &title, t).map_err(|e| match e {
             draw::DrawError::Format { .. } => CliError::usage(e),
@@ -198,6 +230,17 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
         eprintln!("wrote {}", t.display());
     }
     Ok(())
+}
+
+/// Says on stderr when the window shown ends before the scenario's run does.
+fn stops_short(sc: &Scenario, until: Time) {
+    if until < sc.duration {
+        eprintln!(
+            "note: shown up to {} µs of a {} run; a later --until shows more",
+            us(until),
+            crate::units::format_ps(sc.duration)
+        );
+    }
 }
 
 pub fn csv_line(row: &TraceRow) -> String {
