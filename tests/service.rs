@@ -483,3 +483,86 @@ breaker = {{ consecutive = 5, open = "10s", mode = "{mode}", scope = "shared" }}
     let r = breaker("retries");
     assert_eq!(r.metric("attempts"), r.metric("calls"));
 }
+
+/// The metastable scenario as shipped, without its sweep, with one backoff
+/// policy and gate.
+fn metastable(backoff: &str, budget: &str, breaker: &str) -> world::Scenario {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/service-metastable.toml"
+    ))
+    .unwrap();
+    let text = text.split("[sweep]").next().unwrap();
+    let text = text
+        .replace(
+            r#"backoff = { kind = "full-jitter","#,
+            &format!(r#"backoff = {{ kind = "{backoff}","#),
+        )
+        .replace(r#"budget = "none""#, &format!("budget = {budget}"))
+        .replace(r#"breaker = "none""#, &format!("breaker = {breaker}"));
+    service(&text)
+}
+
+/// A surge pushes the queue past the timeout; afterwards plain and jittered
+/// retries (up to 3 per call) offer up to 4 x 70 attempts/s to a server of
+/// 100/s and the overload sustains itself: the queue never comes back and
+/// nothing succeeds after the surge. A shared retry budget or a shared
+/// breaker keeps the load under capacity and the queue drains.
+#[test]
+fn metastable_failure_sustains_itself_unless_retries_are_gated() {
+    const NONE: &str = r#""none""#;
+    const BUDGET: &str = r#"{ size = 10, scope = "shared" }"#;
+    const BREAKER: &str = r#"{ threshold = 0.1, window = "5s", scope = "shared" }"#;
+    for backoff in ["none", "full-jitter"] {
+        for seed in [1, 2, 3] {
+            let r = metastable(backoff, NONE, NONE).run(seed);
+            assert_eq!(r.metric("recovered"), 0.0, "{backoff}, seed {seed}");
+            assert!(r.metric("recovery_s").is_nan(), "{backoff}, seed {seed}");
+            // Nothing succeeds long after the surge, and the retries are used.
+            assert!(
+                r.metric("completion_s") < 40.0,
+                "{}",
+                r.metric("completion_s")
+            );
+            assert!(r.metric("load") > 3.0, "{}", r.metric("load"));
+            let queue_at_end = match r.table("timeseries").last().unwrap()[1] {
+                csmacd::results::Cell::Count(q) => q,
+                _ => panic!("a count"),
+            };
+            assert!(queue_at_end > 10_000, "{queue_at_end}");
+            for (budget, breaker) in [(BUDGET, NONE), (NONE, BREAKER), (BUDGET, BREAKER)] {
+                let r = metastable(backoff, budget, breaker).run(seed);
+                let what = format!("{backoff}, budget {budget}, breaker {breaker}, seed {seed}");
+                assert_eq!(r.metric("recovered"), 1.0, "{what}");
+                let t = r.metric("recovery_s");
+                assert!(t > 5.0 && t < 60.0, "{what}: recovered after {t} s");
+                assert!(r.metric("load") < 1.1, "{what}: {}", r.metric("load"));
+                assert!(r.metric("completion_s") > 110.0, "{what}");
+            }
+        }
+    }
+}
+
+/// `"none"` is an absent gate (so that a sweep can compare it); any other
+/// word is refused with its line and what is allowed.
+#[test]
+fn a_gate_of_none_is_no_gate() {
+    let text = |gate: &str| {
+        format!(
+            "duration = \"10s\"\n[server]\nkind = \"flaky\"\nfailure = 0.5\n[[clients]]\ncount = 10\ncalls = {{ kind = \"once\" }}\nbackoff = {{ kind = \"none\" }}\n{gate}\n"
+        )
+    };
+    let bare = service(&text(""));
+    for gate in ["budget = \"none\"", "breaker = \"none\""] {
+        assert_eq!(service(&text(gate)), bare, "{gate}");
+    }
+    let e = scenario::from_str("gate.toml", "gate", &text("budget = \"off\""))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("gate.toml:9")
+            && e.contains("clients.0.budget")
+            && e.contains("allowed: \"none\" or a table"),
+        "{e}"
+    );
+}
