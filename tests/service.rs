@@ -217,3 +217,352 @@ fn bus_only_commands_refuse_a_service_scenario() {
     let e = scenario::bus_from_str("occ.toml", "occ", text).unwrap_err();
     assert!(e.to_string().contains("not a bus scenario"), "{e}");
 }
+
+// The retry gates end to end, against a server whose every attempt fails
+// (or fails at random), with exact counts where the arithmetic gives them.
+
+fn always_failing(
+    clients: &str,
+    retry_after: &str,
+    delay: &str,
+    duration: &str,
+) -> world::Scenario {
+    service(&format!(
+        r#"duration = "{duration}"
+[server]
+kind = "flaky"
+failure = 1.0
+{retry_after}
+[network]
+delay = "{delay}"
+[[clients]]
+{clients}
+"#
+    ))
+}
+
+/// The attempts of each timeseries bin.
+fn attempts_per_bin(r: &RunOutput) -> Vec<u64> {
+    r.table("timeseries")
+        .iter()
+        .map(|row| match row[2] {
+            csmacd::results::Cell::Count(c) => c,
+            _ => panic!("a count"),
+        })
+        .collect()
+}
+
+fn retries(r: &RunOutput) -> u64 {
+    (r.metric("attempts") - r.metric("calls")) as u64
+}
+
+/// A shared bucket, calls spread over time and overlapping: every first
+/// attempt deposits, every retry pays `cost`, and the call whose failure
+/// finds less than `cost` ends; the last call to end ends after every
+/// deposit, on a bucket holding less than `cost`. While the bucket never
+/// reaches its size, the retries of M calls are therefore exactly
+/// floor((start + M * deposit) / cost), whatever the timing.
+#[test]
+fn budget_allows_exactly_what_the_bucket_holds_over_time() {
+    for (seed, deposit, cost, start) in [
+        (1, 0.25, 1.0, 5.0),
+        (2, 0.5, 2.0, 0.0),
+        (3, 0.125, 1.0, 3.0),
+    ] {
+        let sc = always_failing(
+            &format!(
+                r#"count = 20
+calls = {{ kind = "poisson", rate = "2/s", until = "20s" }}
+backoff = {{ kind = "full-jitter", base = "10ms", cap = "200ms" }}
+budget = {{ size = 1000, deposit = {deposit}, cost = {cost}, start = {start}, scope = "shared" }}"#
+            ),
+            "",
+            "5ms",
+            "100s",
+        );
+        let r = sc.run(seed);
+        let m = r.metric("calls");
+        assert!(m > 600.0 && start + m * deposit < 1000.0, "{m} calls");
+        let allowed = ((start + m * deposit) / cost).floor() as u64;
+        assert_eq!(
+            retries(&r),
+            allowed,
+            "M {m}, deposit {deposit}, cost {cost}, start {start}"
+        );
+        assert_eq!(r.metric("successes"), 0.0);
+    }
+}
+
+/// All M first attempts go out at once and deposit before any reply comes
+/// back, so the bucket holds min(size, start + M * deposit) when the
+/// failures start paying: that many over `cost` retries, no more. Per
+/// client, each bucket holds min(size, start + deposit) for its one call.
+#[test]
+fn budget_caps_at_its_size_shared_and_per_client() {
+    let group = |scope: &str, m: u64| {
+        format!(
+            r#"count = {m}
+calls = {{ kind = "once", at = "0s" }}
+backoff = {{ kind = "none" }}
+budget = {{ size = 10, deposit = 0.5, cost = 2, start = 4, scope = "{scope}" }}"#
+        )
+    };
+    for (m, allowed) in [(4u64, 3u64), (12, 5), (1000, 5)] {
+        // min(10, 4 + 0.5 M) / 2: M = 4 -> 6 / 2 = 3; M >= 12 -> 10 / 2 = 5.
+        let r = always_failing(&group("shared", m), "", "5ms", "60s").run(1);
+        assert_eq!(r.metric("calls"), m as f64);
+        assert_eq!(retries(&r), allowed, "shared, M {m}");
+        // Per client: min(10, 4 + 0.5) / 2 = 2 retries per call.
+        let r = always_failing(&group("client", m), "", "5ms", "60s").run(1);
+        assert_eq!(retries(&r), 2 * m, "per client, M {m}");
+    }
+}
+
+/// `max_retries = N` against a server that always fails: exactly N + 1
+/// attempts per call.
+#[test]
+fn max_retries_is_exact() {
+    for n in [0u64, 1, 3, 8] {
+        let r = always_failing(
+            &format!(
+                "count = 500\ncalls = {{ kind = \"once\", at = \"0s\" }}\nbackoff = {{ kind = \"full-jitter\", base = \"10ms\", cap = \"1s\" }}\nmax_retries = {n}"
+            ),
+            "",
+            "5ms",
+            "600s",
+        )
+        .run(2);
+        assert_eq!(r.metric("attempts"), 500.0 * (n + 1) as f64, "N {n}");
+        assert_eq!(r.metric("load"), (n + 1) as f64);
+        assert_eq!(r.metric("success_rate"), 0.0);
+    }
+}
+
+/// A server's `retry_after` is a floor on the wait: with waits under it
+/// every retry waits exactly `retry_after` (with no network delay the
+/// attempts of calls made at 0 s fall at 0, 2, 4, 6 s); with a policy wait
+/// above it the policy's wait holds (0, 3, 6, 9 s).
+#[test]
+fn retry_after_is_a_floor_on_the_wait() {
+    let group = |backoff: &str| {
+        format!(
+            "count = 100\ncalls = {{ kind = \"once\", at = \"0s\" }}\nbackoff = {backoff}\nmax_retries = 3"
+        )
+    };
+    let short = always_failing(
+        &group(r#"{ kind = "full-jitter", base = "10ms", cap = "100ms" }"#),
+        "retry_after = \"2s\"",
+        "0s",
+        "20s",
+    )
+    .run(1);
+    let mut want = vec![0u64; 20];
+    for k in [0, 2, 4, 6] {
+        want[k] = 100;
+    }
+    assert_eq!(attempts_per_bin(&short), want);
+    let long = always_failing(
+        &group(r#"{ kind = "exponential-no-jitter", base = "3s", cap = "3s" }"#),
+        "retry_after = \"2s\"",
+        "0s",
+        "20s",
+    )
+    .run(1);
+    let mut want = vec![0u64; 20];
+    for k in [0, 3, 6, 9] {
+        want[k] = 100;
+    }
+    assert_eq!(attempts_per_bin(&long), want);
+    // Without retry_after the jittered waits stay under 100 ms each.
+    let free = always_failing(
+        &group(r#"{ kind = "full-jitter", base = "10ms", cap = "100ms" }"#),
+        "",
+        "0s",
+        "20s",
+    )
+    .run(1);
+    assert_eq!(attempts_per_bin(&free)[0], 400);
+}
+
+/// The ratio breaker, shared: against a server that always fails, the
+/// first failure makes the failed share 1, above any threshold below 1, so
+/// no call ever retries. Against a server failing half the attempts, a
+/// threshold above 0.5 lets retries go (nearly every call succeeds), and
+/// one below stops most of them (success near 1 - p, load near 1).
+#[test]
+fn ratio_breaker_stops_retries_above_its_threshold() {
+    let r = always_failing(
+        r#"count = 20
+calls = { kind = "poisson", rate = "2/s", until = "20s" }
+backoff = { kind = "none" }
+breaker = { threshold = 0.9, window = "all", scope = "shared" }"#,
+        "",
+        "5ms",
+        "60s",
+    )
+    .run(1);
+    assert!(r.metric("calls") > 600.0);
+    assert_eq!(retries(&r), 0);
+    let half = |threshold: f64, window: &str| {
+        service(&format!(
+            r#"duration = "60s"
+[server]
+kind = "flaky"
+failure = 0.5
+[network]
+delay = "5ms"
+[[clients]]
+count = 20
+calls = {{ kind = "poisson", rate = "2/s", until = "20s" }}
+backoff = {{ kind = "full-jitter", base = "10ms", cap = "100ms" }}
+breaker = {{ threshold = {threshold}, window = "{window}", scope = "shared" }}
+"#
+        ))
+        .run(4)
+    };
+    for window in ["all", "5s"] {
+        let open = half(0.7, window);
+        let shut = half(0.3, window);
+        assert!(
+            open.metric("success_rate") > 0.99,
+            "{window}: {}",
+            open.metric("success_rate")
+        );
+        assert!(
+            (open.metric("load") - 2.0).abs() < 0.2,
+            "{window}: {}",
+            open.metric("load")
+        );
+        assert!(
+            shut.metric("success_rate") < 0.6,
+            "{window}: {}",
+            shut.metric("success_rate")
+        );
+        assert!(
+            shut.metric("load") < 1.1,
+            "{window}: {}",
+            shut.metric("load")
+        );
+    }
+}
+
+/// The classic breaker, mode all, against a server that always fails and
+/// answers at once: one client calls 1000 times a second without retries.
+/// The first 5 calls reach the server and fail; the breaker opens for 10 s,
+/// during which every call fails at once without an attempt; then one call
+/// goes through, fails, and reopens it: one attempt every 10 s and a little.
+/// Over 100 s: 5 attempts in the first second, then one in each of the bins
+/// starting at 10, 20, ..., 90 s.
+#[test]
+fn classic_breaker_fails_fast_while_open_then_lets_attempts_through() {
+    let breaker = |mode: &str| {
+        always_failing(
+            &format!(
+                r#"count = 1
+calls = {{ kind = "poisson", rate = "1000/s", until = "100s" }}
+backoff = {{ kind = "none" }}
+max_retries = 0
+breaker = {{ consecutive = 5, open = "10s", mode = "{mode}", scope = "shared" }}"#
+            ),
+            "",
+            "0s",
+            "100s",
+        )
+        .run(1)
+    };
+    let r = breaker("all");
+    let mut want = vec![0u64; 100];
+    want[0] = 5;
+    for k in 1..10 {
+        want[10 * k] = 1;
+    }
+    assert_eq!(attempts_per_bin(&r), want);
+    assert!(r.metric("calls") > 99_000.0, "{}", r.metric("calls"));
+    // Mode `retries` refuses only retries: with none to refuse, every call
+    // reaches the server.
+    let r = breaker("retries");
+    assert_eq!(r.metric("attempts"), r.metric("calls"));
+}
+
+/// The metastable scenario as shipped, without its sweep, with one backoff
+/// policy and gate.
+fn metastable(backoff: &str, budget: &str, breaker: &str) -> world::Scenario {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/service-metastable.toml"
+    ))
+    .unwrap();
+    let text = text.split("[sweep]").next().unwrap();
+    let text = text
+        .replace(
+            r#"backoff = { kind = "full-jitter","#,
+            &format!(r#"backoff = {{ kind = "{backoff}","#),
+        )
+        .replace(r#"budget = "none""#, &format!("budget = {budget}"))
+        .replace(r#"breaker = "none""#, &format!("breaker = {breaker}"));
+    service(&text)
+}
+
+/// A surge pushes the queue past the timeout; afterwards plain and jittered
+/// retries (up to 3 per call) offer up to 4 x 70 attempts/s to a server of
+/// 100/s and the overload sustains itself: the queue never comes back and
+/// nothing succeeds after the surge. A shared retry budget or a shared
+/// breaker keeps the load under capacity and the queue drains.
+#[test]
+fn metastable_failure_sustains_itself_unless_retries_are_gated() {
+    const NONE: &str = r#""none""#;
+    const BUDGET: &str = r#"{ size = 10, scope = "shared" }"#;
+    const BREAKER: &str = r#"{ threshold = 0.1, window = "5s", scope = "shared" }"#;
+    for backoff in ["none", "full-jitter"] {
+        for seed in [1, 2, 3] {
+            let r = metastable(backoff, NONE, NONE).run(seed);
+            assert_eq!(r.metric("recovered"), 0.0, "{backoff}, seed {seed}");
+            assert!(r.metric("recovery_s").is_nan(), "{backoff}, seed {seed}");
+            // Nothing succeeds long after the surge, and the retries are used.
+            assert!(
+                r.metric("completion_s") < 40.0,
+                "{}",
+                r.metric("completion_s")
+            );
+            assert!(r.metric("load") > 3.0, "{}", r.metric("load"));
+            let queue_at_end = match r.table("timeseries").last().unwrap()[1] {
+                csmacd::results::Cell::Count(q) => q,
+                _ => panic!("a count"),
+            };
+            assert!(queue_at_end > 10_000, "{queue_at_end}");
+            for (budget, breaker) in [(BUDGET, NONE), (NONE, BREAKER), (BUDGET, BREAKER)] {
+                let r = metastable(backoff, budget, breaker).run(seed);
+                let what = format!("{backoff}, budget {budget}, breaker {breaker}, seed {seed}");
+                assert_eq!(r.metric("recovered"), 1.0, "{what}");
+                let t = r.metric("recovery_s");
+                assert!(t > 5.0 && t < 60.0, "{what}: recovered after {t} s");
+                assert!(r.metric("load") < 1.1, "{what}: {}", r.metric("load"));
+                assert!(r.metric("completion_s") > 110.0, "{what}");
+            }
+        }
+    }
+}
+
+/// `"none"` is an absent gate (so that a sweep can compare it); any other
+/// word is refused with its line and what is allowed.
+#[test]
+fn a_gate_of_none_is_no_gate() {
+    let text = |gate: &str| {
+        format!(
+            "duration = \"10s\"\n[server]\nkind = \"flaky\"\nfailure = 0.5\n[[clients]]\ncount = 10\ncalls = {{ kind = \"once\" }}\nbackoff = {{ kind = \"none\" }}\n{gate}\n"
+        )
+    };
+    let bare = service(&text(""));
+    for gate in ["budget = \"none\"", "breaker = \"none\""] {
+        assert_eq!(service(&text(gate)), bare, "{gate}");
+    }
+    let e = scenario::from_str("gate.toml", "gate", &text("budget = \"off\""))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("gate.toml:9")
+            && e.contains("clients.0.budget")
+            && e.contains("allowed: \"none\" or a table"),
+        "{e}"
+    );
+}

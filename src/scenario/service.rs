@@ -443,8 +443,9 @@ fn read_group(mut f: Fields) -> Result<Group> {
     };
     let max_retries = f.integer("max_retries", 0, 1_000_000)?.map(|v| v as u32);
     let timeout = f.with("timeout", positive_duration)?;
-    let budget = f.with("budget", read_budget)?;
-    let breaker = f.with("breaker", read_breaker)?;
+    // "none" stands for an absent gate, so that a sweep can compare it.
+    let budget = f.with("budget", |i| none_or(i, read_budget))?.flatten();
+    let breaker = f.with("breaker", |i| none_or(i, read_breaker))?.flatten();
     if let (Some(b), Some(br)) = (budget, breaker) {
         if b.shared != br.shared() {
             return Err(f.err(
@@ -552,6 +553,17 @@ fn read_backoff(item: Item, slot: Option<Time>) -> Result<(BackoffSpec, String)>
     let spec = policies::read_in_units(item, 0, slot.unwrap_or(0))?;
     let policy = spec.kind().to_string();
     Ok((spec, policy))
+}
+
+/// `"none"` (no gate), or the gate's table.
+fn none_or<T>(item: Item, read: impl FnOnce(Item) -> Result<T>) -> Result<Option<T>> {
+    match item.value.as_str() {
+        Some("none") => Ok(None),
+        Some(other) => Err(item.err(format!(
+            "`{other}` is not a gate; allowed: \"none\" or a table, e.g. {{ size = 10, scope = \"shared\" }} or {{ threshold = 0.1, window = \"5s\" }}"
+        ))),
+        None => read(item).map(Some),
+    }
 }
 
 fn scope(f: &mut Fields) -> Result<bool> {
