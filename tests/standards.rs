@@ -285,3 +285,27 @@ fn a_collision_after_the_first_frame_of_a_burst_is_late() {
         assert_eq!(r.metrics.get("late_collisions") >= 1.0, bursting);
     }
 }
+
+/// The trace shows each filled gap of a burst: one saturated station with
+/// 64-byte frames fills 92 gaps per burst of 93 frames, each 96 bit times
+/// (96 ns) long, and the frame's transmission starts with it.
+#[test]
+fn the_trace_shows_each_filled_gap_of_a_burst() {
+    use csmacd::teach::trace::{self, TraceFilter, TraceKind};
+    let sc = scenario(
+        "duration = \"66080bit\"\n[medium]\nstandard = \"1000BASE-T\"\nframe_bursting = true\n\
+         [[stations]]\ncount = 1\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n",
+    );
+    let rows = trace::collect(&sc, 1, TraceFilter::new(&sc, sc.duration, None));
+    let gaps: Vec<_> = rows
+        .iter()
+        .filter_map(|r| match r.kind {
+            TraceKind::BurstGap { end } => Some((r.t, end)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(gaps.len(), 92);
+    assert_eq!(gaps[0], (4_160_000, 4_256_000));
+    assert!(gaps.iter().all(|&(t, end)| end - t == 96_000));
+    assert!(rows.iter().any(|r| r.kind.name() == "burst-gap"));
+}

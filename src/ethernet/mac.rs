@@ -259,6 +259,10 @@ impl<O: Observer> Sim<'_, O> {
             self.events.push(full_end, Event::TxEnd(i as u32, s.timer));
         }
         let attempt = s.collisions + 1;
+        if s.burst_frame {
+            let until = t + self.sc.medium.ifg_ps;
+            self.observer.on(t, i as u32, &MacEvent::BurstGap { until });
+        }
         self.recorder.attempt(t, i, frame.bytes);
         self.observer.on(
             t,
