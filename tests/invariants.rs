@@ -482,3 +482,22 @@ fn regression_jam_is_reported_in_time_order() {
     }
     assert!(jams > 0);
 }
+
+/// Frame bursting at 1 Gb/s, within 802.3's limits: the invariants hold
+/// (time order, conservation, no success overlapped anywhere), and the bus
+/// index gives the scan's answers, for a crowd released at once and for
+/// saturated stations whose bursts meet.
+#[test]
+fn frame_bursting_keeps_the_invariants_and_the_index_exact() {
+    for (count, traffic) in [
+        (300, "{ kind = \"burst\", frames = 4, at = \"0s\" }"),
+        (24, "{ kind = \"saturated\" }"),
+    ] {
+        let sc = scenario(&format!(
+            "duration = \"300slot\"\n[medium]\nstandard = \"1000BASE-T\"\nframe_bursting = true\nplacement = \"random\"\n\
+             [[stations]]\ncount = {count}\nframe = {{ kind = \"uniform\", min = \"64B\", max = \"1518B\" }}\ntraffic = {traffic}\n"
+        ));
+        check(&sc, 5, true).unwrap();
+        same_with_and_without_index(&sc, 5).unwrap();
+    }
+}

@@ -173,6 +173,14 @@ pub struct Medium {
     /// Carrier extension (1 Gb/s): a frame shorter than the slot is followed
     /// by non-data symbols up to a slot after the end of its preamble.
     pub carrier_extension: bool,
+    /// Frame bursting (1 Gb/s): after a successful frame a station with
+    /// another frame queued keeps the carrier up through the gap (filled
+    /// with extension symbols) and sends it, while its burst timer, started
+    /// at the start of the burst's first transmission, is below
+    /// `burst_limit_ps` when the previous transmission ends.
+    pub frame_bursting: bool,
+    /// burstLimit: 65 536 bit times by default.
+    pub burst_limit_ps: Time,
     pub access: Access,
     pub placement: Placement,
 }
@@ -245,7 +253,8 @@ impl Scenario {
         (self.medium.length_m / self.medium.speed * PS_PER_S).round() as Time
     }
 
-    /// The longest transmission: preamble plus the largest frame (extended).
+    /// The longest transmission: preamble plus the largest frame (extended),
+    /// and with frame bursting the filled gap before it.
     pub fn max_tx_ps(&self) -> Time {
         let max_bytes = self
             .groups
@@ -253,6 +262,9 @@ impl Scenario {
             .map(|g| g.frame.max_bytes())
             .max()
             .unwrap_or(0);
-        self.medium.preamble_ps + self.medium.frame_on_wire_ps(max_bytes)
+        let m = &self.medium;
+        // A later frame of a burst carries its filled gap before its preamble.
+        let gap = if m.frame_bursting { m.ifg_ps } else { 0 };
+        gap + m.preamble_ps + m.frame_on_wire_ps(max_bytes)
     }
 }

@@ -18,6 +18,10 @@ pub enum MacEvent {
         attempt: u32,
         end: Time,
     },
+    /// Frame bursting: the gap before the next frame of a burst is filled
+    /// with extension symbols until `until`, so the carrier stays up; the
+    /// frame's [`MacEvent::TxStart`] follows at the same instant.
+    BurstGap { until: Time },
     /// Another station's signal reached this transmitting station.
     CollisionDetected { late: bool },
     /// Reported when the collision is detected: the jam runs on

@@ -65,6 +65,12 @@ impl<O: Observer> Sim<'_, O> {
     /// Station `i` has a frame at the head of its queue and may contend,
     /// deferring as it must from time `from` (<= now).
     pub(super) fn contend(&mut self, now: Time, i: usize, from: Time) {
+        if self.stations[i].burst_next {
+            // Inside a burst the carrier never dropped: no deferral.
+            self.stations[i].burst_next = false;
+            self.stations[i].burst_frame = true;
+            return self.start_tx(now, i);
+        }
         if self.access != Access::CsmaCd && self.contend_by_mode(now, i) {
             return;
         }
@@ -137,8 +143,14 @@ impl<O: Observer> Sim<'_, O> {
             return;
         };
         // Preamble, frame and, at 1 Gb/s, the carrier extension: the sender
-        // watches for collisions through all of it.
-        let full_end = t + m.preamble_ps + m.frame_on_wire_ps(frame.bytes);
+        // watches for collisions through all of it. A later frame of a burst
+        // is its filled gap, preamble and frame, never extended.
+        let full_end = if self.stations[i].burst_frame {
+            t + m.ifg_ps + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps
+        } else {
+            self.stations[i].burst_start = t;
+            t + m.preamble_ps + m.frame_on_wire_ps(frame.bytes)
+        };
         let me = self.stations[i].prop;
         // Collision detection at i: the first foreign signal present during
         // its transmission; and i's signal may reach transmitting stations
@@ -247,6 +259,10 @@ impl<O: Observer> Sim<'_, O> {
             self.events.push(full_end, Event::TxEnd(i as u32, s.timer));
         }
         let attempt = s.collisions + 1;
+        if s.burst_frame {
+            let until = t + self.sc.medium.ifg_ps;
+            self.observer.on(t, i as u32, &MacEvent::BurstGap { until });
+        }
         self.recorder.attempt(t, i, frame.bytes);
         self.observer.on(
             t,
@@ -276,10 +292,14 @@ impl<O: Observer> Sim<'_, O> {
         if t >= end {
             return;
         }
-        // The preamble is always finished, then the jam is sent.
-        let jam_start = t.max(start + m.preamble_ps);
+        // The preamble is always finished, then the jam is sent. In a burst,
+        // after its first frame, every collision is late, and the preamble
+        // follows the filled gap.
+        let in_burst = self.stations[i].burst_frame;
+        let lead = if in_burst { m.ifg_ps } else { 0 } + m.preamble_ps;
+        let jam_start = t.max(start + lead);
         let jam_end = jam_start + m.jam_ps;
-        let late = t > start + m.preamble_ps + m.slot_ps;
+        let late = in_burst || t > start + m.preamble_ps + m.slot_ps;
         {
             let s = self.signal_mut(signal);
             s.end = jam_end;
@@ -336,6 +356,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.stations[i].own_end = t;
         self.stations[i].detect_at = Time::MAX;
+        self.stations[i].burst_frame = false;
         if collided {
             self.recorder.collision_ended(start, t, i);
             let spec = self.spec(i);
@@ -385,6 +406,11 @@ impl<O: Observer> Sim<'_, O> {
             s.backoff.on_success(spec);
             self.recorder.success(t, i);
             self.observer.on(t, i as u32, &MacEvent::TxSuccess);
+            let m = &self.sc.medium;
+            // The burst goes on with the next frame, if one is queued (see
+            // `contend`), while the burst timer is below the limit.
+            self.stations[i].burst_next =
+                m.frame_bursting && t - self.stations[i].burst_start < m.burst_limit_ps;
             if let Access::CsmaCdPPersistent { .. } = self.access {
                 // The sender contends for its next frame after the stations
                 // that waited on this one, so that they start their slots
@@ -392,6 +418,7 @@ impl<O: Observer> Sim<'_, O> {
                 self.wake_waiters(t, signal, std::mem::take(&mut waiters));
             }
             self.next_frame(t, i);
+            self.stations[i].burst_next = false;
         }
         self.wake_waiters(t, signal, waiters);
         self.prune(t);

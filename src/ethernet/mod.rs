@@ -211,6 +211,9 @@ impl<'a, O: Observer> Sim<'a, O> {
                     detect_at: Time::MAX,
                     own_end: Time::MAX,
                     on_until: 0,
+                    burst_start: 0,
+                    burst_next: false,
+                    burst_frame: false,
                     backoff: BackoffState::new(&g.backoff),
                     rng_traffic: Stream::new(
                         seed::derive(run_seed, &[seed::TRAFFIC, i as u64]),

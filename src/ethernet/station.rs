@@ -92,6 +92,14 @@ pub(in crate::ethernet) struct Station {
     /// [`Station::own_end`].
     pub(in crate::ethernet) own_end: Time,
     pub(in crate::ethernet) on_until: Time,
+    /// Frame bursting: when the current burst's first transmission started.
+    pub(in crate::ethernet) burst_start: Time,
+    /// Frame bursting: the next frame continues the burst (set at a
+    /// successful end while the burst timer is below the limit).
+    pub(in crate::ethernet) burst_next: bool,
+    /// Frame bursting: the current transmission is a later frame of a
+    /// burst (filled gap, preamble, frame without extension).
+    pub(in crate::ethernet) burst_frame: bool,
     pub(in crate::ethernet) backoff: BackoffState,
     pub(in crate::ethernet) rng_traffic: Stream,
     pub(in crate::ethernet) rng_backoff: Stream,

@@ -316,6 +316,8 @@ pub const MEDIUM_KEYS: &[&str] = &[
     "min_frame",
     "max_frame",
     "carrier_extension",
+    "frame_bursting",
+    "burst_limit",
     "access",
     "p",
     "placement",
@@ -415,6 +417,8 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
     let carrier_extension = f
         .boolean("carrier_extension")?
         .unwrap_or(standard.is_some_and(|s| s.carrier_extension));
+    let frame_bursting = f.boolean("frame_bursting")?.unwrap_or(false);
+    let burst_limit_ps = bits_time(&mut f, "burst_limit", 65536.0, bit_ps)?;
     if min_frame_bytes > max_frame_bytes {
         return Err(f.err(
             "max_frame",
@@ -469,6 +473,8 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         min_frame_bytes,
         max_frame_bytes,
         carrier_extension,
+        frame_bursting,
+        burst_limit_ps,
         access,
         placement,
     })

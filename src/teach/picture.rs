@@ -166,7 +166,9 @@ impl Picture {
                 TraceKind::Delivered { from, intact, .. } => {
                     p.deliveries.push((i as u32, t, *from, *intact))
                 }
+                // The transmission that follows covers its filled gap.
                 TraceKind::Arrival { .. }
+                | TraceKind::BurstGap { .. }
                 | TraceKind::SignalArrives { .. }
                 | TraceKind::SignalEnds { .. } => {}
             }

@@ -77,6 +77,10 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
             s(dst),
             us(*end)
         ),
+        TraceKind::BurstGap { end } => format!(
+            "burst goes on: the gap is filled with extension symbols until {} µs, the carrier stays up",
+            us(*end)
+        ),
         TraceKind::SignalArrives { from } => format!("{}'s signal arrives here", s(from)),
         TraceKind::SignalEnds { from } => format!("{}'s signal ends here", s(from)),
         TraceKind::CollisionDetected { late: false } => "collision detected".into(),
@@ -120,7 +124,7 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
 fn ansi(row: &TraceRow) -> &'static str {
     match &row.kind {
         TraceKind::TxStart { .. } => "\x1b[1;32m",
-        TraceKind::TxSuccess => "\x1b[32m",
+        TraceKind::TxSuccess | TraceKind::BurstGap { .. } => "\x1b[32m",
         TraceKind::CollisionDetected { .. } | TraceKind::Jam { .. } | TraceKind::Discard { .. } => {
             "\x1b[1;31m"
         }

@@ -25,6 +25,9 @@ pub enum TraceKind {
         attempt: u32,
         end: Time,
     },
+    /// Frame bursting: the gap before the burst's next frame, filled with
+    /// extension symbols until `end` (the carrier stays up).
+    BurstGap { end: Time },
     /// The first bit of station `from`'s transmission reaches this station.
     SignalArrives { from: u32 },
     /// The last bit of station `from`'s transmission passes this station.
@@ -62,6 +65,7 @@ impl TraceKind {
             TraceKind::Arrival { queued: false, .. } => "queue-full",
             TraceKind::Defer { .. } => "defer",
             TraceKind::TxStart { .. } => "tx-start",
+            TraceKind::BurstGap { .. } => "burst-gap",
             TraceKind::SignalArrives { .. } => "signal-arrives",
             TraceKind::SignalEnds { .. } => "signal-ends",
             TraceKind::CollisionDetected { late: false } => "collision",
@@ -114,7 +118,7 @@ impl TraceRow {
             TraceKind::SignalArrives { from } | TraceKind::SignalEnds { from } => {
                 *peer = Some(from.to_string())
             }
-            TraceKind::Jam { end: e } => *end = Some(us(*e)),
+            TraceKind::Jam { end: e } | TraceKind::BurstGap { end: e } => *end = Some(us(*e)),
             TraceKind::Backoff {
                 n: nn,
                 k: kk,
@@ -304,6 +308,9 @@ impl<F: FnMut(&TraceRow)> Observer for Tracer<F> {
                 };
                 self.push(t, station, kind);
                 self.signal_rows(station, t, false);
+            }
+            MacEvent::BurstGap { until } => {
+                self.push(t, station, TraceKind::BurstGap { end: until })
             }
             MacEvent::CollisionDetected { late } => {
                 self.push(t, station, TraceKind::CollisionDetected { late })
