@@ -3,90 +3,20 @@
 //! This file turns a table and a spec into a [`Chart`]; `draw` lays it out.
 //! It knows sweep axes only as columns.
 
+mod columns;
 mod draw;
+mod spec;
 mod ticks;
+
+pub use columns::{clip_interval, describe, domain};
+pub use spec::{
+    check_size, complete, default_specs, parse_size, ChartSpec, Scale, GROUP_SERIES, GROUP_TABLE,
+    MAX_SIZE, MIN_SIZE,
+};
 
 pub use draw::{render_png, render_svg};
 
 use crate::stats;
-
-/// How an axis maps values to positions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Scale {
-    #[default]
-    Linear,
-    Log,
-}
-
-impl std::str::FromStr for Scale {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Scale, String> {
-        match s {
-            "linear" => Ok(Scale::Linear),
-            "log" => Ok(Scale::Log),
-            _ => Err(format!("`{s}` is not a scale; allowed: linear, log")),
-        }
-    }
-}
-
-/// A chart to draw: one a sweep file asks for (`[[chart]]`), one chosen by
-/// default, or one `csmacd plot` is given.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct ChartSpec {
-    /// The column on the x axis: a sweep axis or a column of the table.
-    pub x: String,
-    /// The column on the y axis.
-    pub y: String,
-    /// Columns whose values split the rows into series (one per value);
-    /// [`GROUP_SERIES`] among them draws from the groups table.
-    pub series: Vec<String>,
-    pub title: Option<String>,
-    /// The file stem under charts/; default `<y>-vs-<x>`.
-    pub name: Option<String>,
-    pub x_scale: Scale,
-    pub y_scale: Scale,
-    /// Width and height in pixels; default by the number of panels.
-    pub size: Option<(u32, u32)>,
-}
-
-/// The series that splits a chart by station group: such a chart is drawn
-/// from [`GROUP_TABLE`] (one row per point, replication and group).
-pub const GROUP_SERIES: &str = "group";
-/// The table per-group charts are drawn from.
-pub const GROUP_TABLE: &str = "groups";
-
-impl ChartSpec {
-    /// Whether the chart draws one series per station group.
-    pub fn per_group(&self) -> bool {
-        self.series.iter().any(|s| s == GROUP_SERIES)
-    }
-}
-
-/// The smallest and largest chart, in pixels (width, height).
-pub const MIN_SIZE: (u32, u32) = (400, 300);
-pub const MAX_SIZE: (u32, u32) = (4000, 4000);
-
-/// Checks a chart size against [`MIN_SIZE`] and [`MAX_SIZE`].
-pub fn check_size(w: u32, h: u32) -> Result<(u32, u32), String> {
-    let ok = |v: u32, lo: u32, hi: u32| (lo..=hi).contains(&v);
-    if ok(w, MIN_SIZE.0, MAX_SIZE.0) && ok(h, MIN_SIZE.1, MAX_SIZE.1) {
-        Ok((w, h))
-    } else {
-        Err(format!(
-            "{w}x{h} is not a chart size; width {} to {}, height {} to {} pixels",
-            MIN_SIZE.0, MAX_SIZE.0, MIN_SIZE.1, MAX_SIZE.1
-        ))
-    }
-}
-
-/// Reads a size written `WIDTHxHEIGHT` ("1200x800") and checks its bounds.
-pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("`{text}` is not a size; write WIDTHxHEIGHT in pixels, e.g. 1200x800");
-    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
-    let w: u32 = w.trim().parse().map_err(|_| bad())?;
-    let h: u32 = h.trim().parse().map_err(|_| bad())?;
-    check_size(w, h)
-}
 
 /// A sweep axis as a chart sees it: its column in summary.csv and the values
 /// it takes there.
@@ -254,122 +184,6 @@ pub fn parse_number(text: &str) -> Option<(f64, &str)> {
         let unit = &t[k..];
         (v.is_finite() && unit.chars().all(|c| c.is_alphabetic() || c == '/')).then_some((v, unit))
     })
-}
-
-/// A column's name as a reader would say it, with its unit.
-pub fn describe(column: &str) -> String {
-    let last = column.rsplit('.').next().unwrap_or(column);
-    match (column, last) {
-        ("throughput", _) => "throughput (fraction of bit rate)".into(),
-        ("throughput_mbps", _) => "throughput (Mb/s)".into(),
-        ("offered_load", _) => "measured offered load (fraction of bit rate)".into(),
-        ("attempt_load", _) => "attempt load G (fraction of bit rate)".into(),
-        ("delay_mean_us", _) => "mean delay (µs)".into(),
-        ("delay_p50_us", _) => "median delay (µs)".into(),
-        ("delay_p95_us", _) => "p95 delay (µs)".into(),
-        ("delay_p99_us", _) => "p99 delay (µs)".into(),
-        ("fairness", _) => "Jain's fairness index (1 = equal shares)".into(),
-        ("collisions_per_delivered", _) => "collisions per delivered frame".into(),
-        ("drop_fraction", _) => "dropped frames (fraction)".into(),
-        ("capture_mean_run", _) => "mean run of successes by one station (frames)".into(),
-        ("capture_max_run", _) => "longest run of successes by one station (frames)".into(),
-        ("share", _) => "share of delivered bits (fraction)".into(),
-        ("throughput_share", _) => "share of delivered bits (fraction)".into(),
-        ("collisions", _) => "collisions".into(),
-        ("burst_frames", _) => "frames in the burst".into(),
-        ("delivered_fraction", _) => "burst frames delivered (fraction)".into(),
-        ("drain_us", _) => "time to drain the burst (µs)".into(),
-        ("completion_p50_us", _) => "median completion time (µs)".into(),
-        ("completion_p90_us", _) => "p90 completion time (µs)".into(),
-        ("completion_p99_us", _) => "p99 completion time (µs)".into(),
-        ("calls", _) => "calls".into(),
-        ("successes", _) => "successful calls".into(),
-        ("success_rate", _) => "calls that succeeded (fraction)".into(),
-        ("load", _) => "attempts per call".into(),
-        ("completion_s", _) => "last success (s)".into(),
-        ("crashes", _) => "server crashes".into(),
-        ("all_connected_s", _) => "all clients connected (s)".into(),
-        ("collision_involvements", _) => "collided transmissions".into(),
-        ("attempts", _) => "transmission attempts".into(),
-        ("stations", _) => "stations".into(),
-        ("group", _) => "station group".into(),
-        ("policy", _) | (_, "kind") => "backoff policy".into(),
-        (_, "access") => "access mode".into(),
-        (_, "load") => "offered load (fraction of bit rate)".into(),
-        (_, "count") => "stations".into(),
-        (_, "frame") | (_, "size") => "frame size".into(),
-        (_, "length") => "bus length".into(),
-        (_, "backoff_limit") => "backoff limit (max exponent k)".into(),
-        (_, "attempt_limit") => "attempt limit".into(),
-        ("delivered", _) => "delivered frames".into(),
-        ("arrived", _) => "arrived frames".into(),
-        ("late_collisions", _) => "late collisions".into(),
-        ("undetected_collisions", _) => "undetected collisions (frames lost)".into(),
-        ("dropped_excessive", _) => "frames dropped at the attempt limit".into(),
-        ("dropped_queue", _) => "frames dropped at a full queue".into(),
-        ("position_m", _) => "position on the bus (m)".into(),
-        // A column this does not know keeps its name, and no unit is guessed.
-        (c, _) => c.to_string(),
-    }
-}
-
-/// The values a column's metric can take: whiskers are cut to them.
-/// Fractions lie in [0, 1], counts, loads and delays are never negative;
-/// a column this does not know is unbounded.
-pub fn domain(column: &str) -> (f64, f64) {
-    const FRACTIONS: &[&str] = &[
-        "throughput",
-        "fairness",
-        "drop_fraction",
-        "share",
-        "throughput_share",
-        "delivered_fraction",
-        "success_rate",
-    ];
-    const NON_NEGATIVE: &[&str] = &[
-        "throughput_mbps",
-        "offered_load",
-        "attempt_load",
-        "delivered",
-        "arrived",
-        "attempts",
-        "collisions",
-        "collision_involvements",
-        "late_collisions",
-        "undetected_collisions",
-        "dropped_excessive",
-        "dropped_queue",
-        "capture_mean_run",
-        "capture_max_run",
-        "collisions_per_delivered",
-        "stations",
-        "position_m",
-        "burst_frames",
-        "calls",
-        "successes",
-        "load",
-        "completion_s",
-        "crashes",
-        "all_connected_s",
-    ];
-    if FRACTIONS.contains(&column) {
-        (0.0, 1.0)
-    } else if NON_NEGATIVE.contains(&column)
-        || column.starts_with("delay_")
-        || column.starts_with("completion_")
-        || column.starts_with("drain_")
-    {
-        (0.0, f64::INFINITY)
-    } else {
-        (f64::NEG_INFINITY, f64::INFINITY)
-    }
-}
-
-/// The 95 % interval `y` ± `half`, cut to `domain`; None without a
-/// (positive, finite) half-width.
-pub fn clip_interval(y: f64, half: Option<f64>, domain: (f64, f64)) -> Option<(f64, f64)> {
-    let h = half.filter(|h| h.is_finite() && *h > 0.0)?;
-    Some(((y - h).max(domain.0), (y + h).min(domain.1)))
 }
 
 /// A short name for titles ("throughput", "offered load").
@@ -822,77 +636,6 @@ fn caption(
         ));
     }
     parts.join("; ")
-}
-
-/// The charts a sweep draws when it names none: each main metric against
-/// the most telling numeric axis (offered load, then stations, then frame
-/// size, then the first), and collisions per frame against stations.
-pub fn default_specs(axes: &[AxisColumn]) -> Vec<ChartSpec> {
-    let varying: Vec<&AxisColumn> = axes.iter().filter(|a| a.labels.len() > 1).collect();
-    let numeric = |a: &AxisColumn| a.labels.iter().all(|l| parse_number(l).is_some());
-    let rank = |a: &AxisColumn| {
-        let last = a.name.rsplit('.').next().unwrap_or("");
-        match last {
-            "load" | "rate" => 0,
-            "count" => 1,
-            "frame" | "size" => 2,
-            _ => 3,
-        }
-    };
-    let x = varying
-        .iter()
-        .filter(|a| numeric(a))
-        .min_by_key(|a| rank(a))
-        .or_else(|| varying.first());
-    let Some(x) = x else {
-        return Vec::new();
-    };
-    let mut specs: Vec<ChartSpec> = [
-        "throughput",
-        "delay_mean_us",
-        "delay_p99_us",
-        "collisions_per_delivered",
-        "drop_fraction",
-        "fairness",
-    ]
-    .iter()
-    .map(|y| ChartSpec {
-        x: x.name.to_string(),
-        y: y.to_string(),
-        ..Default::default()
-    })
-    .collect();
-    if let Some(count) = varying
-        .iter()
-        .find(|a| a.name.ends_with(".count") && a.name != x.name && numeric(a))
-    {
-        specs.push(ChartSpec {
-            x: count.name.to_string(),
-            y: "collisions_per_delivered".into(),
-            ..Default::default()
-        });
-    }
-    specs
-}
-
-/// Completes a spec for a sweep: every other axis that varies splits the
-/// series too (so no line zigzags across hidden axes), and a file name.
-pub fn complete(spec: &ChartSpec, axes: &[AxisColumn]) -> ChartSpec {
-    let mut s = spec.clone();
-    for a in axes {
-        if a.labels.len() > 1 && a.name != s.x && !s.series.iter().any(|c| c == a.name) {
-            s.series.push(a.name.to_string());
-        }
-    }
-    if s.name.is_none() {
-        let last = |p: &str| p.rsplit('.').next().unwrap_or(p).to_string();
-        let xs = last(&s.x);
-        let clash = axes.iter().filter(|a| last(a.name) == xs).count() > 1;
-        let xs = if clash { s.x.replace('.', "-") } else { xs };
-        let per = if s.per_group() { "-per-group" } else { "" };
-        s.name = Some(format!("{}{per}-vs-{xs}", s.y));
-    }
-    s
 }
 
 #[cfg(test)]

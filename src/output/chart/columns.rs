@@ -1,0 +1,119 @@
+//! What a column means to a reader: its title with its unit, and the values
+//! its metric can take (whiskers are cut to them). Known by name for the
+//! columns the worlds write; any other column keeps its name, unbounded.
+
+/// A column's name as a reader would say it, with its unit.
+pub fn describe(column: &str) -> String {
+    let last = column.rsplit('.').next().unwrap_or(column);
+    match (column, last) {
+        ("throughput", _) => "throughput (fraction of bit rate)".into(),
+        ("throughput_mbps", _) => "throughput (Mb/s)".into(),
+        ("offered_load", _) => "measured offered load (fraction of bit rate)".into(),
+        ("attempt_load", _) => "attempt load G (fraction of bit rate)".into(),
+        ("delay_mean_us", _) => "mean delay (µs)".into(),
+        ("delay_p50_us", _) => "median delay (µs)".into(),
+        ("delay_p95_us", _) => "p95 delay (µs)".into(),
+        ("delay_p99_us", _) => "p99 delay (µs)".into(),
+        ("fairness", _) => "Jain's fairness index (1 = equal shares)".into(),
+        ("collisions_per_delivered", _) => "collisions per delivered frame".into(),
+        ("drop_fraction", _) => "dropped frames (fraction)".into(),
+        ("capture_mean_run", _) => "mean run of successes by one station (frames)".into(),
+        ("capture_max_run", _) => "longest run of successes by one station (frames)".into(),
+        ("share", _) => "share of delivered bits (fraction)".into(),
+        ("throughput_share", _) => "share of delivered bits (fraction)".into(),
+        ("collisions", _) => "collisions".into(),
+        ("burst_frames", _) => "frames in the burst".into(),
+        ("delivered_fraction", _) => "burst frames delivered (fraction)".into(),
+        ("drain_us", _) => "time to drain the burst (µs)".into(),
+        ("completion_p50_us", _) => "median completion time (µs)".into(),
+        ("completion_p90_us", _) => "p90 completion time (µs)".into(),
+        ("completion_p99_us", _) => "p99 completion time (µs)".into(),
+        ("calls", _) => "calls".into(),
+        ("successes", _) => "successful calls".into(),
+        ("success_rate", _) => "calls that succeeded (fraction)".into(),
+        ("load", _) => "attempts per call".into(),
+        ("completion_s", _) => "last success (s)".into(),
+        ("crashes", _) => "server crashes".into(),
+        ("all_connected_s", _) => "all clients connected (s)".into(),
+        ("collision_involvements", _) => "collided transmissions".into(),
+        ("attempts", _) => "transmission attempts".into(),
+        ("stations", _) => "stations".into(),
+        ("group", _) => "station group".into(),
+        ("policy", _) | (_, "kind") => "backoff policy".into(),
+        (_, "access") => "access mode".into(),
+        (_, "load") => "offered load (fraction of bit rate)".into(),
+        (_, "count") => "stations".into(),
+        (_, "frame") | (_, "size") => "frame size".into(),
+        (_, "length") => "bus length".into(),
+        (_, "backoff_limit") => "backoff limit (max exponent k)".into(),
+        (_, "attempt_limit") => "attempt limit".into(),
+        ("delivered", _) => "delivered frames".into(),
+        ("arrived", _) => "arrived frames".into(),
+        ("late_collisions", _) => "late collisions".into(),
+        ("undetected_collisions", _) => "undetected collisions (frames lost)".into(),
+        ("dropped_excessive", _) => "frames dropped at the attempt limit".into(),
+        ("dropped_queue", _) => "frames dropped at a full queue".into(),
+        ("position_m", _) => "position on the bus (m)".into(),
+        // A column this does not know keeps its name, and no unit is guessed.
+        (c, _) => c.to_string(),
+    }
+}
+
+/// The values a column's metric can take: whiskers are cut to them.
+/// Fractions lie in [0, 1], counts, loads and delays are never negative;
+/// a column this does not know is unbounded.
+pub fn domain(column: &str) -> (f64, f64) {
+    const FRACTIONS: &[&str] = &[
+        "throughput",
+        "fairness",
+        "drop_fraction",
+        "share",
+        "throughput_share",
+        "delivered_fraction",
+        "success_rate",
+    ];
+    const NON_NEGATIVE: &[&str] = &[
+        "throughput_mbps",
+        "offered_load",
+        "attempt_load",
+        "delivered",
+        "arrived",
+        "attempts",
+        "collisions",
+        "collision_involvements",
+        "late_collisions",
+        "undetected_collisions",
+        "dropped_excessive",
+        "dropped_queue",
+        "capture_mean_run",
+        "capture_max_run",
+        "collisions_per_delivered",
+        "stations",
+        "position_m",
+        "burst_frames",
+        "calls",
+        "successes",
+        "load",
+        "completion_s",
+        "crashes",
+        "all_connected_s",
+    ];
+    if FRACTIONS.contains(&column) {
+        (0.0, 1.0)
+    } else if NON_NEGATIVE.contains(&column)
+        || column.starts_with("delay_")
+        || column.starts_with("completion_")
+        || column.starts_with("drain_")
+    {
+        (0.0, f64::INFINITY)
+    } else {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+}
+
+/// The 95 % interval `y` ± `half`, cut to `domain`; None without a
+/// (positive, finite) half-width.
+pub fn clip_interval(y: f64, half: Option<f64>, domain: (f64, f64)) -> Option<(f64, f64)> {
+    let h = half.filter(|h| h.is_finite() && *h > 0.0)?;
+    Some(((y - h).max(domain.0), (y + h).min(domain.1)))
+}
