@@ -203,23 +203,7 @@ fn merged_shards_equal_the_full_run() {
     let f = write_file(&dir, "small.toml", SMALL);
     let full = dir.join("full");
     ok(&csmacd(&["sweep", s(&f), "--out", s(&full)]));
-    let (s1, s2) = (dir.join("s1"), dir.join("s2"));
-    ok(&csmacd(&[
-        "sweep",
-        s(&f),
-        "--shard",
-        "1/2",
-        "--out",
-        s(&s1),
-    ]));
-    ok(&csmacd(&[
-        "sweep",
-        s(&f),
-        "--shard",
-        "2/2",
-        "--out",
-        s(&s2),
-    ]));
+    let (s1, s2) = run_two_shards(&f, &dir);
     assert!(
         !s1.join("summary.csv").exists(),
         "a shard writes only its points"
@@ -483,23 +467,8 @@ fn precision_adds_replications_until_the_interval_is_narrow() {
     ok(&csmacd(&["sweep", s(&f), "--jobs", "1", "--out", s(&one)]));
     ok(&csmacd(&["sweep", s(&f), "--jobs", "2", "--out", s(&two)]));
     assert_same_tree(&one, &two);
-    let (s1, s2, merged) = (dir.join("s1"), dir.join("s2"), dir.join("merged"));
-    ok(&csmacd(&[
-        "sweep",
-        s(&f),
-        "--shard",
-        "1/2",
-        "--out",
-        s(&s1),
-    ]));
-    ok(&csmacd(&[
-        "sweep",
-        s(&f),
-        "--shard",
-        "2/2",
-        "--out",
-        s(&s2),
-    ]));
+    let (s1, s2) = run_two_shards(&f, &dir);
+    let merged = dir.join("merged");
     ok(&csmacd(&["merge", s(&s1), s(&s2), "--out", s(&merged)]));
     assert_same_tree(&one, &merged);
     let summary = std::fs::read_to_string(one.join("summary.csv")).unwrap();
@@ -537,4 +506,13 @@ fn precision_adds_replications_until_the_interval_is_narrow() {
     let out = csmacd(&["validate", s(&bad)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("only used with `precision`"));
+}
+
+/// Runs shards 1/2 and 2/2 of sweep file `f` into `dir`/s1 and `dir`/s2.
+fn run_two_shards(f: &Path, dir: &Path) -> (PathBuf, PathBuf) {
+    let (s1, s2) = (dir.join("s1"), dir.join("s2"));
+    for (shard, out) in [("1/2", &s1), ("2/2", &s2)] {
+        ok(&csmacd(&["sweep", s(f), "--shard", shard, "--out", s(out)]));
+    }
+    (s1, s2)
 }

@@ -370,12 +370,14 @@ impl Recorder {
     }
 
     /// A frame of station `i` met its fate at `t`: when `i` is in a burst
-    /// group, that is one of the burst's completions.
+    /// group, that is one of the burst's completions (and the answer is true).
     #[inline]
-    fn burst_done(&mut self, t: Time, i: usize) {
-        if let Some(at) = self.burst_at[self.group_of[i] as usize] {
+    fn burst_done(&mut self, t: Time, i: usize) -> bool {
+        let at = self.burst_at[self.group_of[i] as usize];
+        if let Some(at) = at {
             self.completions.push(t.saturating_sub(at));
         }
+        at.is_some()
     }
 
     pub fn discard(&mut self, t: Time, i: usize) {
@@ -412,8 +414,7 @@ impl Recorder {
 
     /// The frame sent at `end` reached its destination, intact or not.
     pub fn delivered(&mut self, end: Time, i: usize, bytes: u32, delay: Time, intact: bool) {
-        self.burst_done(end, i);
-        if intact && self.burst_at[self.group_of[i] as usize].is_some() {
+        if self.burst_done(end, i) && intact {
             self.burst_delivered += 1;
         }
         let w = self.in_window(end);

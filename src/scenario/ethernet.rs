@@ -34,15 +34,11 @@ pub fn validate_bus(
     extra_keys: &[&str],
 ) -> Result<Scenario, FieldError> {
     let mut top = Fields::new("", table);
-    top.allow(&[TOP_KEYS, extra_keys].concat())?;
-    for k in extra_keys {
-        top.get(k);
-    }
     let super::Common {
         name,
         seed,
         replications,
-    } = super::read_common(&mut top, default_name)?;
+    } = super::read_common(&mut top, TOP_KEYS, extra_keys, default_name)?;
     let relative = top.float("precision", 1e-6, 1.0)?;
     let precision_metric = top.string("precision_metric")?;
     let max_replications = top
@@ -174,23 +170,6 @@ pub fn validate_bus(
         None => None,
         Some(relative) => {
             let metric = precision_metric.unwrap_or_else(|| "throughput".into());
-            let names = if groups
-                .iter()
-                .any(|g| matches!(g.arrivals, Arrivals::Burst { .. }))
-            {
-                crate::ethernet::BURST_METRIC_COLUMNS
-            } else {
-                crate::ethernet::ALL_METRIC_COLUMNS
-            };
-            if !names.contains(&metric.as_str()) {
-                return Err(FieldError::new(
-                    "precision_metric",
-                    format!(
-                        "\"{metric}\" is not a metric of this scenario; allowed: {}",
-                        names.join(", ")
-                    ),
-                ));
-            }
             let max = max_replications.unwrap_or(100);
             if max < replications {
                 return Err(FieldError::new(
@@ -216,6 +195,20 @@ pub fn validate_bus(
         groups,
         nonstandard_frames,
     };
+    if let Some(p) = &sc.precision {
+        // The metrics a run of this scenario has (a burst adds its own).
+        let names = sc.columns().metrics;
+        if !names.contains(&p.metric.as_str()) {
+            return Err(FieldError::new(
+                "precision_metric",
+                format!(
+                    "\"{}\" is not a metric of this scenario; allowed: {}",
+                    p.metric,
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
     check_limits(&sc)?;
     Ok(sc)
 }

@@ -179,12 +179,20 @@ pub(crate) struct Common {
     pub replications: u32,
 }
 
-/// Reads `name` (default: `default_name`), `seed` (default 1) and
+/// Refuses top-level keys other than the world's `keys` and the caller's
+/// `extra_keys` (which the caller reads itself, e.g. `sweep`, `chart`), then
+/// reads `name` (default: `default_name`), `seed` (default 1) and
 /// `replications` (default 1).
 pub(crate) fn read_common(
     top: &mut reader::Fields,
+    keys: &[&str],
+    extra_keys: &[&str],
     default_name: &str,
 ) -> Result<Common, FieldError> {
+    top.allow(&[keys, extra_keys].concat())?;
+    for k in extra_keys {
+        top.get(k);
+    }
     let name = top
         .string("name")?
         .unwrap_or_else(|| default_name.to_string());

@@ -110,15 +110,11 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
             ));
         }
     }
-    top.allow(&[TOP_KEYS, extra_keys].concat())?;
-    for k in extra_keys {
-        top.get(k);
-    }
     let super::Common {
         name,
         seed,
         replications,
-    } = super::read_common(&mut top, default_name)?;
+    } = super::read_common(&mut top, TOP_KEYS, extra_keys, default_name)?;
     let duration = required(
         &mut top,
         "duration",
