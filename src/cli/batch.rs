@@ -84,7 +84,7 @@ fn check_memory(file: &str, sc: &crate::world::Scenario) -> CliResult {
                 "{file}: {} x {} replications need about {} of memory; this machine has {} \
                  available; simulate fewer stations or replications",
                 sc.size(),
-                sc.replications(),
+                sc.max_replications(),
                 crate::units::format_bytes(need),
                 crate::units::format_bytes(avail)
             )));

@@ -246,7 +246,10 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
     }
     let need = sc.memory_estimate_bytes();
     if need.is_nan() || need > MAX_MEMORY_BYTES as f64 {
-        let key = if sc.replications > 1 {
+        // The estimate counts every replication a point may run.
+        let key = if sc.max_replications() > sc.replications {
+            "max_replications"
+        } else if sc.replications > 1 {
             "replications"
         } else {
             "stations"
@@ -257,7 +260,7 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
                 "{} stations x {} replications need about {} of memory, more than the {} \
                  limit; simulate fewer stations or replications (or a smaller `queue`)",
                 sc.station_count(),
-                sc.replications,
+                sc.max_replications(),
                 format_bytes(need),
                 format_bytes(MAX_MEMORY_BYTES as f64)
             ),
