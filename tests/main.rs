@@ -17,6 +17,7 @@ mod parser_fuzz;
 mod policies;
 mod service;
 mod standards;
+mod status;
 mod sweep;
 mod teach;
 mod warnings;

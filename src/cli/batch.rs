@@ -197,10 +197,16 @@ pub fn execute(
     // process's temporary files (those a killed run left behind).
     if opts.shard.is_none() {
         output::clean_temporaries(out);
+        output::unmark_shards(out);
     }
     results_dir::store_plan(out, &plan.resolved)
         .with_context(|| format!("cannot write {}", output::plan_path(out).display()))
         .map_err(CliError::failure)?;
+    if let Some(s) = opts.shard {
+        output::mark_shard(out, s.k, s.n)
+            .with_context(|| format!("cannot write into {}", output::points_dir(out).display()))
+            .map_err(CliError::failure)?;
+    }
 
     let seeds = replication_seeds(plan);
     let in_shard: Vec<usize> = (0..plan.points.len())

@@ -42,22 +42,33 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
-pub fn run(args: MergeArgs) -> CliResult {
+/// The one sweep the output directories `dirs` hold (each a shard, an
+/// interrupted run or a finished one), read from their stored plans; an
+/// error names a directory that holds no sweep, or two that hold different ones.
+pub fn common_plan(dirs: &[PathBuf]) -> Result<Plan, CliError> {
     let mut resolved: Option<(PathBuf, String)> = None;
-    for d in &args.dirs {
+    for d in dirs {
         let (path, text) = results_dir::stored_plan(d);
         let text = text.map_err(|e| {
-            CliError::usage(anyhow!(
-                "{}: {e}; is {} the output directory of `csmacd sweep`?",
-                path.display(),
-                d.display()
-            ))
+            CliError::usage(match e.kind() {
+                _ if !d.is_dir() => anyhow!("{}: no such directory", d.display()),
+                std::io::ErrorKind::NotFound => anyhow!(
+                    "{} holds no sweep (neither points/scenario.toml nor scenario.toml); \
+                     give output directories of `csmacd sweep`",
+                    d.display()
+                ),
+                _ => anyhow!(
+                    "{}: {e}; is {} the output directory of `csmacd sweep`?",
+                    path.display(),
+                    d.display()
+                ),
+            })
         })?;
         match &resolved {
             None => resolved = Some((path, text)),
             Some((first, t)) if *t != text => {
                 return Err(CliError::usage(anyhow!(
-                    "{} and {} come from different sweeps (their scenario.toml differ); merge shards of one sweep only",
+                    "{} and {} come from different sweeps (their scenario.toml differ); give the directories of one sweep only",
                     first.display(),
                     path.display()
                 )))
@@ -68,8 +79,11 @@ pub fn run(args: MergeArgs) -> CliResult {
     let Some((path, text)) = resolved else {
         return Err(CliError::usage(anyhow!("give at least one directory")));
     };
-    let plan = sweep::from_str(&path.display().to_string(), &stem(&path), &text, None)
-        .map_err(CliError::usage)?;
+    sweep::from_str(&path.display().to_string(), &stem(&path), &text, None).map_err(CliError::usage)
+}
+
+pub fn run(args: MergeArgs) -> CliResult {
+    let plan = common_plan(&args.dirs)?;
 
     // Every point must be in one of the directories before anything is
     // written: a merge that cannot finish leaves no trace.

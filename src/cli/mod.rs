@@ -8,6 +8,7 @@ mod merge;
 mod plot;
 mod policies;
 mod run;
+mod status;
 pub mod sweep;
 mod trace;
 
@@ -77,6 +78,7 @@ enum Command {
     Lesson(lesson::LessonArgs),
     Sweep(sweep::SweepArgs),
     Merge(merge::MergeArgs),
+    Status(status::StatusArgs),
     Plot(plot::PlotArgs),
 }
 
@@ -99,6 +101,7 @@ pub fn run() -> ExitCode {
         Command::Lesson(a) => lesson::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Status(a) => status::run(a),
         Command::Plot(a) => plot::run(a),
     };
     match result {

@@ -10,8 +10,8 @@ pub mod style;
 
 pub use self::csv::{cell, num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
 pub use points::{
-    assemble, clean_temporaries, clear_points, plan_path, points_dir, read_point, write_point,
-    Assembled, PointKey, StagedPoints, StoredPoint,
+    assemble, clean_temporaries, clear_points, mark_shard, marked_shards, plan_path, points_dir,
+    read_point, unmark_shards, write_point, Assembled, PointKey, StagedPoints, StoredPoint,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -153,6 +153,46 @@ pub fn clean_temporaries(out: &Path) {
     }
 }
 
+/// The name of the mark a shard leaves in points/: `shard-K-of-N`.
+fn shard_mark(k: usize, n: usize) -> String {
+    format!("shard-{k}-of-{n}")
+}
+
+/// Records in `out`'s points/ that shard `k`/`n` works there, so that
+/// `csmacd status` knows how many points the directory is to hold. Shards
+/// sharing a directory each leave their own mark; `merge` copies none.
+pub fn mark_shard(out: &Path, k: usize, n: usize) -> std::io::Result<()> {
+    write_atomic(
+        &points_dir(out).join(shard_mark(k, n)),
+        format!("{k}/{n}\n").as_bytes(),
+    )
+}
+
+/// The shards (K, N) that left their mark in `dir`'s points/, in order.
+pub fn marked_shards(dir: &Path) -> Vec<(usize, usize)> {
+    let Ok(entries) = std::fs::read_dir(points_dir(dir)) else {
+        return Vec::new();
+    };
+    let mut shards: Vec<(usize, usize)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let (k, n) = name.strip_prefix("shard-")?.split_once("-of-")?;
+            let (k, n) = (k.parse().ok()?, n.parse().ok()?);
+            (name == shard_mark(k, n)).then_some((k, n))
+        })
+        .collect();
+    shards.sort_unstable();
+    shards
+}
+
+/// Removes the marks of shards from `out`'s points/: a whole run works there now.
+pub fn unmark_shards(out: &Path) {
+    for (k, n) in marked_shards(out) {
+        let _ = std::fs::remove_file(points_dir(out).join(shard_mark(k, n)));
+    }
+}
+
 /// A new points/ store for `out`, built beside the old one and swapped in
 /// only when whole (`csmacd merge`). Dropped before [`StagedPoints::commit`],
 /// it puts everything back: the staging directory goes, and an old store
