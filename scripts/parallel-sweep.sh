@@ -1,34 +1,91 @@
 #!/usr/bin/env bash
-# Runs one sweep across several hosts with GNU parallel over ssh: shard K/N
-# runs on some host into its own directory there, comes back with rsync, and
-# the shards are merged here into the files one run gives.
+# Runs one sweep's shards over hosts with GNU parallel: shard K of N runs on
+# some host into OUT_DIR/shards/K, and once all succeeded they are merged
+# here into the files one plain run gives, in OUT_DIR.
 #
-#   scripts/parallel-sweep.sh scenarios/throughput-vs-load.toml 8 host1,host2,host3 [results/study]
+#   scripts/parallel-sweep.sh SWEEP_FILE N_SHARDS HOSTS [OUT_DIR]
 #
-# Each host needs the csmacd binary at the same path (CSMACD, default
-# target/release/csmacd relative to this checkout) and passwordless ssh.
-# Use ":" as a host name to include this machine, "4/host1" to run up to 4
-# shards at once there. A shard that fails (host down, ssh cut) is recorded in
-# the job log: rerun the same command and only the failed shards run again
-# (parallel --resume-failed); the merge then completes.
+# HOSTS is GNU parallel's --sshlogin list: "host1,host2", ":" for this
+# machine; one shard at a time runs on each, with all its cores, and
+# "4/host1" runs up to 4 at once on host1. Each remote host
+# needs passwordless ssh, rsync, and the csmacd binary at the same absolute
+# path as here (CSMACD, default target/release/csmacd).
+#
+# Without a shared filesystem (the default), each remote shard runs in a
+# temporary directory of its own there: the sweep file and the shard's
+# stored points go there with rsync, the shard comes back the same way, and
+# the temporary directory is removed. Shards on ":" run in OUT_DIR directly.
+# With SHARED_FS=yes, OUT_DIR and the sweep file are on a filesystem every
+# host sees under the same path, and every shard writes there directly;
+# nothing is copied or removed. A HOSTS of ":" alone needs no setting.
+#
+# A shard that fails (host down, connection cut, process killed) keeps its
+# stored points, and the failure is recorded in OUT_DIR/shards/joblog: rerun
+# the same command and every shard resumes (--resume), running only its
+# missing points (a finished shard ends at once); the merge then completes.
+# Progress: csmacd status OUT_DIR/shards/*/
 set -euo pipefail
-file=${1:?usage: parallel-sweep.sh SWEEP_FILE N_SHARDS HOSTS [OUT_DIR]}
-n=${2:?usage: parallel-sweep.sh SWEEP_FILE N_SHARDS HOSTS [OUT_DIR]}
-hosts=${3:?usage: parallel-sweep.sh SWEEP_FILE N_SHARDS HOSTS [OUT_DIR]}
+
+me=parallel-sweep.sh
+usage="usage: $me SWEEP_FILE N_SHARDS HOSTS [OUT_DIR]"
+die() {
+  echo "$me: $*" >&2
+  exit 2
+}
+if [ $# -lt 3 ] || [ $# -gt 4 ]; then die "$usage"; fi
+file=$1
+n=$2
+hosts=$3
 out=${4:-results/$(basename "${file%.toml}")}
-bin=${CSMACD:-$(pwd)/target/release/csmacd}
-remote=${REMOTE_DIR:-/tmp/csmacd-sweep-$USER}
+bin=${CSMACD:-target/release/csmacd}
+[[ $n =~ ^[1-9][0-9]*$ ]] || die "N_SHARDS is '$n'; give a whole number of 1 or more"
+[ -x "$bin" ] || die "no csmacd binary at $bin; build it (cargo build --release) or set CSMACD"
+[ -f "$file" ] || die "no sweep file at $file"
+command -v parallel >/dev/null || die "GNU parallel not found; install it (e.g. apt-get install parallel)"
+bin=$(realpath "$bin")
+file=$(realpath "$file")
+"$bin" validate "$file" >/dev/null
 mkdir -p "$out/shards"
+out=$(realpath "$out")
+shards=$out/shards
 
-# Each job: the sweep file is sent once per host, the shard runs there with
-# all its cores, its directory comes back with rsync, remote copies are removed.
-seq 1 "$n" | parallel --sshlogin "$hosts" --jobs 1 \
-  --joblog "$out/shards/joblog" --resume-failed \
-  --basefile "$file" --return "$out/shards/{}" --cleanup \
-  --workdir "$remote" \
-  "mkdir -p $out/shards/{} && r= && [ -f $out/shards/{}/scenario.toml ] && r=--resume; \
-   $bin sweep $file --shard {}/$n --quiet --out $out/shards/{} \$r" \
-  2>&1 | sed 's/^/  /'
+shared=${SHARED_FS:-no}
+# Only this machine: nothing to copy.
+if [[ ,$hosts, =~ ^(,([0-9]+/)?:)+,$ ]]; then shared=yes; fi
+case $shared in yes | no) ;; *) die "SHARED_FS is '$shared'; give yes or no" ;; esac
 
-"$bin" merge "$out"/shards/* --out "$out"
-echo "merged $n shards into $out"
+q() { printf '%q' "$1"; }
+# One shard, K = {}: resume when its directory already holds stored points.
+run_shard() { # $1: the sweep file, $2: the shard directory, as the job sees them
+  echo "mkdir -p $2 && r= && if [ -f $2/points/scenario.toml ]; then r=--resume; fi &&" \
+    "$(q "$bin") sweep $1 --shard {}/$n --quiet --out $2 \$r"
+}
+# One shard at a time on a host, unless its entry says N/.
+IFS=, read -ra entries <<<"$hosts"
+logins=()
+for h in "${entries[@]}"; do
+  if [[ $h =~ ^[0-9]+/ ]]; then logins+=("$h"); else logins+=("1/$h"); fi
+done
+opts=(--will-cite --sshlogin "$(IFS=,; echo "${logins[*]}")" --tag --joblog "$shards/joblog")
+if [ "$shared" = yes ]; then
+  cmd=$(run_shard "$(q "$file")" "$(q "$shards")/{}")
+else
+  # Paths relative to OUT_DIR, where jobs on ":" run; a remote job runs in
+  # its own directory under ~/.parallel/tmp, which --cleanup removes.
+  name=$(basename "$file")
+  cp "$file" "$shards/$name"
+  for k in $(seq 1 "$n"); do mkdir -p "$shards/$k"; done
+  cd "$out"
+  opts+=(--workdir ... --transferfile "shards/$name" --transferfile "shards/{}"
+    --return "shards/{}" --cleanup)
+  cmd="if [ \"\$PARALLEL_SSHLOGIN\" = : ]; then cd $(q "$out"); fi && $(run_shard "shards/$(q "$name")" "shards/{}")"
+fi
+
+if ! seq 1 "$n" | parallel "${opts[@]}" "$cmd"; then
+  echo "$me: some shards failed (see $shards/joblog); their finished points are kept:" \
+    "run the same command again to run only what is missing" >&2
+  exit 1
+fi
+dirs=()
+for k in $(seq 1 "$n"); do dirs+=("$shards/$k"); done
+"$bin" merge "${dirs[@]}" --out "$out"
