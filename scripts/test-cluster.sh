@@ -239,6 +239,9 @@ if wait "$runner"; then fail "parallel-sweep.sh succeeded although a shard was k
 grep -q "some shards failed" par.out || fail "parallel-sweep.sh did not say a shard failed: $(cat par.out)"
 [ -e par/summary.csv ] && fail "parallel: merged although a shard was killed"
 cut=$(stored par/shards/2 | grep -c .)
+"$CSMACD" status par/shards/*/ >status.out
+grep -q "par/shards/2/: shard 2/$shards, $cut of $per_shard points" status.out ||
+  fail "csmacd status does not show the cut shard: $(cat status.out)"
 say "parallel: shard 2 killed after $cut of its $per_shard points"
 before=$(all_stored par)
 "$scripts/parallel-sweep.sh" grid.toml $shards : par >>par.out 2>&1 ||
