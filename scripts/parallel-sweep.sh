@@ -41,7 +41,8 @@ bin=${CSMACD:-target/release/csmacd}
 [[ $n =~ ^[1-9][0-9]*$ ]] || die "N_SHARDS is '$n'; give a whole number of 1 or more"
 [ -x "$bin" ] || die "no csmacd binary at $bin; build it (cargo build --release) or set CSMACD"
 [ -f "$file" ] || die "no sweep file at $file"
-command -v parallel >/dev/null || die "GNU parallel not found; install it (e.g. apt-get install parallel)"
+[[ $(parallel --version 2>/dev/null || true) == *"GNU parallel"* ]] ||
+  die "GNU parallel not found; install it (e.g. apt-get install parallel)"
 bin=$(realpath "$bin")
 file=$(realpath "$file")
 "$bin" validate "$file" >/dev/null

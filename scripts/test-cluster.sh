@@ -16,6 +16,7 @@
 # (default: target/release/csmacd, built here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PATH=$PATH:/usr/sbin:/sbin # the daemons, for a PATH without them
 
 say() { echo "test-cluster: $*" >&2; }
 fail() {
@@ -32,10 +33,16 @@ skip() {
 
 # --- The packages ------------------------------------------------------------
 missing=()
-for p in sbatch:slurm-wlm slurmctld:slurm-wlm slurmd:slurm-wlm munged:munge \
-  parallel:parallel rsync:rsync; do
-  command -v "${p%%:*}" >/dev/null || missing+=("${p#*:}")
-done
+find_missing() { # the packages of the commands not on PATH, into missing
+  missing=()
+  for p in sbatch:slurm-wlm slurmctld:slurm-wlm slurmd:slurm-wlm munged:munge \
+    parallel:parallel rsync:rsync; do
+    command -v "${p%%:*}" >/dev/null || missing+=("${p#*:}")
+  done
+  # moreutils has a parallel of its own.
+  [[ $(parallel --version 2>/dev/null || true) == *"GNU parallel"* ]] || missing+=(parallel)
+}
+find_missing
 if [ ${#missing[@]} -gt 0 ]; then
   read -ra missing <<<"$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')"
   [ "$(id -u)" -eq 0 ] || skip "${missing[*]} missing, and installing them needs root"
@@ -50,6 +57,8 @@ if [ ${#missing[@]} -gt 0 ]; then
       skip "apt-get could not install ${missing[*]}"
     fi
   fi
+  find_missing
+  [ ${#missing[@]} -eq 0 ] || fail "installed, yet the commands of ${missing[*]} are not on PATH"
 fi
 [ "$(id -u)" -eq 0 ] || skip "slurmd runs jobs as their users and needs root"
 
@@ -229,7 +238,7 @@ wait_for_points par/shards/2
 # The shard's process, found without starting any (it must not finish meanwhile).
 shard_pid=
 for proc in /proc/[0-9]*; do
-  mapfile -d '' args <"$proc/cmdline" 2>/dev/null || continue
+  mapfile -d '' args 2>/dev/null <"$proc/cmdline" || continue
   [ "${args[0]:-}" = "$CSMACD" ] && [[ " ${args[*]} " == *" --out $work/par/shards/2 "* ]] &&
     shard_pid=${proc#/proc/}
 done
