@@ -2,11 +2,13 @@
 # Tests the cluster scripts against the real things. Starts a single-node
 # Slurm here (munged, slurmctld, slurmd; no systemd), runs a sharded sweep
 # through scripts/slurm-sweep.sh, cancels one task mid-way, resubmits; runs
-# the same sweep through scripts/parallel-sweep.sh on this machine, kills one
-# shard mid-way, reruns; and through parallel-sweep.sh to a "remote" host
-# whose ssh runs here. Each time it checks that the rerun ran only the
-# missing points and that the merged output is byte-identical to one plain
-# `csmacd sweep` (charts included). The daemons it started are stopped on exit.
+# the same sweep through scripts/parallel-sweep.sh on this machine, and to a
+# host without the shared filesystem (whose ssh runs here), each time
+# killing one shard mid-way and running the command again. Each time it
+# checks that `csmacd status` shows the cut shard, that the second command
+# ran only the missing points, and that the merged output is byte-identical
+# to one plain `csmacd sweep` (charts included). The daemons it started are
+# stopped on exit.
 #
 #   scripts/test-cluster.sh
 #
@@ -170,28 +172,40 @@ per_shard=$((points / shards))
 stored() { # the stored points of a shard directory, one "inode name" a line
   find "$1/points" -maxdepth 1 -name '*.runs.csv' -printf '%i %f\n' 2>/dev/null | sort
 }
-wait_for_points() { # $1: a shard directory; waits for its first stored point
+all_stored() { # $1: the run
+  for k in $(seq 1 $shards); do stored "$1/shards/$k"; done
+}
+wait_for_points() { # $1: where shard $2 writes; waits for its first stored point
   for _ in $(seq 3000); do
-    [ -n "$(stored "$1")" ] && return 0
+    [ -n "$(find "$1" -path "*shards/$2/points/*.runs.csv" 2>/dev/null)" ] && return 0
     sleep 0.02
   done
-  fail "no point stored in $1 after a minute"
+  fail "no point of shard $2 stored under $1 after a minute"
 }
-# $1: the run; checks what its last command did: every point stored before
-# it ($2, as `stored` gives them) kept, the rest run; and the merged output.
-check_rerun() {
-  local dir=$1 before=$2 now k
-  now=$(for k in $(seq 1 $shards); do stored "$dir/shards/$k"; done)
-  comm -23 <(echo "$before" | sort) <(echo "$now" | sort) | grep -q . &&
-    fail "$dir: the rerun rewrote points that were already stored"
+# $1: the run, whose shard $2 was cut after $3 points, and $4 the output of
+# the command that completed it. Checks that the shard resumed with those
+# points and ran only the others; with $5, that the points stored before
+# (as `stored` gives them) were left untouched; and the merged output.
+check_resumed() {
+  local dir=$1 k=$2 cut=$3 log=$4 before=${5:-} now
+  grep -q "resuming: $cut of the $per_shard points of shard $k/$shards are stored; running the other $((per_shard - cut))" "$log" ||
+    fail "$dir: shard $k did not resume with its $cut stored points: $(cat "$log")"
+  now=$(all_stored "$dir")
+  if [ -n "$before" ]; then
+    comm -23 <(echo "$before" | sort) <(echo "$now" | sort) | grep -q . &&
+      fail "$dir: points that were already stored were written again"
+  fi
   [ "$(echo "$now" | grep -c .)" -eq $points ] || fail "$dir: not every point is stored"
   diff -r -x shards plain "$dir" >/dev/null ||
     fail "$dir: the merged output differs from the plain sweep's (diff -r -x shards plain $dir)"
-  say "$dir: $((points - $(echo "$before" | grep -c .))) of $points points run by the last" \
-    "command (the missing ones); merged output identical to the plain sweep"
+  say "$dir: shard $k resumed and ran only its $((per_shard - cut)) missing points;" \
+    "merged output identical to the plain sweep"
 }
-all_stored() { # $1: the run
-  for k in $(seq 1 $shards); do stored "$1/shards/$k"; done
+# $1: the run, whose shard $2 stored $3 points: csmacd status says so.
+check_status() {
+  "$CSMACD" status "$1"/shards/*/ >status.out
+  grep -q "$1/shards/$2/: shard $2/$shards, $3 of $per_shard points" status.out ||
+    fail "csmacd status does not show the cut shard: $(cat status.out)"
 }
 gone() { # waits until the Slurm jobs $@ are no longer queued or running
   for _ in $(seq 600); do
@@ -208,16 +222,14 @@ gone() { # waits until the Slurm jobs $@ are no longer queued or running
 "$scripts/slurm-sweep.sh" grid.toml $shards slurm >slurm.out ||
   fail "slurm-sweep.sh: $(cat slurm.out)"
 read -r array merge <slurm/shards/slurm-jobs
-wait_for_points slurm/shards/1
+wait_for_points slurm 1
 scancel "${array}_1"
 gone "$array" "$merge"
 [ -e slurm/summary.csv ] && fail "slurm: merged although a task was cancelled"
 ls slurm/shards/merge-*.log >/dev/null 2>&1 && fail "slurm: the merge job ran although a task was cancelled"
 cut=$(stored slurm/shards/1 | grep -c .)
 [ "$cut" -lt $per_shard ] || fail "slurm: task 1 finished before it could be cancelled"
-"$CSMACD" status slurm/shards/*/ >status.out
-grep -q "slurm/shards/1/: shard 1/$shards, $cut of $per_shard points" status.out ||
-  fail "csmacd status does not show the cut shard: $(cat status.out)"
+check_status slurm 1 "$cut"
 say "slurm: task 1 cancelled after $cut of its $per_shard points; the merge job was cancelled with it"
 before=$(all_stored slurm)
 "$scripts/slurm-sweep.sh" grid.toml $shards slurm >>slurm.out ||
@@ -229,37 +241,46 @@ grep -q "merged $points points" slurm/shards/merge-"$merge2".log ||
 for log in "slurm-${array}_1.log" "slurm-${array2}_1.log"; do
   [ -e "slurm/shards/$log" ] || fail "slurm: $log is missing; each submission keeps its logs"
 done
-check_rerun slurm "$before"
+check_resumed slurm 1 "$cut" "slurm/shards/slurm-${array2}_1.log" "$before"
 
-# --- GNU parallel on this machine: kill a shard mid-way, rerun ---------------
-"$scripts/parallel-sweep.sh" grid.toml $shards : par >par.out 2>&1 &
-runner=$!
-wait_for_points par/shards/2
-# The shard's process, found without starting any (it must not finish meanwhile).
-shard_pid=
-for proc in /proc/[0-9]*; do
-  mapfile -d '' args 2>/dev/null <"$proc/cmdline" || continue
-  [ "${args[0]:-}" = "$CSMACD" ] && [[ " ${args[*]} " == *" --out $work/par/shards/2 "* ]] &&
-    shard_pid=${proc#/proc/}
-done
-[ -n "$shard_pid" ] || fail "parallel: shard 2 finished before it could be killed"
-kill -KILL "$shard_pid"
-if wait "$runner"; then fail "parallel-sweep.sh succeeded although a shard was killed"; fi
-grep -q "some shards failed" par.out || fail "parallel-sweep.sh did not say a shard failed: $(cat par.out)"
-[ -e par/summary.csv ] && fail "parallel: merged although a shard was killed"
-cut=$(stored par/shards/2 | grep -c .)
-"$CSMACD" status par/shards/*/ >status.out
-grep -q "par/shards/2/: shard 2/$shards, $cut of $per_shard points" status.out ||
-  fail "csmacd status does not show the cut shard: $(cat status.out)"
-say "parallel: shard 2 killed after $cut of its $per_shard points"
-before=$(all_stored par)
-"$scripts/parallel-sweep.sh" grid.toml $shards : par >>par.out 2>&1 ||
-  fail "parallel-sweep.sh (rerun): $(cat par.out)"
-check_rerun par "$before"
+# --- GNU parallel: kill a shard mid-way, run again ---------------------------
+# $1: the run; $2: its hosts; $3: where shard 2 writes; $4: "untouched" when
+# the points stored before must stay untouched (from a remote host, rsync
+# brings them back as new files).
+parallel_run() {
+  local dir=$1 hosts=$2 where=$3 untouched=$4 runner shard_pid proc cut before
+  "$scripts/parallel-sweep.sh" grid.toml $shards "$hosts" "$dir" >"$dir.out" 2>&1 &
+  runner=$!
+  wait_for_points "$where" 2
+  # The shard's process, found without starting any (it must not finish meanwhile).
+  shard_pid=
+  for proc in /proc/[0-9]*; do
+    mapfile -d '' args 2>/dev/null <"$proc/cmdline" || continue
+    [ "${args[0]:-}" = "$CSMACD" ] && [[ " ${args[*]} " == *" --shard 2/$shards "* ]] &&
+      shard_pid=${proc#/proc/}
+  done
+  [ -n "$shard_pid" ] || fail "$dir: shard 2 finished before it could be killed"
+  kill -KILL "$shard_pid"
+  if wait "$runner"; then fail "$dir: parallel-sweep.sh succeeded although a shard was killed"; fi
+  grep -q "some shards failed" "$dir.out" ||
+    fail "$dir: parallel-sweep.sh did not say a shard failed: $(cat "$dir.out")"
+  [ -e "$dir/summary.csv" ] && fail "$dir: merged although a shard was killed"
+  cut=$(stored "$dir/shards/2" | grep -c .)
+  [ "$cut" -lt $per_shard ] || fail "$dir: shard 2 finished before it was killed"
+  check_status "$dir" 2 "$cut"
+  say "$dir: shard 2 killed after $cut of its $per_shard points; nothing merged"
+  before=
+  if [ "$untouched" = untouched ]; then before=$(all_stored "$dir"); fi
+  "$scripts/parallel-sweep.sh" grid.toml $shards "$hosts" "$dir" >"$dir.out" 2>&1 ||
+    fail "$dir: parallel-sweep.sh (run again): $(cat "$dir.out")"
+  check_resumed "$dir" 2 "$cut" "$dir.out" "$before"
+}
 
-# --- GNU parallel to a host without the shared filesystem --------------------
-# Its ssh runs commands here, in a home directory of its own, so that every
-# file the shards leave there can be seen.
+# On this machine, with relative paths.
+parallel_run par : par/shards/2 untouched
+
+# On a host without the shared filesystem: its ssh runs commands here, in a
+# home directory of its own, so that every file the shards leave there is seen.
 mkdir -p remote-home bin
 cat >bin/ssh <<EOF
 #!/bin/bash
@@ -269,11 +290,10 @@ shift
 cd $(printf '%q' "$work/remote-home") && exec bash -c "\$*"
 EOF
 chmod +x bin/ssh
-PARALLEL_SSH=$work/bin/ssh "$scripts/parallel-sweep.sh" grid.toml $shards farhost remote >remote.out 2>&1 ||
-  fail "parallel-sweep.sh to a remote host: $(cat remote.out)"
-grep -q "farhost" remote/shards/joblog || fail "no shard ran on the remote host"
-check_rerun remote ""
+export PARALLEL_SSH=$work/bin/ssh
+parallel_run remote farhost remote-home copied
+grep -q farhost remote/shards/joblog || fail "remote: no shard ran on the remote host"
 left=$(find remote-home/.parallel/tmp -mindepth 1 -maxdepth 1 -name "$(hostname)-*" 2>/dev/null || true)
-[ -z "$left" ] || fail "remote: files left behind: $left"
-say "remote: shards run in temporary directories there, removed after"
+[ -z "$left" ] || fail "remote: files left behind there: $left"
+say "remote: the shards ran in temporary directories there, all removed"
 say "passed"

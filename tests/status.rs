@@ -71,8 +71,9 @@ fn status_counts_finished_points_per_shard_and_in_all() {
         "{report}"
     );
 
-    // Resumed, merged: the merged directory holds every point and the results.
-    stdout_ok(&csmacd(&[
+    // Resumed (saying what it kept), merged: the merged directory holds
+    // every point and the results.
+    let resumed = csmacd(&[
         "sweep",
         s(&f),
         "--shard",
@@ -80,7 +81,13 @@ fn status_counts_finished_points_per_shard_and_in_all() {
         "--resume",
         "--out",
         s(&s2),
-    ]));
+    ]);
+    stdout_ok(&resumed);
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        err.contains("resuming: 2 of the 3 points of shard 2/2 are stored; running the other 1"),
+        "{err}"
+    );
     let all = dir.join("all");
     stdout_ok(&csmacd(&["merge", s(&s1), s(&s2), "--out", s(&all)]));
     let report = stdout_ok(&csmacd(&["status", s(&all)]));

@@ -233,6 +233,18 @@ pub fn execute(
         })
         .collect();
 
+    if opts.resume {
+        let what = opts
+            .shard
+            .map(|s| format!(" of shard {}/{}", s.k, s.n))
+            .unwrap_or_default();
+        eprintln!(
+            "resuming: {} of the {} points{what} are stored; running the other {}",
+            in_shard.len() - todo.len(),
+            in_shard.len(),
+            todo.len()
+        );
+    }
     install_stop_handler();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.unwrap_or(0))
