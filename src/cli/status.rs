@@ -47,7 +47,7 @@ pub fn run(args: StatusArgs) -> CliResult {
         println!("  {}", describe_dir(&plan, dir, f));
     }
     if done == total && !args.dirs.iter().any(|d| has_results(d)) {
-        println!("every point is finished: join them with `csmacd merge DIR... --out DIR`");
+        println!("every point is finished; `csmacd merge DIR... --out DIR` joins them");
     }
     Ok(())
 }
