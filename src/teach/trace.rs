@@ -176,7 +176,7 @@ pub struct Tracer<F: FnMut(&TraceRow)> {
     sink: F,
     filter: TraceFilter,
     /// Propagation time from the bus's origin, per station (as the simulator has it).
-    prop: Vec<Time>,
+    paths: ethernet::Paths,
     /// Stations that get signal rows.
     listeners: Vec<u32>,
     selected: Vec<bool>,
@@ -191,10 +191,7 @@ pub struct Tracer<F: FnMut(&TraceRow)> {
 impl<F: FnMut(&TraceRow)> Tracer<F> {
     pub fn new(sc: &Scenario, run_seed: u64, filter: TraceFilter, sink: F) -> Self {
         let n = sc.station_count();
-        let prop: Vec<Time> = ethernet::positions(sc, run_seed)
-            .iter()
-            .map(|x| (x / sc.medium.speed * crate::units::PS_PER_S).round() as Time)
-            .collect();
+        let paths = ethernet::paths(sc, run_seed);
         let mut selected = vec![filter.stations.is_none(); n];
         if let Some(s) = &filter.stations {
             for &i in s {
@@ -211,7 +208,7 @@ impl<F: FnMut(&TraceRow)> Tracer<F> {
         Tracer {
             sink,
             filter,
-            prop,
+            paths,
             listeners,
             selected,
             pending: BinaryHeap::new(),
@@ -262,13 +259,12 @@ impl<F: FnMut(&TraceRow)> Tracer<F> {
     }
 
     fn signal_rows(&mut self, from: u32, t: Time, end: bool) {
-        let me = self.prop[from as usize];
         for k in 0..self.listeners.len() {
             let j = self.listeners[k];
             if j == from {
                 continue;
             }
-            let at = t + me.abs_diff(self.prop[j as usize]);
+            let at = t + self.paths.delay(from as usize, j as usize);
             let kind = if end {
                 TraceKind::SignalEnds { from }
             } else {

@@ -248,9 +248,7 @@ fn time_check(what: &str, r: Option<&TraceRow>, expected_ps: Time) -> Check {
 
 /// Propagation time between two stations, in picoseconds, as the simulator rounds it.
 fn delay(sc: &Scenario, i: usize, j: usize) -> Time {
-    let pos = ethernet::positions(sc, trace::run_seed(sc));
-    let p = |x: f64| (x / sc.medium.speed * crate::units::PS_PER_S).round() as Time;
-    p(pos[i]).abs_diff(p(pos[j]))
+    ethernet::paths(sc, trace::run_seed(sc)).delay(i, j)
 }
 
 /// A table row: `label`, then each of `cols`, whole numbers without decimals.
