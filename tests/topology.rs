@@ -327,3 +327,68 @@ fn bad_topologies_are_refused_naming_the_key_and_what_is_allowed() {
     ));
     assert!(e.contains("stations") && e.contains("at most 1024"), "{e}");
 }
+
+fn warnings(text: &str) -> Vec<(String, String, String)> {
+    scenario(text)
+        .warnings()
+        .into_iter()
+        .map(|w| (w.kind.to_string(), w.key, w.message))
+        .collect()
+}
+
+/// A 100BASE-TX hub within 802.3's rules gives no warning; cables of
+/// 150 m break the 100 m link and the path delay value: 100 bit times for
+/// the two interfaces + 2 x (2 x 150 m x 0.556 bit times/m + 46) = 525.6,
+/// more than 512 (clause 29), though the round trip itself (425.6 + the
+/// jam's 32) still fits the slot.
+#[test]
+fn a_fast_ethernet_hub_is_checked_against_its_path_delay_budget() {
+    let net = |cable: &str| {
+        format!(
+            "duration = \"1ms\"\n[medium]\nstandard = \"100BASE-TX\"\n\
+             topology = {{ kind = \"hub\", cable = \"{cable}\", repeater_delay = \"46bit\" }}\n{ONE}"
+        )
+    };
+    assert_eq!(warnings(&net("100m")), vec![]);
+    let w = warnings(&net("150m"));
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert_eq!(
+        (w[0].0.as_str(), w[0].1.as_str()),
+        ("802.3-limits", "medium.topology.cable")
+    );
+    assert!(
+        w[0].2.contains("150 m") && w[0].2.contains("at most 100 m"),
+        "{}",
+        w[0].2
+    );
+    assert_eq!(w[1].1, "medium.topology");
+    assert!(
+        w[1].2.contains("stations 0 and 1")
+            && w[1].2.contains("525.6 bit times")
+            && w[1].2.contains("512"),
+        "{}",
+        w[1].2
+    );
+}
+
+/// Six 10BASE5 segments in a chain: the stations at both ends are 3000 m
+/// of coax (at 0.77 c, 129.96 bit times) and five repeaters of 40 bit times
+/// apart, 329.96 bit times one way: the round trip and the jam (691.9) pass
+/// the slot, and the path breaks the 5-4-3 rule.
+#[test]
+fn a_chain_of_six_coax_segments_breaks_the_slot_and_the_5_4_3_rule() {
+    let w = warnings(
+        "duration = \"1ms\"\n[medium]\nstandard = \"10BASE5\"\n\
+         topology = { kind = \"segments\", segments = [\"500m\", \"500m\", \"500m\", \"500m\", \"500m\", \"500m\"], repeater_delay = \"40bit\" }\n\
+         [[stations]]\ncount = 1\nsegment = 1\npositions = [\"0m\"]\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n\
+         [[stations]]\ncount = 1\nsegment = 6\npositions = [\"500m\"]\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n",
+    );
+    let kinds: Vec<&str> = w.iter().map(|w| w.0.as_str()).collect();
+    assert_eq!(kinds, ["late-collisions", "802.3-limits"], "{w:?}");
+    assert!(
+        w[0].2.contains("stations 0 and 1") && w[0].2.contains("691.9 bit times"),
+        "{}",
+        w[0].2
+    );
+    assert!(w[1].2.contains("6 segments and 5 repeaters"), "{}", w[1].2);
+}

@@ -186,6 +186,9 @@ pub struct Medium {
     pub placement: Placement,
     /// How the stations are wired (a bus of `length_m` unless told).
     pub topology: Topology,
+    /// The standard `[medium] standard` named, whose limits on segments
+    /// and path delays the warnings check.
+    pub standard: Option<&'static Standard>,
 }
 
 /// One group of identical stations.

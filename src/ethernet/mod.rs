@@ -11,6 +11,7 @@
 
 mod access;
 mod arrivals;
+mod budget;
 mod checks;
 mod columns;
 mod config;

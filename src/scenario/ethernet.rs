@@ -519,6 +519,7 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         access,
         placement,
         topology,
+        standard,
     })
 }
 
