@@ -9,11 +9,14 @@
 mod access;
 mod beb_race;
 mod capture;
+mod carrier_extension;
 mod collision;
 mod herd;
+mod hub_vs_coax;
 mod jitter;
 mod load_throughput;
 mod minimum_frame;
+mod minimum_frame_speeds;
 mod one_frame;
 
 pub use access::{LESSON8_ACCESS, LESSON8_LOADS};
@@ -74,6 +77,17 @@ pub const LESSONS: &[Lesson] = &[
         9,
         "Jitter: why backoff without it keeps colliding",
         "9-jitter"
+    ),
+    lesson!(
+        11,
+        "Why Gigabit needed carrier extension",
+        "11-carrier-extension"
+    ),
+    lesson!(12, "A hub versus a long coax", "12-hub-vs-coax"),
+    lesson!(
+        13,
+        "The minimum frame against the diameter at each speed",
+        "13-minimum-frame-speeds"
     ),
 ];
 
@@ -215,6 +229,9 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
         7 => herd::run(&sc),
         8 => access::run(lesson, overrides)?,
         9 => jitter::run(lesson, overrides, &sc)?,
+        11 => carrier_extension::run(lesson, overrides, &sc)?,
+        12 => hub_vs_coax::run(lesson, overrides, &sc)?,
+        13 => minimum_frame_speeds::run(lesson, overrides)?,
         _ => return Err(unknown()),
     };
     out.scenario = Some(sc);
