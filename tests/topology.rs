@@ -392,3 +392,51 @@ fn a_chain_of_six_coax_segments_breaks_the_slot_and_the_5_4_3_rule() {
     );
     assert!(w[1].2.contains("6 segments and 5 repeaters"), "{}", w[1].2);
 }
+
+/// The trace tells a burst's later frames and extended frames apart: at
+/// 1 Gb/s a 64-byte frame's last bit leaves at 0.576 µs and the extension
+/// runs to 4.16 µs; the next frame of the burst starts with its filled gap
+/// and is not extended.
+#[test]
+fn the_trace_names_extension_and_frames_in_a_burst() {
+    use csmacd::teach::text;
+    use csmacd::teach::trace::{self, TraceFilter, TraceKind};
+    let sc = scenario(
+        "duration = \"10us\"\n[medium]\nstandard = \"1000BASE-T\"\nframe_bursting = true\n\
+         [[stations]]\ncount = 1\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n",
+    );
+    let rows = trace::collect(&sc, 1, TraceFilter::new(&sc, sc.duration, None));
+    let starts: Vec<_> = rows
+        .iter()
+        .filter(|r| matches!(r.kind, TraceKind::TxStart { .. }))
+        .collect();
+    assert!(matches!(
+        starts[0].kind,
+        TraceKind::TxStart { extension_from: Some(576_000), in_burst: false, end: 4_160_000, .. }
+    ));
+    assert!(matches!(
+        starts[1].kind,
+        TraceKind::TxStart { extension_from: None, in_burst: true, .. }
+    ));
+    let said = |r: &trace::TraceRow| text::line(r, &sc.medium, false);
+    assert!(said(starts[0]).contains("carrier extension until 4.16 µs"), "{}", said(starts[0]));
+    assert!(said(starts[1]).contains("in a burst"), "{}", said(starts[1]));
+}
+
+/// A space-time diagram draws one cable: a hub is refused, naming the
+/// topology and what to use instead.
+#[test]
+fn the_diagram_refuses_a_hub_and_points_to_the_trace() {
+    let dir = crate::common::temp_dir("hub-diagram");
+    let file = dir.join("hub.toml");
+    std::fs::write(&file, hub(["10m", "20m"], ["0ns", "0ns"], "")).unwrap();
+    let o = crate::common::bin()
+        .args(["diagram", file.to_str().unwrap(), "--until", "10us", "--out"])
+        .arg(dir.join("d.png"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("kind = \"hub\"") && e.contains("csmacd trace"), "{e}");
+    assert!(!dir.join("d.png").exists());
+}
