@@ -359,7 +359,11 @@ fn what_ifs_on_the_speed_lessons_show_numbers_and_exit_0() {
         ("12", "stations.0.count=2"),
     ] {
         let o = csmacd(&["lesson", n, "--quiet", "--set", set]);
-        assert!(o.status.success(), "{n}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(!out.contains("[FAIL]"), "{n}: {out}");
         assert!(out.contains("not applicable after --set"), "{n}: {out}");

@@ -412,15 +412,32 @@ fn the_trace_names_extension_and_frames_in_a_burst() {
         .collect();
     assert!(matches!(
         starts[0].kind,
-        TraceKind::TxStart { extension_from: Some(576_000), in_burst: false, end: 4_160_000, .. }
+        TraceKind::TxStart {
+            extension_from: Some(576_000),
+            in_burst: false,
+            end: 4_160_000,
+            ..
+        }
     ));
     assert!(matches!(
         starts[1].kind,
-        TraceKind::TxStart { extension_from: None, in_burst: true, .. }
+        TraceKind::TxStart {
+            extension_from: None,
+            in_burst: true,
+            ..
+        }
     ));
     let said = |r: &trace::TraceRow| text::line(r, &sc.medium, false);
-    assert!(said(starts[0]).contains("carrier extension until 4.16 µs"), "{}", said(starts[0]));
-    assert!(said(starts[1]).contains("in a burst"), "{}", said(starts[1]));
+    assert!(
+        said(starts[0]).contains("carrier extension until 4.16 µs"),
+        "{}",
+        said(starts[0])
+    );
+    assert!(
+        said(starts[1]).contains("in a burst"),
+        "{}",
+        said(starts[1])
+    );
 }
 
 /// A space-time diagram draws one cable: a hub is refused, naming the
@@ -431,12 +448,21 @@ fn the_diagram_refuses_a_hub_and_points_to_the_trace() {
     let file = dir.join("hub.toml");
     std::fs::write(&file, hub(["10m", "20m"], ["0ns", "0ns"], "")).unwrap();
     let o = crate::common::bin()
-        .args(["diagram", file.to_str().unwrap(), "--until", "10us", "--out"])
+        .args([
+            "diagram",
+            file.to_str().unwrap(),
+            "--until",
+            "10us",
+            "--out",
+        ])
         .arg(dir.join("d.png"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("kind = \"hub\"") && e.contains("csmacd trace"), "{e}");
+    assert!(
+        e.contains("kind = \"hub\"") && e.contains("csmacd trace"),
+        "{e}"
+    );
     assert!(!dir.join("d.png").exists());
 }

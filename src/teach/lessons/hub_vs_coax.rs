@@ -90,8 +90,16 @@ pub(super) fn run(
             hub_max as f64,
             1.940,
         ),
-        delay_check("coax: mean delay over all pairs (3/7 of 500 m)", coax_mean, 0.928),
-        delay_check("hub: mean delay over all pairs (every pair alike)", hub_mean, 1.940),
+        delay_check(
+            "coax: mean delay over all pairs (3/7 of 500 m)",
+            coax_mean,
+            0.928,
+        ),
+        delay_check(
+            "hub: mean delay over all pairs (every pair alike)",
+            hub_mean,
+            1.940,
+        ),
         check(
             "more collisions per delivered frame on the hub",
             format!("> {:.4} (the coax's)", per_frame(&coax)),
@@ -110,7 +118,10 @@ pub(super) fn run(
         checks.push(check(
             format!("{label}: no late or undetected collisions"),
             "0",
-            format!("{}", g(r, "late_collisions") + g(r, "undetected_collisions")),
+            format!(
+                "{}",
+                g(r, "late_collisions") + g(r, "undetected_collisions")
+            ),
             g(r, "late_collisions") + g(r, "undetected_collisions") == 0.0,
         ));
     }
