@@ -20,4 +20,5 @@ mod standards;
 mod status;
 mod sweep;
 mod teach;
+mod topology;
 mod warnings;

@@ -229,9 +229,12 @@ fn lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
 }
 
 #[test]
-fn lessons_are_numbered_1_to_9() {
+fn lessons_are_numbered_in_order() {
     let numbers: Vec<u32> = LESSONS.iter().map(|l| l.number).collect();
-    assert_eq!(numbers, (1..=9).collect::<Vec<_>>());
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    for n in (1..=9).chain(11..=13) {
+        assert!(numbers.contains(&n), "lesson {n} missing: {numbers:?}");
+    }
 }
 
 #[test]
@@ -327,6 +330,44 @@ fn lesson_cli_prints_text_and_checks_and_refuses_unknown_lessons() {
     let o = csmacd(&["lesson", "4", "--quiet", "--set", "medium.length=12km"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("12000 m"));
+}
+
+#[test]
+fn lesson_11_shows_its_numbers() {
+    lesson_shows_its_numbers(11);
+}
+
+#[test]
+fn lesson_12_shows_its_numbers() {
+    lesson_shows_its_numbers(12);
+}
+
+#[test]
+fn lesson_13_shows_its_numbers() {
+    lesson_shows_its_numbers(13);
+}
+
+/// What-ifs on the lessons of the faster standards show their numbers and
+/// exit 0: 512-byte frames fill the Gigabit slot by themselves (extension
+/// and bursting no longer change the share as lesson 11 says), and frames
+/// of 1518 bytes alone leave nothing undetected in lesson 13.
+#[test]
+fn what_ifs_on_the_speed_lessons_show_numbers_and_exit_0() {
+    for (n, set) in [
+        ("11", "stations.0.frame=\"512B\""),
+        ("13", "stations.0.frame=\"1518B\""),
+        ("12", "stations.0.count=2"),
+    ] {
+        let o = csmacd(&["lesson", n, "--quiet", "--set", set]);
+        assert!(
+            o.status.success(),
+            "{n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(!out.contains("[FAIL]"), "{n}: {out}");
+        assert!(out.contains("not applicable after --set"), "{n}: {out}");
+    }
 }
 
 /// `--set` turns a lesson into a what-if: promises that no longer hold are

@@ -214,6 +214,15 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
             sc.station_count()
         )));
     }
+    if sc.medium.topology != crate::ethernet::Topology::Bus {
+        return Err(CliError::usage(anyhow!(
+            "{}: topology kind = \"{}\": the space-time diagram draws stations along one \
+             cable, and a signal's band would not show the path through the repeaters; use \
+             `csmacd trace`, whose signal rows give each arrival",
+            args.file.display(),
+            sc.medium.topology.kind()
+        )));
+    }
     let pic = picture::of_scenario(&sc, until);
     let title = format!("{}: first {} µs", sc.name, us(until));
     draw::write_diagram(&pic, &title, &args.out).map_err(|e| match e {

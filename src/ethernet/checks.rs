@@ -3,7 +3,7 @@
 //! collisions from frames too short for the bus, more load than the bus
 //! carries; and the offered load of each group as information.
 
-use super::{Placement, Scenario};
+use super::{Placement, Scenario, Topology};
 use crate::advice::{short_fraction, OfferedLoad, Share, Warning};
 use crate::engine::Time;
 use crate::traffic::{Arrivals, MAX_FRAME_BYTES};
@@ -15,10 +15,16 @@ impl Scenario {
     pub fn warnings(&self) -> Vec<Warning> {
         let mut out = Vec::new();
         let span = self.worst_span_m();
+        let wired = self.medium.topology != Topology::Bus;
         if self.medium.access.detects_collisions() && self.station_count() > 1 {
-            out.extend(self.late_collisions(span));
-            out.extend(self.undetected_collisions(span));
+            if wired {
+                out.extend(self.wired_round_trip());
+            } else {
+                out.extend(self.late_collisions(span));
+                out.extend(self.undetected_collisions(span));
+            }
         }
+        out.extend(self.standard_limits());
         if let Share::Fraction(total) = self.offered_load().total() {
             // A load given as 1 comes back as 1 within rounding.
             if total > 1.0 + 1e-9 {
@@ -207,7 +213,7 @@ impl Scenario {
     }
 
     /// A time in bit times of this medium: "2532 bit times".
-    fn bits(&self, ps: Time) -> String {
+    pub(super) fn bits(&self, ps: Time) -> String {
         let b = ps as f64 / self.medium.bit_ps as f64;
         let s = format!("{b:.1}");
         let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -220,12 +226,12 @@ impl Scenario {
 }
 
 /// Picoseconds as microseconds with at most three decimals: "25.32 µs".
-fn us(ps: Time) -> String {
+pub(super) fn us(ps: Time) -> String {
     format!("{} µs", short_fraction(ps as f64 / 1e6))
 }
 
 /// Metres with at most one decimal.
-fn metres(m: f64) -> String {
+pub(super) fn metres(m: f64) -> String {
     let s = format!("{m:.1}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

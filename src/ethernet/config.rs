@@ -2,6 +2,7 @@
 //! mode and placement, typed and already validated (the scenario reader
 //! builds them; nothing here parses).
 
+use super::topology::Topology;
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 use crate::traffic::{Arrivals, FrameLaw};
@@ -183,6 +184,11 @@ pub struct Medium {
     pub burst_limit_ps: Time,
     pub access: Access,
     pub placement: Placement,
+    /// How the stations are wired (a bus of `length_m` unless told).
+    pub topology: Topology,
+    /// The standard `[medium] standard` named, whose limits on segments
+    /// and path delays the warnings check.
+    pub standard: Option<&'static Standard>,
 }
 
 /// One group of identical stations.
@@ -200,6 +206,10 @@ pub struct Group {
     pub positions: Option<Vec<f64>>,
     /// Fixed destination station (global index), else uniform among the others.
     pub destination: Option<usize>,
+    /// On a hub: this group's cable, overriding the topology's.
+    pub cable_m: Option<f64>,
+    /// With segments: the segment (from 0) this group is on.
+    pub segment: usize,
 }
 
 /// A checked scenario, ready to simulate.
@@ -248,9 +258,37 @@ impl Scenario {
         (self.duration - self.warmup) as f64 / PS_PER_S
     }
 
-    /// Propagation time from one end of the bus to the other.
+    /// The longest propagation time between two points stations can take:
+    /// end to end of a bus or of a chain of segments (repeater delays
+    /// included), or the two longest cables through a hub.
     pub fn max_delay_ps(&self) -> Time {
-        (self.medium.length_m / self.medium.speed * PS_PER_S).round() as Time
+        let m = &self.medium;
+        let t = |metres: f64| (metres / m.speed * PS_PER_S).round() as Time;
+        match &m.topology {
+            Topology::Bus => t(m.length_m),
+            Topology::Segments {
+                lengths_m,
+                repeater_delay_ps,
+            } => t(lengths_m.iter().sum())
+                .saturating_add((lengths_m.len() as Time - 1) * repeater_delay_ps),
+            Topology::Hub {
+                cable_m,
+                repeater_delay_ps,
+            } => {
+                let mut cables: Vec<Time> = self
+                    .groups
+                    .iter()
+                    .flat_map(|g| {
+                        std::iter::repeat_n(t(g.cable_m.unwrap_or(*cable_m)), g.count.min(2))
+                    })
+                    .collect();
+                cables.sort_unstable_by(|a, b| b.cmp(a));
+                match cables[..] {
+                    [a, b, ..] => a.saturating_add(*repeater_delay_ps).saturating_add(b),
+                    _ => 0,
+                }
+            }
+        }
     }
 
     /// The longest transmission: preamble plus the largest frame (extended),

@@ -3,6 +3,7 @@
 
 use super::medium::Signal;
 use super::station::{Frame, Mac};
+use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
 use crate::engine::Time;
 use crate::ethernet::Access;
@@ -126,7 +127,7 @@ impl<O: Observer> Sim<'_, O> {
                         .min(self.signals.len() as u64) as usize..,
                 )
                 .filter(|s| s.station as usize != i)
-                .map(|s| s.start + me.abs_diff(s.prop))
+                .map(|s| s.start + between(self.hub, me, s.prop, false))
                 .filter(|&a| a < restart_before)
                 .min()
         };
@@ -187,7 +188,7 @@ impl<O: Observer> Sim<'_, O> {
             }
             for (j, sid) in near.into_iter().flatten() {
                 debug_assert!(self.stations[j].mac == Mac::Transmitting { signal: sid });
-                let arrive = t + me.abs_diff(self.stations[j].prop);
+                let arrive = t + self.delay(i, j);
                 if arrive < self.stations[j].detect_at && arrive < self.signal(sid).end {
                     updates.push((j, arrive));
                 }
@@ -198,7 +199,7 @@ impl<O: Observer> Sim<'_, O> {
                 if j == i {
                     continue;
                 }
-                let d = me.abs_diff(s.prop);
+                let d = between(self.hub, me, s.prop, false);
                 if s.end + d > t {
                     detect = detect.min((s.start + d).max(t));
                 }

@@ -11,6 +11,7 @@
 
 mod access;
 mod arrivals;
+mod budget;
 mod checks;
 mod columns;
 mod config;
@@ -21,6 +22,7 @@ mod medium;
 mod metrics;
 mod placement;
 mod station;
+mod topology;
 
 pub use columns::{
     ALL_METRIC_COLUMNS, BURST_COLUMNS, BURST_METRIC_COLUMNS, COLUMNS, DERIVED_COLUMNS,
@@ -31,6 +33,7 @@ pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
 pub use metrics::{BurstResult, GroupResult, RunMetrics, RunResult, StationResult};
 pub use placement::positions;
+pub use topology::{paths, span_of, Paths, Topology};
 
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
@@ -179,6 +182,8 @@ struct Sim<'a, O: Observer> {
     /// (scans only see a few more signals that can no longer matter), and
     /// running its loops at every transmission end costs more than it saves.
     prune_next: Time,
+    /// The hub's delay when the stations hang on a hub (see [`topology`]).
+    hub: Option<Time>,
     /// For stations that share their position with others (empty when none
     /// do): the number of each one's group of co-located stations
     /// (`u32::MAX`: alone), and per group its latest start (time, first
@@ -190,6 +195,13 @@ struct Sim<'a, O: Observer> {
 impl<'a, O: Observer> Sim<'a, O> {
     fn new(sc: &'a Scenario, run_seed: u64, observer: &'a mut O, index_use: IndexUse) -> Self {
         let n = sc.station_count();
+        let paths = paths(sc, run_seed);
+        // The bus index orders stations along a line: a hub is no line.
+        let index_use = if paths.hub.is_some() {
+            IndexUse::Off
+        } else {
+            index_use
+        };
         let indexed = index_use != IndexUse::Off;
         // Parked streams give the same numbers: the tests that force the
         // index on check them too.
@@ -200,7 +212,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             for _ in 0..g.count {
                 let i = stations.len();
                 stations.push(Station {
-                    prop: (pos[i] / sc.medium.speed * crate::units::PS_PER_S).round() as Time,
+                    prop: paths.props[i],
                     group: gi as u32,
                     queue: FrameQueue::default(),
                     capacity: g.queue,
@@ -226,9 +238,14 @@ impl<'a, O: Observer> Sim<'a, O> {
                 });
             }
         }
-        // From the stations' actual propagation times, so it bounds every delay.
-        let max_delay = stations.iter().map(|s| s.prop).max().unwrap_or(0)
-            - stations.iter().map(|s| s.prop).min().unwrap_or(0);
+        // From the stations' actual propagation times, so it bounds every
+        // delay (on a hub, a station's own signal enforced back to it too).
+        let max_delay = match paths.hub {
+            Some(r) => paths
+                .max_delay()
+                .max(2 * paths.props.iter().max().unwrap_or(&0) + r),
+            None => paths.max_delay(),
+        };
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
         let (twin_group, twin_starts) = twins(&stations);
@@ -273,6 +290,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             gc_next: 0,
             gc_stations: Vec::new(),
             prune_next: 0,
+            hub: paths.hub,
             twin_group,
             twin_starts,
         }

@@ -2,13 +2,43 @@
 //! in their own stretches, or interleaved), or uniform at random per
 //! replication.
 
-use crate::ethernet::{Placement, Scenario};
+use crate::ethernet::{Placement, Scenario, Topology};
 use crate::seed;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Station positions in metres, as the scenario places them for this run.
+/// Station positions in metres, as the scenario places them for this run:
+/// along the bus, along a chain of segments (each group on its segment, as
+/// its positions say or evenly from end to end), or on a hub each
+/// station's distance from the hub (its cable).
 pub fn positions(sc: &Scenario, run_seed: u64) -> Vec<f64> {
+    match &sc.medium.topology {
+        Topology::Bus => on_bus(sc, run_seed),
+        Topology::Hub { cable_m, .. } => sc
+            .groups
+            .iter()
+            .flat_map(|g| std::iter::repeat_n(g.cable_m.unwrap_or(*cable_m), g.count))
+            .collect(),
+        Topology::Segments { lengths_m, .. } => {
+            let mut out = Vec::with_capacity(sc.station_count());
+            for g in &sc.groups {
+                let before: f64 = lengths_m[..g.segment].iter().sum();
+                let l = lengths_m[g.segment];
+                for k in 0..g.count {
+                    let x = match &g.positions {
+                        Some(p) => p[k],
+                        None if g.count > 1 => l * k as f64 / (g.count - 1) as f64,
+                        None => 0.0,
+                    };
+                    out.push(before + x);
+                }
+            }
+            out
+        }
+    }
+}
+
+fn on_bus(sc: &Scenario, run_seed: u64) -> Vec<f64> {
     let n = sc.station_count();
     let l = sc.medium.length_m;
     let mut rng = ChaCha8Rng::seed_from_u64(seed::derive(run_seed, &[seed::PLACEMENT]));

@@ -91,6 +91,11 @@ pub const JAM: RGBColor = VERMILLION;
 /// read on white).
 pub const BACKOFF: RGBColor = ORANGE;
 pub const BACKOFF_TEXT: RGBColor = RGBColor(160, 105, 0);
+/// In the teaching pictures, carrier extension (non-data symbols after a
+/// short frame at 1 Gb/s) and a burst's filled gap (the carrier held
+/// between two frames of a burst): neither carries frame bits.
+pub const EXTENSION: RGBColor = RGBColor(150, 150, 150);
+pub const BURST_GAP: RGBColor = RGBColor(240, 228, 66);
 /// In the teaching pictures, a frame received.
 pub const DELIVERED: RGBColor = BLUISH_GREEN;
 /// In the station timeline: transmitting, deferring, idle.

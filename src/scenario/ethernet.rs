@@ -4,10 +4,11 @@
 
 use super::policies;
 use super::reader::{FieldError, Fields, Item};
+use super::topology::{self, MAX_STATIONS_WIRED};
 use super::{MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_REPLICATIONS, MAX_STATIONS, MIN_BIT_RATE};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
-use crate::ethernet::{Access, Group, Medium, Placement, Scenario, Standard};
+use crate::ethernet::{Access, Group, Medium, Placement, Scenario, Standard, Topology};
 use crate::traffic::{Arrivals, FrameLaw, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 use crate::units::{self, format_bytes, TimeSpec, PS_PER_S};
 use toml::{Table, Value};
@@ -135,6 +136,16 @@ pub fn validate_bus(
     }
 
     let total: u64 = groups.iter().map(|g| g.count as u64).sum();
+    if medium.topology != Topology::Bus && total > MAX_STATIONS_WIRED {
+        return Err(FieldError::new(
+            "stations",
+            format!(
+                "{total} stations in all; 802.3 allows at most {MAX_STATIONS_WIRED} in a \
+                 collision domain, and a topology of kind = \"{}\" holds one",
+                medium.topology.kind()
+            ),
+        ));
+    }
     if total > MAX_STATIONS {
         return Err(FieldError::new(
             "stations",
@@ -218,7 +229,7 @@ pub fn validate_bus(
 /// needs is bounded.
 fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
     let max_ps = MAX_DURATION_S * PS_PER_S;
-    let end_to_end = sc.medium.length_m / sc.medium.speed * PS_PER_S;
+    let end_to_end = sc.max_delay_ps() as f64;
     if end_to_end > max_ps {
         return Err(FieldError::new(
             "medium.speed",
@@ -317,6 +328,7 @@ pub const MEDIUM_KEYS: &[&str] = &[
     "access",
     "p",
     "placement",
+    "topology",
 ];
 
 /// `[medium] standard`: one of [`Standard::ALL`], or an error naming them.
@@ -456,6 +468,39 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         Some("grouped") => Placement::Grouped,
         _ => Placement::Interleaved,
     };
+    let topology = f
+        .with("topology", |i| topology::read(i, bit_ps, length_m))?
+        .unwrap_or(Topology::Bus);
+    // A hub's or a chain's extent comes from its cables.
+    let length_m = match &topology {
+        Topology::Bus => length_m,
+        wired => {
+            if f.contains("length") {
+                return Err(f.err(
+                    "length",
+                    format!(
+                        "does not apply to topology kind = \"{}\"; give the cables in                          `topology` (cable, segments) and per group (cable)",
+                        wired.kind()
+                    ),
+                ));
+            }
+            if placement == Placement::Random && f.contains("placement") {
+                return Err(f.err(
+                    "placement",
+                    format!(
+                        "\"random\" applies only to a bus; on topology kind = \"{}\" \
+                         stations sit at the end of their cables or where `positions` puts them \
+                         on their segment",
+                        wired.kind()
+                    ),
+                ));
+            }
+            match wired {
+                Topology::Segments { lengths_m, .. } => lengths_m.iter().sum(),
+                _ => length_m,
+            }
+        }
+    };
     f.finish(MEDIUM_KEYS)?;
     Ok(Medium {
         bit_rate,
@@ -473,6 +518,8 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         burst_limit_ps,
         access,
         placement,
+        topology,
+        standard,
     })
 }
 
@@ -743,6 +790,8 @@ pub const GROUP_KEYS: &[&str] = &[
     "queue",
     "positions",
     "destination",
+    "cable",
+    "segment",
 ];
 
 fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
@@ -780,6 +829,21 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
         .with("backoff", |i| policies::read(i, m))?
         .unwrap_or_else(BackoffSpec::beb);
     let queue = f.integer("queue", 1, 10_000_000)?.unwrap_or(1000) as usize;
+    let (cable_m, segment) = read_place(&mut f, m)?;
+    let bound = match &m.topology {
+        Topology::Bus => m.length_m,
+        Topology::Segments { lengths_m, .. } => lengths_m[segment],
+        Topology::Hub { .. } => {
+            if f.contains("positions") {
+                return Err(f.err(
+                    "positions",
+                    "does not apply on a hub: each station sits at the end of its own cable; \
+                     give the group's `cable` instead, e.g. cable = \"50m\"",
+                ));
+            }
+            0.0
+        }
+    };
     let positions = f.with("positions", |i| {
         let a = i.array()?;
         if a.len() != count {
@@ -793,11 +857,12 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
             let p = format!("{}.{k}", i.path);
             let it = Item { path: &p, value: v };
             let x = it.quantity(units::parse_length, |v| format!("{v}m"))?;
-            if !(0.0..=m.length_m).contains(&x) {
-                return Err(it.err(format!(
-                    "{x} m is off the bus; allowed: 0m to {}m",
-                    m.length_m
-                )));
+            if !(0.0..=bound).contains(&x) {
+                let on = match m.topology {
+                    Topology::Segments { .. } => format!("its segment ({})", segment + 1),
+                    _ => "the bus".into(),
+                };
+                return Err(it.err(format!("{x} m is off {on}; allowed: 0m to {bound}m")));
             }
             out.push(x);
         }
@@ -814,5 +879,41 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
         queue,
         positions,
         destination,
+        cable_m,
+        segment,
     })
+}
+
+/// A group's place on a wired topology: its own cable on a hub (`cable`),
+/// its segment in a chain (`segment`, counted from 1 in the file).
+fn read_place(f: &mut Fields, m: &Medium) -> Result<(Option<f64>, usize), FieldError> {
+    let cable_m = f.with("cable", topology::cable)?;
+    if cable_m.is_some() && !matches!(m.topology, Topology::Hub { .. }) {
+        return Err(f.err(
+            "cable",
+            "applies only on a hub: [medium] topology = { kind = \"hub\", ... }",
+        ));
+    }
+    let segment = match &m.topology {
+        Topology::Segments { lengths_m, .. } => {
+            let n = lengths_m.len() as i64;
+            let k = f.integer("segment", 1, n)?;
+            f.require(
+                "segment",
+                k,
+                &format!("the segment this group is on, 1 to {n}, e.g. segment = 1"),
+            )? as usize
+                - 1
+        }
+        _ => {
+            if f.contains("segment") {
+                return Err(f.err(
+                    "segment",
+                    "applies only to [medium] topology = { kind = \"segments\", ... }",
+                ));
+            }
+            0
+        }
+    };
+    Ok((cable_m, segment))
 }

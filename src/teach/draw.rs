@@ -22,7 +22,8 @@ pub enum DrawError {
 
 pub use crate::output::style::station_colour;
 use crate::output::style::{
-    BACKOFF, BACKOFF_TEXT, DEFER, DELIVERED, FONT, IDLE, JAM, STATION_COLOURS, TRANSMIT,
+    BACKOFF, BACKOFF_TEXT, BURST_GAP, DEFER, DELIVERED, EXTENSION, FONT, IDLE, JAM,
+    STATION_COLOURS, TRANSMIT,
 };
 
 /// The station's name on pictures and in traces.
@@ -264,11 +265,21 @@ where
         let x = pic.positions[tx.station as usize];
         let c = station_colour(tx.station);
         let frame_end = tx.jam_start.unwrap_or(tx.end);
-        for poly in band(pic, x, us(tx.start), us(frame_end), until) {
-            chart.draw_series(std::iter::once(Polygon::new(
-                flip(&poly),
-                c.mix(0.35).filled(),
-            )))?;
+        // A burst's filled gap, the frame, its carrier extension: each in
+        // its own colour (a jam cuts the later parts short).
+        let gap_end = tx.gap_until.unwrap_or(tx.start).min(frame_end);
+        let data_end = tx.extension_from.unwrap_or(frame_end).min(frame_end);
+        for (t0, t1, fill) in [
+            (tx.start, gap_end, BURST_GAP.mix(0.6)),
+            (gap_end, data_end, c.mix(0.35)),
+            (data_end, frame_end, EXTENSION.mix(0.45)),
+        ] {
+            if t1 <= t0 {
+                continue;
+            }
+            for poly in band(pic, x, us(t0), us(t1), until) {
+                chart.draw_series(std::iter::once(Polygon::new(flip(&poly), fill.filled())))?;
+            }
         }
         if let Some(js) = tx.jam_start {
             for poly in band(pic, x, us(js), us(tx.end), until) {
@@ -436,6 +447,18 @@ where
             font.clone(),
         ))?;
         y += line;
+    }
+    let extended = pic.transmissions.iter().any(|t| t.extension_from.is_some());
+    let bursting = pic.transmissions.iter().any(|t| t.gap_until.is_some());
+    for (shown, fill, text) in [
+        (extended, EXTENSION.mix(0.45), "carrier extension"),
+        (bursting, BURST_GAP.mix(0.6), "burst: filled gap"),
+    ] {
+        if shown {
+            area.draw(&Rectangle::new([(10, y), (34, y + 16)], fill.filled()))?;
+            area.draw(&Text::new(text, (42, y), font.clone()))?;
+            y += line;
+        }
     }
     area.draw(&Rectangle::new(
         [(10, y), (34, y + 16)],

@@ -17,6 +17,10 @@ pub struct Transmission {
     /// When the jam started, if the transmission collided.
     pub jam_start: Option<Time>,
     pub attempt: u32,
+    /// Carrier extension from this time to the end of the frame's part.
+    pub extension_from: Option<Time>,
+    /// A later frame of a burst: the filled gap lasts until this time.
+    pub gap_until: Option<Time>,
 }
 
 /// A backoff interval at a station.
@@ -104,6 +108,7 @@ impl Picture {
             ..Default::default()
         };
         let mut open_tx: Vec<Option<usize>> = vec![None; n];
+        let mut gap_end: Vec<Time> = vec![0; n];
         let mut state: Vec<(State, Time)> = vec![(State::Idle, 0); n];
         let mut set = |p: &mut Picture, i: usize, s: State, t: Time| {
             let (old, since) = state[i];
@@ -125,7 +130,13 @@ impl Picture {
             let t = row.t;
             match &row.kind {
                 TraceKind::Defer { .. } => set(&mut p, i, State::Defer, t),
-                TraceKind::TxStart { attempt, end, .. } => {
+                TraceKind::TxStart {
+                    attempt,
+                    end,
+                    extension_from,
+                    in_burst,
+                    ..
+                } => {
                     open_tx[i] = Some(p.transmissions.len());
                     p.transmissions.push(Transmission {
                         station: i as u32,
@@ -133,6 +144,8 @@ impl Picture {
                         end: *end,
                         jam_start: None,
                         attempt: *attempt,
+                        extension_from: *extension_from,
+                        gap_until: in_burst.then(|| gap_end[i]),
                     });
                     set(&mut p, i, State::Transmit, t);
                 }
@@ -167,8 +180,8 @@ impl Picture {
                     p.deliveries.push((i as u32, t, *from, *intact))
                 }
                 // The transmission that follows covers its filled gap.
+                TraceKind::BurstGap { end } => gap_end[i] = *end,
                 TraceKind::Arrival { .. }
-                | TraceKind::BurstGap { .. }
                 | TraceKind::SignalArrives { .. }
                 | TraceKind::SignalEnds { .. } => {}
             }
@@ -234,6 +247,8 @@ mod tests {
                     bytes: 64,
                     attempt: 1,
                     end: 100,
+                    extension_from: None,
+                    in_burst: false,
                 },
             ),
             row(20, 0, TraceKind::CollisionDetected { late: false }),

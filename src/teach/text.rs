@@ -72,11 +72,28 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
             bytes,
             attempt,
             end,
-        } => format!(
-            "attempt {attempt}: {bytes} B to {}, preamble + frame until {} µs",
-            s(dst),
-            us(*end)
-        ),
+            extension_from,
+            in_burst,
+        } => match (extension_from, in_burst) {
+            (_, true) => format!(
+                "attempt {attempt}: {bytes} B to {}, in a burst: filled gap, preamble + frame \
+                 (not extended) until {} µs",
+                s(dst),
+                us(*end)
+            ),
+            (Some(x), false) => format!(
+                "attempt {attempt}: {bytes} B to {}, preamble + frame until {} µs, carrier \
+                 extension until {} µs",
+                s(dst),
+                us(*x),
+                us(*end)
+            ),
+            (None, false) => format!(
+                "attempt {attempt}: {bytes} B to {}, preamble + frame until {} µs",
+                s(dst),
+                us(*end)
+            ),
+        },
         TraceKind::BurstGap { end } => format!(
             "burst goes on: the gap is filled with extension symbols until {} µs, the carrier stays up",
             us(*end)

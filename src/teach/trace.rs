@@ -24,6 +24,12 @@ pub enum TraceKind {
         bytes: u32,
         attempt: u32,
         end: Time,
+        /// Carrier extension: the frame's last bit leaves at this time,
+        /// extension symbols follow until `end`.
+        extension_from: Option<Time>,
+        /// A later frame of a burst: its transmission starts with the
+        /// filled gap (the `BurstGap` row at the same instant).
+        in_burst: bool,
     },
     /// Frame bursting: the gap before the burst's next frame, filled with
     /// extension symbols until `end` (the carrier stays up).
@@ -109,6 +115,7 @@ impl TraceRow {
                 bytes: b,
                 attempt: a,
                 end: e,
+                ..
             } => {
                 *peer = Some(dst.to_string());
                 *bytes = Some(b.to_string());
@@ -176,7 +183,7 @@ pub struct Tracer<F: FnMut(&TraceRow)> {
     sink: F,
     filter: TraceFilter,
     /// Propagation time from the bus's origin, per station (as the simulator has it).
-    prop: Vec<Time>,
+    paths: ethernet::Paths,
     /// Stations that get signal rows.
     listeners: Vec<u32>,
     selected: Vec<bool>,
@@ -186,15 +193,17 @@ pub struct Tracer<F: FnMut(&TraceRow)> {
     seq: u64,
     /// The simulation clock: no row earlier than this can still come.
     now: Time,
+    /// A frame's preamble, and one byte, on this medium.
+    preamble: Time,
+    byte: Time,
+    /// Per station, when it last filled a burst gap.
+    gap_at: Vec<Time>,
 }
 
 impl<F: FnMut(&TraceRow)> Tracer<F> {
     pub fn new(sc: &Scenario, run_seed: u64, filter: TraceFilter, sink: F) -> Self {
         let n = sc.station_count();
-        let prop: Vec<Time> = ethernet::positions(sc, run_seed)
-            .iter()
-            .map(|x| (x / sc.medium.speed * crate::units::PS_PER_S).round() as Time)
-            .collect();
+        let paths = ethernet::paths(sc, run_seed);
         let mut selected = vec![filter.stations.is_none(); n];
         if let Some(s) = &filter.stations {
             for &i in s {
@@ -211,7 +220,7 @@ impl<F: FnMut(&TraceRow)> Tracer<F> {
         Tracer {
             sink,
             filter,
-            prop,
+            paths,
             listeners,
             selected,
             pending: BinaryHeap::new(),
@@ -219,6 +228,9 @@ impl<F: FnMut(&TraceRow)> Tracer<F> {
             free: Vec::new(),
             seq: 0,
             now: 0,
+            preamble: sc.medium.preamble_ps,
+            byte: 8 * sc.medium.bit_ps,
+            gap_at: vec![Time::MAX; n],
         }
     }
 
@@ -262,13 +274,12 @@ impl<F: FnMut(&TraceRow)> Tracer<F> {
     }
 
     fn signal_rows(&mut self, from: u32, t: Time, end: bool) {
-        let me = self.prop[from as usize];
         for k in 0..self.listeners.len() {
             let j = self.listeners[k];
             if j == from {
                 continue;
             }
-            let at = t + me.abs_diff(self.prop[j as usize]);
+            let at = t + self.paths.delay(from as usize, j as usize);
             let kind = if end {
                 TraceKind::SignalEnds { from }
             } else {
@@ -300,16 +311,21 @@ impl<F: FnMut(&TraceRow)> Observer for Tracer<F> {
                 attempt,
                 end,
             } => {
+                let in_burst = self.gap_at[station as usize] == t;
+                let data_end = t + self.preamble + bytes as Time * self.byte;
                 let kind = TraceKind::TxStart {
                     dst,
                     bytes,
                     attempt,
                     end,
+                    extension_from: (!in_burst && end > data_end).then_some(data_end),
+                    in_burst,
                 };
                 self.push(t, station, kind);
                 self.signal_rows(station, t, false);
             }
             MacEvent::BurstGap { until } => {
+                self.gap_at[station as usize] = t;
                 self.push(t, station, TraceKind::BurstGap { end: until })
             }
             MacEvent::CollisionDetected { late } => {

@@ -7,6 +7,7 @@ pub(super) mod index_life;
 pub(super) mod signal_index;
 
 use super::station::Frame;
+use super::topology::between;
 use super::{IndexUse, Observer, Sim};
 use crate::engine::Time;
 use signal_index::{BusIndex, Trees};
@@ -52,7 +53,38 @@ fn sensed(arrive: Time, colocated: bool, t: Time) -> bool {
 
 impl<O: Observer> Sim<'_, O> {
     pub(in crate::ethernet) fn delay(&self, i: usize, j: usize) -> Time {
-        self.stations[i].prop.abs_diff(self.stations[j].prop)
+        between(
+            self.hub,
+            self.stations[i].prop,
+            self.stations[j].prop,
+            i == j,
+        )
+    }
+
+    /// On a hub, how station `i` sees its own signal `s` come back: a hub
+    /// that finds two ports active jams every port until its inputs fall
+    /// idle (collision enforcement), so a sender whose signal met another
+    /// at the hub hears carrier until its own signal has gone through the
+    /// hub and back, `2 cable + repeater` after it (docs/model.md, "Hubs
+    /// and repeaters"). Never a collision to the sender: it only defers.
+    fn enforced_back(&self, i: usize, s: &Signal) -> Option<Seen> {
+        let r = self.hub?;
+        if s.station as usize != i || !s.collided {
+            return None;
+        }
+        let c = s.prop;
+        let (a, b) = (s.start + c, s.end + c);
+        let met = self
+            .signals
+            .iter()
+            .any(|k| k.station != s.station && k.start + k.prop < b && a < k.end + k.prop);
+        met.then(|| Seen {
+            arrive: s.start + 2 * c + r,
+            leave: s.end + 2 * c + r,
+            fixed: s.fixed,
+            colocated: false,
+            id: s.id,
+        })
     }
 
     pub(in crate::ethernet) fn signal(&self, id: u64) -> &Signal {
@@ -103,8 +135,9 @@ impl<O: Observer> Sim<'_, O> {
             },
         );
         let mut kept = 0;
+        let hub = self.hub;
         for s in live {
-            let d = me.abs_diff(s.prop);
+            let d = between(hub, me, s.prop, s.station as usize == i);
             seen[kept] = Seen {
                 arrive: s.start + d,
                 leave: s.end + d,
@@ -115,6 +148,13 @@ impl<O: Observer> Sim<'_, O> {
             kept += usize::from((s.station as usize != i) & (s.end + d + ifg > t0));
         }
         seen.truncate(kept);
+        if hub.is_some() {
+            let own = self.signals.range(self.live_index(t0)..);
+            seen.extend(
+                own.filter_map(|s| self.enforced_back(i, s))
+                    .filter(|e| e.leave + ifg > t0),
+            );
+        }
         let r = self.defer_over(i, t0, &seen);
         self.scratch = seen;
         r
@@ -306,8 +346,12 @@ impl<O: Observer> Sim<'_, O> {
         let me = self.stations[i].prop;
         self.signals.range(self.live_index(t)..).any(|s| {
             let j = s.station as usize;
-            let d = me.abs_diff(s.prop);
-            j != i && sensed(s.start + d, d == 0, t) && t < s.end + d
+            let d = between(self.hub, me, s.prop, j == i);
+            let foreign = j != i && sensed(s.start + d, d == 0, t) && t < s.end + d;
+            foreign
+                || self
+                    .enforced_back(i, s)
+                    .is_some_and(|e| e.arrive <= t && t < e.leave)
         })
     }
 
@@ -345,7 +389,7 @@ impl<O: Observer> Sim<'_, O> {
             let s = self.signal(id);
             (s.start, s.end, s.station as usize)
         };
-        let d = self.stations[at].prop.abs_diff(self.stations[from].prop);
+        let d = self.delay(at, from);
         self.overlapped(id, at, start + d, end + d)
     }
 
@@ -353,8 +397,8 @@ impl<O: Observer> Sim<'_, O> {
     /// [a0, b0).
     pub(in crate::ethernet) fn overlapped(&self, id: u64, at: usize, a0: Time, b0: Time) -> bool {
         let pa = self.stations[at].prop;
-        let hit = |id_k: u64, prop: Time, start: Time, end: Time| {
-            let dk = pa.abs_diff(prop);
+        let hit = |id_k: u64, station: u32, prop: Time, start: Time, end: Time| {
+            let dk = between(self.hub, pa, prop, station as usize == at);
             id_k != id && start + dk < b0 && a0 < end + dk
         };
         match &self.index {
@@ -364,7 +408,7 @@ impl<O: Observer> Sim<'_, O> {
             _ => self
                 .signals
                 .iter()
-                .any(|s| hit(s.id, s.prop, s.start, s.end)),
+                .any(|s| hit(s.id, s.station, s.prop, s.start, s.end)),
         }
     }
 }

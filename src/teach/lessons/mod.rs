@@ -9,11 +9,14 @@
 mod access;
 mod beb_race;
 mod capture;
+mod carrier_extension;
 mod collision;
 mod herd;
+mod hub_vs_coax;
 mod jitter;
 mod load_throughput;
 mod minimum_frame;
+mod minimum_frame_speeds;
 mod one_frame;
 
 pub use access::{LESSON8_ACCESS, LESSON8_LOADS};
@@ -74,6 +77,17 @@ pub const LESSONS: &[Lesson] = &[
         9,
         "Jitter: why backoff without it keeps colliding",
         "9-jitter"
+    ),
+    lesson!(
+        11,
+        "Why Gigabit needed carrier extension",
+        "11-carrier-extension"
+    ),
+    lesson!(12, "A hub versus a long coax", "12-hub-vs-coax"),
+    lesson!(
+        13,
+        "The minimum frame against the diameter at each speed",
+        "13-minimum-frame-speeds"
     ),
 ];
 
@@ -215,6 +229,9 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
         7 => herd::run(&sc),
         8 => access::run(lesson, overrides)?,
         9 => jitter::run(lesson, overrides, &sc)?,
+        11 => carrier_extension::run(lesson, overrides, &sc)?,
+        12 => hub_vs_coax::run(lesson, overrides, &sc)?,
+        13 => minimum_frame_speeds::run(lesson, overrides)?,
         _ => return Err(unknown()),
     };
     out.scenario = Some(sc);
@@ -248,9 +265,7 @@ fn time_check(what: &str, r: Option<&TraceRow>, expected_ps: Time) -> Check {
 
 /// Propagation time between two stations, in picoseconds, as the simulator rounds it.
 fn delay(sc: &Scenario, i: usize, j: usize) -> Time {
-    let pos = ethernet::positions(sc, trace::run_seed(sc));
-    let p = |x: f64| (x / sc.medium.speed * crate::units::PS_PER_S).round() as Time;
-    p(pos[i]).abs_diff(p(pos[j]))
+    ethernet::paths(sc, trace::run_seed(sc)).delay(i, j)
 }
 
 /// A table row: `label`, then each of `cols`, whole numbers without decimals.
