@@ -33,7 +33,7 @@ pub use event::{MacEvent, Observer};
 pub use medium::signal_index::CROWD;
 pub use metrics::{BurstResult, GroupResult, RunMetrics, RunResult, StationResult};
 pub use placement::positions;
-pub use topology::{paths, span_of, Paths, Topology};
+pub use topology::{paths, Paths, Topology};
 
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};

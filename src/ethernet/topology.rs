@@ -157,14 +157,3 @@ pub fn paths(sc: &Scenario, run_seed: u64) -> Paths {
         }
     }
 }
-
-/// Where a station's cable or segment ends: the length along which a group
-/// without positions is spread, and the bound on its positions.
-pub fn span_of(sc: &Scenario, group: usize) -> f64 {
-    let g = &sc.groups[group];
-    match &sc.medium.topology {
-        Topology::Bus => sc.medium.length_m,
-        Topology::Hub { cable_m, .. } => g.cable_m.unwrap_or(*cable_m),
-        Topology::Segments { lengths_m, .. } => lengths_m[g.segment],
-    }
-}
