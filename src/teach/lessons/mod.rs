@@ -9,6 +9,7 @@
 mod access;
 mod beb_race;
 mod capture;
+mod chart;
 mod collision;
 mod herd;
 mod jitter;
@@ -16,10 +17,12 @@ mod load_throughput;
 mod minimum_frame;
 mod one_frame;
 
-pub use access::{LESSON8_ACCESS, LESSON8_LOADS};
+pub use access::{aloha, csma_1_persistent, slotted_aloha, LESSON8_ACCESS, LESSON8_LOADS};
 pub use beb_race::contention_pmf;
+pub use chart::LessonChart;
 pub use jitter::LESSON9_REPLICATIONS;
-pub use load_throughput::{LESSON5_FRAMES, LESSON5_LOADS};
+pub use load_throughput::{metcalfe_boggs, LESSON5_FRAMES, LESSON5_LOADS};
+pub use minimum_frame::LESSON4_LENGTHS;
 
 use super::trace::{self, TraceFilter, TraceKind, TraceRow};
 use crate::engine::Time;
@@ -118,6 +121,8 @@ pub struct Outcome {
     pub scenario: Option<Scenario>,
     /// Further pictures beside the main one: (name, scenario, window).
     pub more_pictures: Vec<(String, Scenario, Time)>,
+    /// Charts of the theory with the simulation drawn over it.
+    pub charts: Vec<LessonChart>,
 }
 
 impl Outcome {
