@@ -685,7 +685,8 @@ fn left_out(pic: &Picture, dropped: usize) -> Vec<String> {
         out.push("choose with --stations.".into());
     }
     if dropped > 0 {
-        out.push(format!("{dropped} labels left out where"));
+        let labels = if dropped == 1 { "label" } else { "labels" };
+        out.push(format!("{dropped} {labels} left out where"));
         out.push("they would overlap: narrow".into());
         out.push("--from/--until for all.".into());
     }

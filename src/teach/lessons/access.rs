@@ -211,7 +211,7 @@ fn access_chart(sc: &Scenario, measured: &[Vec<AccessPoint>]) -> LessonChart {
             &format!("{name} (simulated)"),
             k,
             pts.iter().map(|p| {
-                let ci = (p.attempts > 0.0).then(|| (p.s - 1.96 * p.sd, p.s + 1.96 * p.sd));
+                let ci = (p.attempts > 0.0).then_some((p.s - 1.96 * p.sd, p.s + 1.96 * p.sd));
                 (p.g, Some(p.s), ci)
             }),
         );
