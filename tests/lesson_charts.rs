@@ -236,6 +236,25 @@ fn lesson_8_chart_draws_aloha_slotted_aloha_and_csma_under_the_runs() {
     }
 }
 
+/// Lesson 7: the line is the bus's limit, the frames sent back to back
+/// (672 bit times = 67.2 µs a 64-byte frame with preamble and gap, the
+/// first without a gap before it); the herd never gets ahead of it, and in
+/// the end all 1000 frames are through (none is discarded at 1000).
+#[test]
+fn lesson_7_chart_keeps_the_herd_under_the_bus_limit() {
+    let charts = charts_of(7);
+    let c = &charts[0];
+    let limit = |t_ms: f64| ((t_ms + 0.0096) / 0.0672).min(1000.0);
+    line_follows(series(c, "back to back: the bus's limit (theory)"), limit);
+    let sim = series(c, "frames through (simulated)");
+    for p in &sim.points {
+        let k = p.y.unwrap();
+        assert!(k <= limit(p.x).floor(), "at {} ms: {k} through", p.x);
+    }
+    assert_eq!(sim.points.last().unwrap().y, Some(1000.0));
+    assert_eq!(sim.points.first().unwrap().y, Some(0.0));
+}
+
 /// `lesson N --out` writes each chart as PNG with the CSV of what it draws.
 #[test]
 fn lesson_out_writes_the_chart_and_its_numbers() {

@@ -33,7 +33,7 @@ pub struct LessonArgs {
     /// the station timeline, PNG (lessons 1, 2, 6 and 9; lesson 9 also draws
     /// diagram-full-jitter.png and timeline-full-jitter.png), and the charts
     /// of the theory with the simulation drawn over it, PNG with the CSV of
-    /// what they draw (lessons 3, 4, 5 and 8).
+    /// what they draw (lessons 3, 4, 5, 7 and 8).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Do not print the explanation, only run.

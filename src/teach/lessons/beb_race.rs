@@ -126,7 +126,7 @@ fn race_chart(c: &[u32], pmf: &[f64], name: &str) -> LessonChart {
     );
     b.simulated(
         "fraction of the runs (simulated)",
-        0,
+        1,
         (1..=last).map(|k| {
             let count = c.iter().filter(|&&x| x == k).count() as f64;
             let y = (count > 0.0).then_some(count / n);
