@@ -131,7 +131,13 @@ fn write_pictures(dir: &std::path::Path, outcome: &lessons::Outcome) -> CliResul
             .iter()
             .map(|(name, sc, until)| (Some(name), sc, *until));
         for (name, sc, until) in main.chain(more) {
-            let pic = picture::of_scenario(sc, until);
+            // A what-if may ask for more stations than a diagram draws.
+            let first: Vec<u32> = (0..super::trace::MAX_DIAGRAM_STATIONS as u32).collect();
+            let pic = super::trace::drawable(
+                picture::of_scenario(sc, until),
+                &first,
+                "`csmacd diagram FILE --stations` draws others",
+            );
             let title = super::trace::picture_title(sc, &pic);
             let suffix = name.map(|n| format!("-{n}")).unwrap_or_default();
             let d = dir.join(format!("diagram{suffix}.png"));

@@ -281,15 +281,11 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
         }
         None => (0..n.min(MAX_DIAGRAM_STATIONS) as u32).collect(),
     };
-    let mut pic = picture::of_scenario(&sc, until).window(from);
-    if stations.len() < n {
-        pic = pic.stations(&stations);
-        eprintln!(
-            "note: the diagram shows {} of the {n} stations; other stations' signals are not \
-             drawn (choose with --stations, e.g. --stations 0,5,9 or --stations 0-7)",
-            draw::station_list(&stations)
-        );
-    }
+    let pic = drawable(
+        picture::of_scenario(&sc, until).window(from),
+        &stations,
+        "choose with --stations, e.g. --stations 0,5,9 or --stations 0-7",
+    );
     let title = picture_title(&sc, &pic);
     draw::write_diagram(&pic, &title, &args.out).map_err(|e| match e {
         draw::DrawError::Format { .. } => CliError::usage(e),
@@ -305,6 +301,21 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
         eprintln!("wrote {}", t.display());
     }
     Ok(())
+}
+
+/// The picture of `stations` only, when they are not all, saying so on
+/// stderr with `how` to choose others.
+pub fn drawable(pic: picture::Picture, stations: &[u32], how: &str) -> picture::Picture {
+    if stations.len() >= pic.positions.len() {
+        return pic;
+    }
+    eprintln!(
+        "note: the diagram shows {} of the {} stations; other stations' signals are not \
+         drawn ({how})",
+        draw::station_list(stations),
+        pic.positions.len()
+    );
+    pic.stations(stations)
 }
 
 /// A picture's title: the scenario, the window (of how long a run), and

@@ -682,7 +682,8 @@ fn left_out(pic: &Picture, dropped: usize) -> Vec<String> {
         ));
         out.push(station_list(&pic.shown));
         out.push("others' signals not drawn;".into());
-        out.push("choose with --stations.".into());
+        out.push("csmacd diagram --stations".into());
+        out.push("chooses which.".into());
     }
     if dropped > 0 {
         let labels = if dropped == 1 { "label" } else { "labels" };
