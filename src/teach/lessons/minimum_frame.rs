@@ -162,11 +162,14 @@ fn length_charts(runs: &[LengthRun]) -> Vec<LessonChart> {
         })
         .filter_map(|p| p.2.map(|ci| ci.1))
         .fold(1.0, f64::max);
-    c.theory(
-        "round trip = preamble + one slot (theory: none to the left)",
-        1,
-        [(threshold_km, 0.0), (threshold_km, ymax)],
-    );
+    // Stations all at one point never see a round trip: no threshold.
+    if threshold_km.is_finite() {
+        c.theory(
+            "round trip = preamble + one slot (theory: none to the left)",
+            1,
+            [(threshold_km, 0.0), (threshold_km, ymax)],
+        );
+    }
     c.simulated(
         "late collisions (simulated)",
         0,
