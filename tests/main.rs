@@ -12,6 +12,7 @@ mod groups;
 mod hostile_inputs;
 mod inputs;
 mod invariants;
+mod lesson_charts;
 mod nothing_lost;
 mod parser_fuzz;
 mod policies;

@@ -19,6 +19,7 @@ not hold are marked n/a (not applicable after --set), and the exit code is 0.
 
 Examples:
   csmacd lesson 2 --out results/lesson2      # also draws diagram.png, timeline.png
+  csmacd lesson 8 --out results/lesson8      # the closed forms, the simulation over them
   csmacd lesson 9 --out results/lesson9      # no jitter and full jitter, side by side
   csmacd lesson 7 --set stations.0.count=100000")]
 pub struct LessonArgs {
@@ -29,8 +30,10 @@ pub struct LessonArgs {
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
     /// Also write pictures into this directory: the space-time diagram and
-    /// the station timeline, PNG (lessons 1, 2 and 9; lesson 9 also draws
-    /// diagram-full-jitter.png and timeline-full-jitter.png).
+    /// the station timeline, PNG (lessons 1, 2, 6 and 9; lesson 9 also draws
+    /// diagram-full-jitter.png and timeline-full-jitter.png), and the charts
+    /// of the theory with the simulation drawn over it, PNG with the CSV of
+    /// what they draw (lessons 3, 4, 5, 7 and 8).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Do not print the explanation, only run.
@@ -105,32 +108,51 @@ pub fn run(args: LessonArgs) -> CliResult {
             outcome.checks.len()
         );
     }
-    if let (Some(dir), Some(until), Some(sc)) =
-        (&args.out, outcome.diagram_until, &outcome.scenario)
-    {
-        crate::output::create_dir(dir)
-            .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
-        let pic = picture::of_scenario(sc, until);
-        let title = format!("{}: first {} µs", sc.name, crate::teach::trace::us(until));
-        let d = dir.join("diagram.png");
-        let t = dir.join("timeline.png");
-        draw::write_diagram(&pic, &title, &d).map_err(CliError::failure)?;
-        draw::write_timeline(&pic, &title, &t).map_err(CliError::failure)?;
-        eprintln!("wrote {} and {}", d.display(), t.display());
-        for (name, sc, until) in &outcome.more_pictures {
-            let pic = picture::of_scenario(sc, *until);
-            let title = format!("{}: first {} µs", sc.name, crate::teach::trace::us(*until));
-            let d = dir.join(format!("diagram-{name}.png"));
-            let t = dir.join(format!("timeline-{name}.png"));
-            draw::write_diagram(&pic, &title, &d).map_err(CliError::failure)?;
-            draw::write_timeline(&pic, &title, &t).map_err(CliError::failure)?;
-            eprintln!("wrote {} and {}", d.display(), t.display());
-        }
+    if let Some(dir) = &args.out {
+        write_pictures(dir, &outcome)?;
     }
     if failed > 0 {
         return Err(CliError::failure(anyhow!(
             "{failed} of the lesson's numbers did not show; the lesson text is out of date or the simulator changed"
         )));
+    }
+    Ok(())
+}
+
+/// Writes what the lesson draws into `dir`: its diagram and timeline, and
+/// its charts of the theory with the simulation over it.
+fn write_pictures(dir: &std::path::Path, outcome: &lessons::Outcome) -> CliResult {
+    crate::output::create_dir(dir)
+        .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
+    if let (Some(until), Some(sc)) = (outcome.diagram_until, &outcome.scenario) {
+        let main = std::iter::once((None, sc, until));
+        let more = outcome
+            .more_pictures
+            .iter()
+            .map(|(name, sc, until)| (Some(name), sc, *until));
+        for (name, sc, until) in main.chain(more) {
+            // A what-if may ask for more stations than a diagram draws.
+            let first: Vec<u32> = (0..super::trace::MAX_DIAGRAM_STATIONS as u32).collect();
+            let pic = super::trace::drawable(
+                picture::of_scenario(sc, until),
+                &first,
+                "`csmacd diagram FILE --stations` draws others",
+            );
+            let title = super::trace::picture_title(sc, &pic);
+            let suffix = name.map(|n| format!("-{n}")).unwrap_or_default();
+            let d = dir.join(format!("diagram{suffix}.png"));
+            let t = dir.join(format!("timeline{suffix}.png"));
+            draw::write_diagram(&pic, &title, &d).map_err(CliError::failure)?;
+            draw::write_timeline(&pic, &title, &t).map_err(CliError::failure)?;
+            eprintln!("wrote {} and {}", d.display(), t.display());
+        }
+    }
+    for chart in &outcome.charts {
+        let files = chart
+            .write(dir)
+            .map_err(|e| CliError::failure(anyhow!("cannot write a chart: {e}")))?;
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        eprintln!("wrote {}", names.join(" and "));
     }
     Ok(())
 }

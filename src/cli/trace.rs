@@ -73,15 +73,32 @@ received. Readable for 2 to 8 stations over a few slots to a few frames.
 The timeline: one row per station, coloured by state: idle, defer (carrier
 or interframe gap), transmit, jam, backoff.
 
+The run starts at 0; --from draws only the window from then on (what happens
+there is what the full run does). The time axis counts in µs, or in ms or s
+for later windows. Labels that would overlap are left out, and the diagram
+says how many: a narrower window shows them. A diagram draws at most 16
+stations; of a bigger scenario it draws S0-S15 unless --stations chooses
+(e.g. 0,5,9 or 100-107), and says which it shows. The title says when the
+window ends before the run does.
+
 Examples:
   csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out collision.png
-  csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out d.svg --timeline t.png")]
+  csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out d.svg --timeline t.png
+  csmacd diagram scenarios/two-saturated.toml --from 5ms --until 6ms --out d.png
+  csmacd diagram scenarios/lessons/7-thundering-herd.toml --until 2ms --stations 0-7 --out herd.png")]
 pub struct DiagramArgs {
     /// The scenario file (TOML).
     pub file: PathBuf,
     /// The end of the window drawn (a time with a unit: 250us, 1ms, 5slot).
     #[arg(long)]
     pub until: String,
+    /// The start of the window drawn (default 0; the run still starts at 0).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// The stations to draw, at most 16: numbers from 0, and ranges
+    /// (0,5,9 or 0-7 or 0-3,10). Default: all, or S0-S15 of a bigger scenario.
+    #[arg(long)]
+    pub stations: Option<String>,
     /// The space-time diagram: FILE.svg or FILE.png.
     #[arg(long)]
     pub out: PathBuf,
@@ -141,23 +158,64 @@ fn check_stations(sc: &Scenario, stations: &Option<Vec<u32>>) -> CliResult {
     Ok(())
 }
 
+/// Reads `--from` (None: 0), which must come before `--until`.
+pub fn parse_from(
+    sc: &Scenario,
+    from: Option<&str>,
+    until: Time,
+    until_text: &str,
+) -> Result<Time, CliError> {
+    let Some(t) = from else { return Ok(0) };
+    let from = parse_instant(sc, "--from", t, 0.0)?;
+    if from >= until {
+        return Err(CliError::usage(anyhow!(
+            "--from {t} is not before --until {until_text}; give a window that starts before it ends"
+        )));
+    }
+    Ok(from)
+}
+
+/// Reads a list of stations: numbers from 0 and ranges, comma separated
+/// ("0,5,9", "0-7", "0-3,10"), each below `count`, in the order given,
+/// without repeats.
+pub fn parse_station_list(text: &str, count: usize) -> Result<Vec<u32>, String> {
+    let bad = |part: &str| {
+        format!("`{part}` is not a station or a range; write numbers from 0 and ranges, e.g. 0,5,9 or 0-7")
+    };
+    let number = |p: &str, part: &str| p.trim().parse::<u32>().map_err(|_| bad(part));
+    let mut out: Vec<u32> = Vec::new();
+    for part in text.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (number(a, part)?, number(b, part)?),
+            None => {
+                let v = number(part, part)?;
+                (v, v)
+            }
+        };
+        if lo > hi {
+            return Err(format!(
+                "`{part}`: a range runs from the lower number up, e.g. 0-7"
+            ));
+        }
+        if hi as usize >= count {
+            return Err(format!(
+                "station {hi} does not exist; this scenario has stations 0 to {}",
+                count - 1
+            ));
+        }
+        for s in lo..=hi {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub fn run_trace(args: TraceArgs) -> CliResult {
     let sc = load(&args.file, args.seed)?;
     let until = parse_until(&sc, &args.until)?;
-    let from = match &args.from {
-        None => 0,
-        Some(t) => {
-            let from = parse_instant(&sc, "--from", t, 0.0)?;
-            if from >= until {
-                return Err(CliError::usage(anyhow!(
-                    "--from {} is not before --until {}; give a window that starts before it ends",
-                    t,
-                    args.until
-                )));
-            }
-            from
-        }
-    };
+    let from = parse_from(&sc, args.from.as_deref(), until, &args.until)?;
     check_stations(&sc, &args.stations)?;
     let seed = trace::run_seed(&sc);
     let filter = TraceFilter::new(&sc, until, args.stations);
@@ -206,14 +264,6 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
 pub fn run_diagram(args: DiagramArgs) -> CliResult {
     let sc = load(&args.file, args.seed)?;
     let until = parse_until(&sc, &args.until)?;
-    if sc.station_count() > MAX_DIAGRAM_STATIONS {
-        return Err(CliError::usage(anyhow!(
-            "{}: {} stations; a diagram stays readable up to {MAX_DIAGRAM_STATIONS} (best 2 to 8): \
-             use `csmacd trace --stations` for bigger scenarios",
-            args.file.display(),
-            sc.station_count()
-        )));
-    }
     if sc.medium.topology != crate::ethernet::Topology::Bus {
         return Err(CliError::usage(anyhow!(
             "{}: topology kind = \"{}\": the space-time diagram draws stations along one \
@@ -223,8 +273,29 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
             sc.medium.topology.kind()
         )));
     }
-    let pic = picture::of_scenario(&sc, until);
-    let title = format!("{}: first {} µs", sc.name, us(until));
+    let from = parse_from(&sc, args.from.as_deref(), until, &args.until)?;
+    let n = sc.station_count();
+    let stations: Vec<u32> = match &args.stations {
+        Some(text) => {
+            let chosen = parse_station_list(text, n)
+                .map_err(|e| CliError::usage(anyhow!("--stations {text}: {e}")))?;
+            if chosen.len() > MAX_DIAGRAM_STATIONS {
+                return Err(CliError::usage(anyhow!(
+                    "--stations {text}: {} stations; a diagram draws at most \
+                     {MAX_DIAGRAM_STATIONS} (best 2 to 8)",
+                    chosen.len()
+                )));
+            }
+            chosen
+        }
+        None => (0..n.min(MAX_DIAGRAM_STATIONS) as u32).collect(),
+    };
+    let pic = drawable(
+        picture::of_scenario(&sc, until).window(from),
+        &stations,
+        "choose with --stations, e.g. --stations 0,5,9 or --stations 0-7",
+    );
+    let title = picture_title(&sc, &pic);
     draw::write_diagram(&pic, &title, &args.out).map_err(|e| match e {
         draw::DrawError::Format { .. } => CliError::usage(e),
         _ => CliError::failure(e),
@@ -241,11 +312,41 @@ pub fn run_diagram(args: DiagramArgs) -> CliResult {
     Ok(())
 }
 
+/// The picture of `stations` only, when they are not all, saying so on
+/// stderr with `how` to choose others.
+pub fn drawable(pic: picture::Picture, stations: &[u32], how: &str) -> picture::Picture {
+    if stations.len() >= pic.positions.len() {
+        return pic;
+    }
+    eprintln!(
+        "note: the diagram shows {} of the {} stations; other stations' signals are not \
+         drawn ({how})",
+        draw::station_list(stations),
+        pic.positions.len()
+    );
+    pic.stations(stations)
+}
+
+/// A picture's title: the scenario, the window (of how long a run), and
+/// which stations when not all.
+pub fn picture_title(sc: &Scenario, pic: &picture::Picture) -> String {
+    let title = draw::title(&sc.name, pic.from, pic.until, sc.duration);
+    if pic.partial() {
+        format!(
+            "{title}, {} of {} stations",
+            draw::station_list(&pic.shown),
+            pic.positions.len()
+        )
+    } else {
+        title
+    }
+}
+
 /// Says on stderr when the window shown ends before the scenario's run does.
 fn stops_short(sc: &Scenario, until: Time) {
     if until < sc.duration {
         eprintln!(
-            "note: shown up to {} µs of a {} run; a later --until shows more",
+            "note: shown up to {} µs of a {} run; a later --until shows more (--from chooses where the window starts)",
             us(until),
             crate::units::format_ps(sc.duration)
         );

@@ -196,6 +196,14 @@ impl Styles {
         Styles { index }
     }
 
+    /// Styles given by index: labels that share an index are drawn alike
+    /// (a closed form and the measurements drawn over it).
+    pub fn of_indices<S: Into<String>>(pairs: impl IntoIterator<Item = (S, usize)>) -> Styles {
+        Styles {
+            index: pairs.into_iter().map(|(l, i)| (l.into(), i)).collect(),
+        }
+    }
+
     /// The style index of `label` (0 for a label that was not assigned).
     pub fn index(&self, label: &str) -> usize {
         self.index.get(label).copied().unwrap_or(0)

@@ -71,10 +71,14 @@ pub struct StateSpan {
     pub end: Time,
 }
 
-/// Everything the space-time diagram and the timeline draw, for [0, until).
+/// Everything the space-time diagram and the timeline draw, for [from, until).
 #[derive(Clone, Debug, Default)]
 pub struct Picture {
+    /// The window drawn: the run starts at 0, the picture at `from`.
+    pub from: Time,
     pub until: Time,
+    /// The stations drawn, in order (all of them unless a choice was made).
+    pub shown: Vec<u32>,
     pub bus_length_m: f64,
     pub speed: f64,
     /// Station positions in metres.
@@ -102,6 +106,7 @@ impl Picture {
         let n = positions.len();
         let mut p = Picture {
             until,
+            shown: (0..n as u32).collect(),
             bus_length_m,
             speed,
             positions,
@@ -201,6 +206,42 @@ impl Picture {
         p
     }
 
+    /// Draws only the window [from, until) of the run: what ended before
+    /// `from` is dropped, what spans it is kept (and cut when drawn).
+    pub fn window(mut self, from: Time) -> Self {
+        self.from = from;
+        self.transmissions.retain(|t| t.end > from);
+        self.detections.retain(|d| d.1 >= from);
+        self.backoffs.retain(|b| b.end > from);
+        self.deliveries.retain(|d| d.1 >= from);
+        self.discards.retain(|d| d.1 >= from);
+        self.states.retain(|s| s.end > from);
+        for s in &mut self.states {
+            s.start = s.start.max(from);
+        }
+        self
+    }
+
+    /// Draws only `stations` (numbers from 0, in the order given): their
+    /// lines, their own signals and events. Other stations' signals are
+    /// left out.
+    pub fn stations(mut self, stations: &[u32]) -> Self {
+        let keep = |s: u32| stations.contains(&s);
+        self.shown = stations.to_vec();
+        self.transmissions.retain(|t| keep(t.station));
+        self.detections.retain(|d| keep(d.0));
+        self.backoffs.retain(|b| keep(b.station));
+        self.deliveries.retain(|d| keep(d.0));
+        self.discards.retain(|d| keep(d.0));
+        self.states.retain(|s| keep(s.station));
+        self
+    }
+
+    /// Whether some stations of the run are not drawn.
+    pub fn partial(&self) -> bool {
+        self.shown.len() < self.positions.len()
+    }
+
     /// Propagation time in picoseconds over `metres`.
     pub fn delay_ps(&self, metres: f64) -> f64 {
         metres / self.speed * crate::units::PS_PER_S
@@ -208,7 +249,8 @@ impl Picture {
 }
 
 /// Runs `sc` (its first replication, as `csmacd run` does) to `until` and
-/// builds the picture of that window.
+/// builds the picture of [0, until); see [`Picture::window`] and
+/// [`Picture::stations`] to draw less.
 pub fn of_scenario(sc: &Scenario, until: Time) -> Picture {
     let seed = trace::run_seed(sc);
     // The bands of the transmissions show the signals; their rows would

@@ -3,7 +3,7 @@
 //! legend beside the plot and the caption below it.
 
 use super::ticks::{self, Range, DATA_TICKS};
-use super::{Chart, ChartError, Legend, Scale, Series};
+use super::{Chart, ChartError, Legend, Look, Scale, Series};
 use crate::output::png::Png;
 use crate::output::style::{self, size as font_size, Dash, Marker, SeriesStyle, Styles};
 use plotters::coord::Shift;
@@ -442,6 +442,7 @@ fn y_axis(chart: &Chart, ext: &Extent, height: f64, s: f64) -> YAxis {
 /// A legend entry: its style and label.
 struct Entry {
     style: SeriesStyle,
+    look: Look,
     label: String,
     /// The series has no value to draw.
     empty: bool,
@@ -509,8 +510,14 @@ fn legend_box(
                         .iter()
                         .filter(|t| t.label == l)
                         .all(|t| t.points.iter().all(|p| p.y.is_none()));
+                    let look = chart
+                        .series
+                        .iter()
+                        .find(|t| t.label == l)
+                        .map_or(Look::Joined, |t| t.look);
                     Entry {
                         style: styles.get(&l),
+                        look,
                         empty,
                         label: l,
                     }
@@ -864,10 +871,19 @@ fn draw_series<DB: DrawingBackend>(
             }
         }
     }
-    let step = dodge_step(chart, f, x, mine.len(), s);
-    for (k, series) in mine.iter().enumerate() {
+    // A closed form's line stays where it is; the measured series make
+    // way for each other.
+    let marked = mine.iter().filter(|t| t.look != Look::Theory).count();
+    let step = dodge_step(chart, f, x, marked, s);
+    let mut k = 0;
+    for series in &mine {
         let st = styles.get(&series.label);
-        let dodge = (k as f64 - (mine.len() as f64 - 1.0) / 2.0) * step;
+        let dodge = if series.look == Look::Theory {
+            0.0
+        } else {
+            k += 1;
+            (k as f64 - 1.0 - (marked as f64 - 1.0) / 2.0) * step
+        };
         let pts = positions(series, dodge, f, x, y);
         // Whiskers, cut to the panel (the data's bounds are cut before).
         for (p, at) in series.points.iter().zip(&pts) {
@@ -891,13 +907,15 @@ fn draw_series<DB: DrawingBackend>(
                 }
             }
         }
-        if !categorical {
+        if !categorical && series.look != Look::Measured {
             for run in runs(&pts) {
                 pen.dashed(&run, st.dash, st.colour, width, s)?;
             }
         }
-        for at in pts.iter().flatten() {
-            pen.marker(st.marker, *at, r, st.colour)?;
+        if series.look != Look::Theory {
+            for at in pts.iter().flatten() {
+                pen.marker(st.marker, *at, r, st.colour)?;
+            }
         }
     }
     Ok(())
@@ -968,7 +986,7 @@ fn draw_legend<DB: DrawingBackend>(
         let (c, r) = (i % l.cols, i / l.cols);
         let ex = x0 + pad + c as f64 * l.entry_w;
         let ey = y + r as f64 * row;
-        if chart.categories.is_none() {
+        if chart.categories.is_none() && e.look != Look::Measured {
             pen.dashed(
                 &[(ex, ey), (ex + swatch, ey)],
                 e.style.dash,
@@ -977,12 +995,14 @@ fn draw_legend<DB: DrawingBackend>(
                 s,
             )?;
         }
-        pen.marker(
-            e.style.marker,
-            (ex + swatch / 2.0, ey),
-            4.0 * s,
-            e.style.colour,
-        )?;
+        if e.look != Look::Theory {
+            pen.marker(
+                e.style.marker,
+                (ex + swatch / 2.0, ey),
+                4.0 * s,
+                e.style.colour,
+            )?;
+        }
         pen.text(
             &e.text(),
             (ex + swatch + 8.0 * s, ey),

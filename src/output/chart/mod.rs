@@ -108,12 +108,25 @@ pub struct Point {
     pub ci: Option<(f64, f64)>,
 }
 
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Look {
+    /// Markers (with whiskers) joined by a line: a sweep's measurements.
+    #[default]
+    Joined,
+    /// A line without markers: a closed form, computed, not measured.
+    Theory,
+    /// Markers with whiskers, not joined: measurements drawn over a theory.
+    Measured,
+}
+
 /// One series: its legend label, the panel it is drawn in, its points by x.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     pub label: String,
     pub panel: usize,
     pub points: Vec<Point>,
+    pub look: Look,
 }
 
 /// What stands beside the plot to name the series.
@@ -411,6 +424,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                 label: k.join(", "),
                 panel: 0,
                 points,
+                look: Look::Joined,
             })
             .collect::<Vec<_>>();
         let legend = if series.len() == 1 && series[0].label.is_empty() {
@@ -443,6 +457,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                     label: rest.join(", "),
                     panel,
                     points,
+                    look: Look::Joined,
                 }
             })
             .collect();
@@ -463,6 +478,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                 label: k.join(", "),
                 panel: i,
                 points,
+                look: Look::Joined,
             })
             .collect();
         (series, panels, Legend::Hidden)
@@ -474,6 +490,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                 label: k.join(", "),
                 panel: 0,
                 points,
+                look: Look::Joined,
             })
             .collect();
         (

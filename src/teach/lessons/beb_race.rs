@@ -1,6 +1,7 @@
 //! Lesson 3, the BEB race: how many collisions two stations' contention
 //! lasts, against the exact distribution.
 
+use super::chart::{wilson, Builder, LessonChart};
 use super::{check, Outcome};
 use crate::ethernet::Scenario;
 
@@ -88,7 +89,51 @@ pub(super) fn run(sc: &Scenario) -> Outcome {
         if all_delivered { "yes" } else { "no" },
         all_delivered,
     ));
-    Outcome::of_table(table, checks)
+    Outcome {
+        charts: vec![race_chart(&c, &pmf, &sc.name)],
+        ..Outcome::of_table(table, checks)
+    }
+}
+
+/// The exact P(C = c) as a line, and the fraction of the runs whose
+/// contention lasted c collisions, with its 95 % interval, as points.
+fn race_chart(c: &[u32], pmf: &[f64], name: &str) -> LessonChart {
+    let n = c.len() as f64;
+    // As far as the runs reach, and the theory while a run could show it.
+    let seen = c.iter().copied().max().unwrap_or(1);
+    let likely = (1..=pmf.len() as u32)
+        .take_while(|&k| pmf[k as usize - 1] * n >= 0.1)
+        .last()
+        .unwrap_or(1);
+    let last = seen.max(likely).min(pmf.len() as u32);
+    let mut b = Builder::new(
+        "The BEB race: how many collisions two stations' contention lasts",
+        "collisions C until both frames are through",
+        "probability P(C = c), log scale",
+    )
+    .log_y()
+    .caption(format!(
+        "{name}: {} contentions (replications). Line: the exact distribution, \
+         P(C = c) = (1 - 2^-min(c,10)) x the product of 2^-min(j,10) for j < c. \
+         Points: the fraction of the runs, with its 95 % Wilson interval; a c no run \
+         reached has no point; the line stops where fewer than 0.1 runs would show.",
+        c.len()
+    ));
+    b.theory(
+        "exact P(C = c) (theory)",
+        0,
+        (1..=last).map(|k| (k as f64, pmf[k as usize - 1])),
+    );
+    b.simulated(
+        "fraction of the runs (simulated)",
+        1,
+        (1..=last).map(|k| {
+            let count = c.iter().filter(|&&x| x == k).count() as f64;
+            let y = (count > 0.0).then_some(count / n);
+            (k as f64, y, y.map(|_| wilson(count, n)))
+        }),
+    );
+    b.done("beb-race")
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Lesson 7, the thundering herd: a crowd of stations sending at once, and
 //! what binary exponential backoff's 1024-slot cap does to it.
 
+use super::chart::{grid, Builder, LessonChart};
 use super::{check, Outcome};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
@@ -15,6 +16,8 @@ struct HerdStats {
     draws: u64,
     last_tx_end: Time,
     successes: u64,
+    /// When each frame got through, in time order.
+    through: Vec<Time>,
 }
 
 impl Observer for HerdStats {
@@ -29,6 +32,7 @@ impl Observer for HerdStats {
             }
             MacEvent::TxSuccess => {
                 self.successes += 1;
+                self.through.push(t);
                 self.last_tx_end = self.last_tx_end.max(t);
             }
             MacEvent::Discard { .. } => self.last_tx_end = self.last_tx_end.max(t),
@@ -118,5 +122,48 @@ pub(super) fn run(sc: &Scenario) -> Outcome {
             stats.last_tx_end as f64 / 1e9 > n * 67.2e-3,
         ),
     ];
-    Outcome::of_table(table, checks)
+    Outcome {
+        charts: vec![herd_chart(sc, &stats)],
+        ..Outcome::of_table(table, checks)
+    }
+}
+
+/// The frames through against time, under the bus's own limit: one frame
+/// (preamble, frame, gap) after another, the k-th ending no earlier than
+/// k (preamble + frame) + (k - 1) gap.
+fn herd_chart(sc: &Scenario, stats: &HerdStats) -> LessonChart {
+    let m = &sc.medium;
+    let n = sc.station_count() as f64;
+    let bits = sc.groups[0].frame.mean_bits();
+    let cycle_ms = (m.preamble_ps as f64 + bits * m.bit_ps as f64 + m.ifg_ps as f64) / 1e9;
+    let gap_ms = m.ifg_ps as f64 / 1e9;
+    let end_ms = stats.last_tx_end as f64 / 1e9;
+    let mut b = Builder::new(
+        "The thundering herd: frames through against time",
+        "time (ms)",
+        "frames through (cumulative)",
+    )
+    .caption(format!(
+        "{}: {n} stations, each with one frame at t = 0, one run. Line: the bus's limit, \
+         the frames sent back to back ({:.1} µs each with preamble and gap), \
+         (t + gap) / cycle, at most {n}. Points: the frames through by then in the run. \
+         The gap between them is the time the herd spends colliding and backing off.",
+        sc.name,
+        cycle_ms * 1e3
+    ));
+    b.theory(
+        "back to back: the bus's limit (theory)",
+        0,
+        grid(0.0, end_ms, 200).map(|t| (t, ((t + gap_ms) / cycle_ms).min(n))),
+    );
+    b.simulated(
+        "frames through (simulated)",
+        1,
+        grid(0.0, end_ms, 40).map(|t| {
+            let ps = (t * 1e9).round() as Time;
+            let k = stats.through.partition_point(|&x| x <= ps);
+            (t, Some(k as f64), None)
+        }),
+    );
+    b.done("herd-through")
 }

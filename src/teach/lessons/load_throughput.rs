@@ -1,8 +1,40 @@
 //! Lesson 5, offered load against throughput: long and short frames swept
 //! over the load, with no "37 %" ceiling under CSMA/CD.
 
+use super::chart::{grid, Builder, LessonChart};
 use super::{by_load_points, check, metric_row, Lesson, LessonError, Outcome};
+use crate::ethernet::{RunResult, Scenario};
+use crate::sweep::Point;
 use toml::Value;
+
+/// Metcalfe and Boggs's efficiency of `q` stations that always have a frame
+/// and each send in a contention slot with probability 1/q: a frame of F
+/// bits occupies F plus preamble and gap, and each frame waits W = (1 - A)/A
+/// slots of contention, A = (1 - 1/q)^(q-1) the chance that one station
+/// alone sends in a slot. All lengths in bit times.
+pub fn metcalfe_boggs(q: usize, frame_bits: f64, overhead_bits: f64, slot_bits: f64) -> f64 {
+    let q = q as f64;
+    let a = if q > 1.0 {
+        (1.0 - 1.0 / q).powf(q - 1.0)
+    } else {
+        1.0
+    };
+    let w = (1.0 - a) / a;
+    frame_bits / (frame_bits + overhead_bits + w * slot_bits)
+}
+
+/// Metcalfe-Boggs for the scenario `sc` (its stations, frames, preamble,
+/// gap and slot).
+fn metcalfe_boggs_of(sc: &Scenario) -> f64 {
+    let m = &sc.medium;
+    let bits = |ps: u64| ps as f64 / m.bit_ps as f64;
+    metcalfe_boggs(
+        sc.station_count(),
+        sc.groups[0].frame.mean_bits(),
+        bits(m.preamble_ps + m.ifg_ps),
+        bits(m.slot_ps),
+    )
+}
 
 /// The loads lesson 5 sweeps, and the frame sizes it compares.
 pub const LESSON5_LOADS: &[f64] = &[0.1, 0.3, 0.5, 0.7, 0.9, 1.2, 2.0];
@@ -58,5 +90,58 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
             ));
         }
     }
-    Ok(Outcome::of_table(table, checks))
+    Ok(Outcome {
+        charts: vec![load_chart(&points, &results)],
+        ..Outcome::of_table(table, checks)
+    })
+}
+
+/// Throughput against the offered load, each frame size against its
+/// ceiling: S = G below Metcalfe-Boggs' efficiency, the efficiency above.
+fn load_chart(points: &[Point], results: &[Vec<RunResult>]) -> LessonChart {
+    let first = points[0].scenario.ethernet().expect("lesson 5 is a bus");
+    let mut b = Builder::new(
+        "Throughput against offered load: no 37 % ceiling",
+        "offered load (fraction of the bit rate)",
+        "throughput (delivered frame bits / bit rate)",
+    )
+    .caption(format!(
+        "{}: {} stations, one run per point. Lines: S = min(G, E), E Metcalfe and Boggs's \
+         efficiency for {} stations that always have a frame and send in a contention slot \
+         with probability 1/{}, counting preamble and gap. Points: the simulation, \
+         with binary exponential backoff, which with short frames does better than that \
+         model: a station that has just sent starts afresh and often wins again (lesson 6).",
+        first.name,
+        first.station_count(),
+        first.station_count(),
+        first.station_count()
+    ));
+    let top = LESSON5_LOADS.iter().cloned().fold(0.0, f64::max) * 1.05;
+    for (k, frame) in LESSON5_FRAMES.iter().enumerate() {
+        let mine: Vec<(&Point, &RunResult)> = points
+            .iter()
+            .zip(results)
+            .filter(|(p, _)| p.axes[0].1 == *frame)
+            .map(|(p, r)| (p, &r[0]))
+            .collect();
+        let sc = mine[0].0.scenario.ethernet().expect("lesson 5 is a bus");
+        let e = metcalfe_boggs_of(sc);
+        b.theory(
+            &format!("{frame}: min(G, Metcalfe-Boggs {e:.3}) (theory)"),
+            k,
+            grid(0.0, top, 80).map(|g| (g, g.min(e))),
+        );
+        b.simulated(
+            &format!("{frame} (simulated)"),
+            k,
+            mine.iter().map(|(_, r)| {
+                (
+                    r.metrics.get("offered_load"),
+                    Some(r.metrics.get("throughput")),
+                    None,
+                )
+            }),
+        );
+    }
+    b.done("throughput-vs-load")
 }

@@ -1,11 +1,190 @@
 //! Lesson 4, why the minimum frame is 64 bytes: the lesson's over-long bus
 //! against a 2500 m one, counting late and undetected collisions.
 
+use super::chart::{grid, wilson, Builder, LessonChart};
 use super::{check, metric_row, scenario_with, Lesson, LessonError, Outcome};
+use crate::engine::Time;
 use crate::ethernet::Scenario;
-use crate::ethernet::{self, RunResult};
+use crate::ethernet::{self, MacEvent, Observer, RunResult};
 use crate::teach::trace;
+use rayon::prelude::*;
 use toml::Value;
+
+/// The bus lengths lesson 4's charts sweep, in metres.
+pub const LESSON4_LENGTHS: &[f64] = &[
+    1000.0, 2500.0, 4000.0, 5000.0, 5500.0, 6000.0, 7000.0, 8000.0, 10000.0,
+];
+
+/// The latest a transmission detected its collision, after its start.
+#[derive(Default)]
+struct LatestDetection {
+    started: Vec<Time>,
+    latest: Time,
+}
+
+impl Observer for LatestDetection {
+    fn on(&mut self, t: Time, station: u32, ev: &MacEvent) {
+        let i = station as usize;
+        match ev {
+            MacEvent::TxStart { .. } => {
+                if self.started.len() <= i {
+                    self.started.resize(i + 1, 0);
+                }
+                self.started[i] = t;
+            }
+            MacEvent::CollisionDetected { .. } => {
+                let since = t - self.started.get(i).copied().unwrap_or(t);
+                self.latest = self.latest.max(since);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One bus length of the sweep: its scenario, run, and latest detection.
+struct LengthRun {
+    length_m: f64,
+    sc: Scenario,
+    result: RunResult,
+    latest: Time,
+}
+
+/// The round trip between the two stations farthest apart, in µs.
+fn round_trip_us(sc: &Scenario) -> f64 {
+    let pos = ethernet::positions(sc, trace::run_seed(sc));
+    let span = pos.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        - pos.iter().cloned().fold(f64::INFINITY, f64::min);
+    2.0 * span / sc.medium.speed * 1e6
+}
+
+/// The lesson's scenario at each of [`LESSON4_LENGTHS`], run in parallel.
+fn sweep_lengths(
+    lesson: &Lesson,
+    overrides: &[(String, Value)],
+) -> Result<Vec<LengthRun>, LessonError> {
+    let scs = LESSON4_LENGTHS
+        .iter()
+        .map(|&l| {
+            let v = Value::String(format!("{l}m"));
+            scenario_with(lesson, overrides, &[("medium.length", v)]).map(|sc| (l, sc))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(scs
+        .into_par_iter()
+        .map(|(length_m, sc)| {
+            let mut seen = LatestDetection::default();
+            let result = ethernet::run_observed(&sc, trace::run_seed(&sc), &mut seen);
+            LengthRun {
+                length_m,
+                sc,
+                result,
+                latest: seen.latest,
+            }
+        })
+        .collect())
+}
+
+/// Lesson 4's two charts: the latest collision detection against the
+/// round trip, and the late and undetected collisions, both against the
+/// bus length.
+fn length_charts(runs: &[LengthRun]) -> Vec<LessonChart> {
+    let km = |r: &LengthRun| r.length_m / 1000.0;
+    let last = runs.last().expect("lesson 4 sweeps lengths");
+    let m = &last.sc.medium;
+    // Late: detected more than a slot after the preamble. Undetected: the
+    // whole transmission (preamble and a 64-byte frame) ends before the
+    // other signal is back. Both limits are 57.6 µs at 10 Mb/s.
+    let limit_us = (m.preamble_ps + m.slot_ps) as f64 / 1e6;
+    // The round trip grows in proportion to the length: where it reaches the limit.
+    let per_km = round_trip_us(&last.sc) / km(last);
+    let threshold_km = limit_us / per_km;
+    let name = last.sc.name.clone();
+    let mut d = Builder::new(
+        "Why 64 bytes: the latest collision detection against the round trip",
+        "bus length (km)",
+        "time after the transmission's start (µs)",
+    )
+    .caption(format!(
+        "{name}, run once per length (seed as in the lesson). Line: the round trip between \
+         the two end stations, 2 L / v, the latest a collision can be detected. Flat line: \
+         the preamble and one slot ({} µs); a collision detected later is late, and a \
+         64-byte frame (with its preamble) has ended by then, so its collision can go \
+         undetected. The two cross at {threshold_km:.2} km.",
+        trace::us((m.preamble_ps + m.slot_ps) as Time)
+    ));
+    let top = km(last) * 1.05;
+    d.theory(
+        "round trip 2 L / v (theory)",
+        0,
+        grid(0.0, top, 40).map(|x| (x, per_km * x)),
+    );
+    d.theory(
+        "preamble + one slot: later is late (theory)",
+        1,
+        [(0.0, limit_us), (top, limit_us)],
+    );
+    d.simulated(
+        "latest collision detection (simulated)",
+        0,
+        runs.iter().map(|r| {
+            let y = (r.result.metrics.get("collisions") > 0.0).then_some(r.latest as f64 / 1e6);
+            (km(r), y, None)
+        }),
+    );
+    let per_1000 = |r: &LengthRun, c: &str| {
+        let n = r.result.metrics.get("attempts").max(1.0);
+        let k = r.result.metrics.get(c);
+        let (lo, hi) = wilson(k, n);
+        (
+            km(r),
+            Some(1000.0 * k / n),
+            Some((1000.0 * lo, 1000.0 * hi)),
+        )
+    };
+    let mut c = Builder::new(
+        "Late and undetected collisions against the bus length",
+        "bus length (km)",
+        "per 1000 transmissions",
+    )
+    .caption(format!(
+        "{name}, run once per length. Points: late and undetected collisions per 1000 \
+         transmissions, with 95 % Wilson intervals. Vertical line: the length at which \
+         the round trip reaches the preamble and one slot ({threshold_km:.2} km); theory \
+         allows neither to its left."
+    ));
+    let ymax = runs
+        .iter()
+        .flat_map(|r| {
+            [
+                per_1000(r, "late_collisions"),
+                per_1000(r, "undetected_collisions"),
+            ]
+        })
+        .filter_map(|p| p.2.map(|ci| ci.1))
+        .fold(1.0, f64::max);
+    // Stations all at one point never see a round trip: no threshold.
+    if threshold_km.is_finite() {
+        c.theory(
+            "round trip = preamble + one slot (theory: none to the left)",
+            1,
+            [(threshold_km, 0.0), (threshold_km, ymax)],
+        );
+    }
+    c.simulated(
+        "late collisions (simulated)",
+        0,
+        runs.iter().map(|r| per_1000(r, "late_collisions")),
+    );
+    c.simulated(
+        "undetected collisions (simulated)",
+        2,
+        runs.iter().map(|r| per_1000(r, "undetected_collisions")),
+    );
+    vec![
+        d.done("detection-vs-length"),
+        c.done("late-collisions-vs-length"),
+    ]
+}
 
 pub(super) fn run(
     lesson: &Lesson,
@@ -76,5 +255,9 @@ pub(super) fn run(
             g(&short, "collisions") > 0.0,
         ),
     ];
-    Ok(Outcome::of_table(table, checks))
+    let charts = length_charts(&sweep_lengths(lesson, overrides)?);
+    Ok(Outcome {
+        charts,
+        ..Outcome::of_table(table, checks)
+    })
 }

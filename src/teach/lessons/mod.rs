@@ -10,6 +10,7 @@ mod access;
 mod beb_race;
 mod capture;
 mod carrier_extension;
+mod chart;
 mod collision;
 mod herd;
 mod hub_vs_coax;
@@ -19,10 +20,12 @@ mod minimum_frame;
 mod minimum_frame_speeds;
 mod one_frame;
 
-pub use access::{LESSON8_ACCESS, LESSON8_LOADS};
+pub use access::{aloha, csma_1_persistent, slotted_aloha, LESSON8_ACCESS, LESSON8_LOADS};
 pub use beb_race::contention_pmf;
+pub use chart::LessonChart;
 pub use jitter::LESSON9_REPLICATIONS;
-pub use load_throughput::{LESSON5_FRAMES, LESSON5_LOADS};
+pub use load_throughput::{metcalfe_boggs, LESSON5_FRAMES, LESSON5_LOADS};
+pub use minimum_frame::LESSON4_LENGTHS;
 
 use super::trace::{self, TraceFilter, TraceKind, TraceRow};
 use crate::engine::Time;
@@ -132,6 +135,8 @@ pub struct Outcome {
     pub scenario: Option<Scenario>,
     /// Further pictures beside the main one: (name, scenario, window).
     pub more_pictures: Vec<(String, Scenario, Time)>,
+    /// Charts of the theory with the simulation drawn over it.
+    pub charts: Vec<LessonChart>,
 }
 
 impl Outcome {
