@@ -177,28 +177,41 @@ fn finagle_budget_refills_over_its_ttl() {
     );
 }
 
-/// Envoy counts only the retries in flight against its budget; retries
-/// waiting in their backoff are not. When every first attempt fails at
-/// once, none is in flight, so all of them retry: m retries although the
-/// budget is 20 % of the requests in flight (at most 0.2 m). Once the
-/// retries are in flight, the budget bites: of their m failures only those
-/// with fewer than 3 retries left in flight (min_retry_concurrency) may
-/// retry again: 3.
+/// Envoy's budget: a retry may be scheduled while the retries held (from
+/// the decision to retry until that retry's outcome, so those waiting in
+/// backoff too) are fewer than max(min_retry_concurrency, budget_percent of
+/// the requests in flight). Requests waiting in backoff are not in flight,
+/// so when m calls fail at once the limit shrinks with every failure while
+/// the count of held retries grows: the k-th failure retries iff the
+/// retries allowed so far are below max(3, 20 % of m - k). With a budget of
+/// 100 % and no minimum only half the calls retry.
 #[test]
-fn envoy_budget_is_overshot_by_retries_in_backoff() {
-    for m in [10u64, 100, 1000] {
+fn envoy_budget_counts_retries_in_backoff_but_not_their_requests() {
+    for (m, percent, min) in [
+        (10u64, 20.0, 3u64),
+        (100, 20.0, 3),
+        (1000, 20.0, 3),
+        (100, 100.0, 0),
+    ] {
         let group = format!(
-            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"envoy\" }}"
+            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"envoy\", budget_percent = {percent}, min_retry_concurrency = {min} }}"
         );
         let r = always_failing(&group, "5ms", "10s").run(4);
-        assert_eq!(attempts(&r), 2 * m, "{m} calls: every one retried");
-    }
-    for m in [100u64, 1000] {
-        let group = format!(
-            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"envoy\", max_attempts = 3, base = \"1us\" }}"
+        let mut allowed = 0u64;
+        for k in 1..=m {
+            let limit = min.max((percent / 100.0 * (m - k) as f64) as u64);
+            if allowed < limit {
+                allowed += 1;
+            }
+        }
+        assert_eq!(
+            attempts(&r),
+            m + allowed,
+            "{m} calls, {percent} %, min {min}"
         );
-        let r = always_failing(&group, "5ms", "10s").run(4);
-        assert_eq!(attempts(&r), 2 * m + 3, "{m} calls");
+        if percent == 100.0 {
+            assert_eq!(allowed, m / 2);
+        }
     }
 }
 

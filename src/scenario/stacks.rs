@@ -272,9 +272,14 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
                 .integer("minimum_number_of_calls", 1, 1 << 24)?
                 .unwrap_or(100) as u32;
             if min_calls > size {
+                let given = if f.contains("minimum_number_of_calls") {
+                    ""
+                } else {
+                    " (the default)"
+                };
                 return Err(f.err(
                     "minimum_number_of_calls",
-                    format!("{min_calls} is above sliding_window_size = {size}: a window of {size} calls never holds that many; allowed: 1 to sliding_window_size"),
+                    format!("{min_calls}{given} is above sliding_window_size = {size}: a window of {size} calls never holds that many; allowed: 1 to sliding_window_size"),
                 ));
             }
             let wait_open = positive(&mut f, "wait_duration_in_open_state", 60 * S)?;

@@ -50,7 +50,7 @@ pub enum StackKind {
         backoff: Time,
     },
     /// Envoy's retry budget and its jittered backoff
-    /// random(0, min((2^n - 1) * base, max)).
+    /// random(0, min(base * 2^(n-1), max)).
     Envoy {
         budget_percent: f64,
         min_retry_concurrency: u32,
@@ -223,7 +223,9 @@ pub enum StackState {
         ledger: VecDeque<(Time, i64)>,
         sum: i64,
     },
-    /// Attempts in flight, and how many of them are retries.
+    /// Attempts in flight (the budget's active requests), and the retries
+    /// held from the decision to retry until that retry's outcome (in
+    /// backoff or in flight).
     Envoy { active: u64, retries: u64 },
     Breaker {
         circuit: Circuit,
@@ -286,7 +288,7 @@ impl Stack {
                 full_jitter((b as f64 * 2f64.powi(n as i32 - 1)).min(cap as f64))
             }
             StackKind::Envoy { base, max, .. } => {
-                full_jitter(((2f64.powi(n as i32) - 1.0) * base as f64).min(max as f64))
+                full_jitter((base as f64 * 2f64.powi(n as i32 - 1)).min(max as f64))
             }
             StackKind::Finagle { backoff, .. } => backoff,
             StackKind::Polly { delay, .. } => delay,
@@ -367,10 +369,7 @@ impl StackState {
     /// An attempt leaves (`retry`: not the call's first).
     pub fn sent(&mut self, stack: &Stack, now: Time, retry: bool) {
         match self {
-            StackState::Envoy { active, retries } => {
-                *active += 1;
-                *retries += u64::from(retry);
-            }
+            StackState::Envoy { active, .. } => *active += 1,
             StackState::Finagle { ledger, sum } if !retry => {
                 let StackKind::Finagle {
                     percent_can_retry, ..
@@ -502,7 +501,10 @@ impl StackState {
             ) => {
                 let limit = (u64::from(min_retry_concurrency))
                     .max((budget_percent / 100.0 * *active as f64) as u64);
-                (*retries < limit).then_some(0)
+                (*retries < limit).then(|| {
+                    *retries += 1;
+                    0
+                })
             }
             _ => Some(0),
         }
