@@ -17,6 +17,7 @@ mod nothing_lost;
 mod parser_fuzz;
 mod policies;
 mod service;
+mod stacks;
 mod standards;
 mod status;
 mod sweep;

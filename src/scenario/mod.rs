@@ -7,6 +7,7 @@ pub mod locate;
 pub mod policies;
 pub mod reader;
 pub mod service;
+mod stacks;
 mod topology;
 
 pub use ethernet::{validate_bus, GROUP_KEYS, MEDIUM_KEYS, TOP_KEYS};

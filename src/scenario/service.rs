@@ -3,7 +3,7 @@
 //! reader, units required, each bad value named with what is allowed.
 
 use super::reader::{FieldError, Fields, Item};
-use super::{policies, MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_STATIONS};
+use super::{policies, stacks, MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_STATIONS};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 use crate::service::{
@@ -41,7 +41,7 @@ const WINDOW_POLICIES: &[&str] = &[
 
 /// A duration with a time unit ("10ms", "2s"): bit times and slots have no
 /// meaning outside a backoff policy here.
-fn duration(item: Item) -> Result<Time> {
+pub(super) fn duration(item: Item) -> Result<Time> {
     let t = item.time()?;
     let TimeSpec::Ps(ps) = t else {
         return Err(item.err(format!(
@@ -57,7 +57,7 @@ fn duration(item: Item) -> Result<Time> {
     Ok(ps.round() as Time)
 }
 
-fn positive_duration(item: Item) -> Result<Time> {
+pub(super) fn positive_duration(item: Item) -> Result<Time> {
     let t = duration(item)?;
     if t == 0 {
         return Err(item.err("must be greater than zero, e.g. \"10ms\""));
@@ -384,6 +384,7 @@ const GROUP_KEYS: &[&str] = &[
     "timeout",
     "budget",
     "breaker",
+    "stack",
 ];
 
 fn read_group(mut f: Fields) -> Result<Group> {
@@ -423,6 +424,25 @@ fn read_group(mut f: Fields) -> Result<Group> {
                 ))
             }
         };
+    // "none" stands for no stack, so that a sweep can compare it.
+    let stack = f
+        .with("stack", |i| match i.value.as_str() {
+            Some("none") => Ok(None),
+            Some(other) => Err(i.err(format!(
+                "`{other}` is not a stack; allowed: \"none\" or a table, e.g. {{ kind = \"grpc\" }} with kind one of {}",
+                stacks::KINDS.join(", ")
+            ))),
+            None => stacks::read_stack(i).map(Some),
+        })?
+        .flatten();
+    if stack.is_some() {
+        if let Some(k) = stacks::SET_BY_STACK.iter().find(|k| f.contains(k)) {
+            return Err(f.err(
+                k,
+                "is set by `stack`; give the library's own parameter inside the stack table instead (docs/stacks.md lists them)",
+            ));
+        }
+    }
     let slot = f.with("slot", positive_duration)?;
     let (backoff, policy) = match f.get("backoff") {
         None => (none(), "none".to_string()),
@@ -437,7 +457,14 @@ fn read_group(mut f: Fields) -> Result<Group> {
             )?
         }
     };
-    let max_retries = f.integer("max_retries", 0, 1_000_000)?.map(|v| v as u32);
+    let max_retries = match stack {
+        Some((_, attempts)) => attempts.map(|a| a - 1),
+        None => f.integer("max_retries", 0, 1_000_000)?.map(|v| v as u32),
+    };
+    let policy = match stack {
+        Some((s, _)) => s.name().to_string(),
+        None => policy,
+    };
     let timeout = f.with("timeout", positive_duration)?;
     // "none" stands for an absent gate, so that a sweep can compare it.
     let budget = f.with("budget", |i| none_or(i, read_budget))?.flatten();
@@ -462,6 +489,7 @@ fn read_group(mut f: Fields) -> Result<Group> {
         timeout,
         budget,
         breaker,
+        stack: stack.map(|(s, _)| s),
     })
 }
 

@@ -4,6 +4,7 @@
 //! decide whether and when the next attempt goes.
 
 use super::gates::GateState;
+use super::stacks::{Failure, StackState};
 use super::{Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffState, ChannelHistory};
 use crate::engine::Time;
@@ -31,7 +32,7 @@ impl Sim<'_> {
                             let ready = super::draw_delay(&job, &mut self.arrivals[gi]);
                             self.call_mut(call).ready_at = at + ready;
                         }
-                        let wait = self.wait(call, None);
+                        let wait = self.wait(call, None, None);
                         self.q.push(at + wait, Ev::Send { call });
                     }
                 }
@@ -118,6 +119,8 @@ impl Sim<'_> {
             waiting: false,
             counted,
             ready_at: 0,
+            paced: false,
+            paid: 0,
             backoff: BackoffState::new(&g.backoff),
             rng: Stream::new(stream, true),
         };
@@ -142,7 +145,10 @@ impl Sim<'_> {
     /// The gate state of a call's scope.
     fn gate(&mut self, gi: usize, client: u64) -> &mut GateState {
         let g = &self.sc.groups[gi];
-        let shared = g.breaker.is_none_or(|b| b.shared()) && g.budget.is_none_or(|b| b.shared);
+        let shared = match g.stack {
+            Some(s) => s.shared,
+            None => g.breaker.is_none_or(|b| b.shared()) && g.budget.is_none_or(|b| b.shared),
+        };
         let gates = &mut self.gates[gi];
         if shared {
             &mut gates.shared
@@ -150,22 +156,34 @@ impl Sim<'_> {
             gates
                 .per_client
                 .entry(client)
-                .or_insert_with(|| GateState::new(g.budget.as_ref()))
+                .or_insert_with(|| GateState::new(g.budget.as_ref(), g.stack.as_ref()))
         }
     }
 
-    /// The policy's wait after the call's n-th failure, at least `at_least`.
-    fn wait(&mut self, call: u32, at_least: Option<Time>) -> Time {
+    /// The stack state of a call's scope (its group has a stack).
+    fn stack(&mut self, gi: usize, client: u64) -> &mut StackState {
+        self.gate(gi, client)
+            .stack
+            .as_mut()
+            .expect("a group with a stack has its state")
+    }
+
+    /// The policy's (or the stack's) wait after the call's n-th failure,
+    /// at least `at_least`.
+    fn wait(&mut self, call: u32, at_least: Option<Time>, failure: Option<Failure>) -> Time {
         let gi = self.call_mut(call).group as usize;
         let g = &self.sc.groups[gi];
         let c = self.calls[call as usize].as_mut().expect("live call");
         let n = c.n;
         let (backoff, rng) = (&mut c.backoff, &mut c.rng);
-        let d = rng.with(|r| {
-            backoff
-                .draw(&g.backoff, n, g.slot, &ChannelHistory::default(), r)
-                .delay
-        });
+        let d = match g.stack {
+            Some(st) => st.wait(n, failure, rng.with(|r| r.random::<f64>())),
+            None => rng.with(|r| {
+                backoff
+                    .draw(&g.backoff, n, g.slot, &ChannelHistory::default(), r)
+                    .delay
+            }),
+        };
         d.max(at_least.unwrap_or(0)).min(1_000_000_000_000_000_000)
     }
 
@@ -176,6 +194,22 @@ impl Sim<'_> {
             (c.group as usize, c.client, c.sent == 0)
         };
         let g = &self.sc.groups[gi];
+        if let Some(st) = g.stack {
+            // A breaker fails the call at once while open; the rate limiter
+            // of adaptive mode holds the attempt until it has a token.
+            let now = self.now;
+            if !std::mem::take(&mut self.call_mut(call).paced) {
+                if !self.stack(gi, client).permit(&st, now) {
+                    return self.end_call(call);
+                }
+                let hold = self.stack(gi, client).pace(now);
+                if hold > 0 {
+                    self.call_mut(call).paced = true;
+                    return self.q.push(now + hold, Ev::Send { call });
+                }
+            }
+            self.stack(gi, client).sent(&st, now, !first);
+        }
         if first {
             if let Some(br) = g.breaker {
                 let now = self.now;
@@ -243,7 +277,21 @@ impl Sim<'_> {
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
         if self.waiting(call, seq) {
             self.call_mut(call).waiting = false;
-            self.failed(call, None, true);
+            self.stack_outcome(call, Some(Failure::Timeout));
+            self.failed(call, None, Some(Failure::Timeout));
+        }
+    }
+
+    /// Tells the call's stack, if any, how its attempt ended.
+    fn stack_outcome(&mut self, call: u32, failure: Option<Failure>) {
+        let (gi, client, retry, paid) = {
+            let c = self.call_mut(call);
+            (c.group as usize, c.client, c.sent > 1, c.paid)
+        };
+        if let Some(st) = self.sc.groups[gi].stack {
+            let now = self.now;
+            self.stack(gi, client)
+                .outcome(&st, now, retry, failure, paid);
         }
     }
 
@@ -252,16 +300,28 @@ impl Sim<'_> {
             return;
         }
         self.call_mut(call).waiting = false;
+        // A refusal from a full or down queue is the server throttling.
+        let failure = match outcome {
+            Outcome::Ok | Outcome::NotReady => None,
+            Outcome::Fail { retry_after: true }
+                if matches!(self.sc.server.kind, ServerKind::Queue { .. }) =>
+            {
+                Some(Failure::Throttled)
+            }
+            Outcome::Fail { .. } => Some(Failure::Error),
+            Outcome::ClientError => Some(Failure::ClientError),
+        };
+        self.stack_outcome(call, failure);
         match outcome {
             Outcome::Ok => self.succeeded(call),
-            Outcome::NotReady => self.failed(call, None, false),
+            Outcome::NotReady => self.failed(call, None, None),
             Outcome::Fail { retry_after } => {
                 let ra = if retry_after {
                     self.sc.server.retry_after
                 } else {
                     None
                 };
-                self.failed(call, ra, true)
+                self.failed(call, ra, failure)
             }
             Outcome::ClientError => {
                 if let Some(b) = self.bin() {
@@ -311,9 +371,10 @@ impl Sim<'_> {
         self.end_call(call);
     }
 
-    /// An attempt failed (`error`: a failure the breaker counts; a poll
+    /// An attempt failed (`failure`: a failure the gates count; a poll
     /// answered "not ready" is not one). Retries if the gates let it.
-    fn failed(&mut self, call: u32, retry_after: Option<Time>, error: bool) {
+    fn failed(&mut self, call: u32, retry_after: Option<Time>, failure: Option<Failure>) {
+        let error = failure.is_some();
         let (gi, client, retries) = {
             let c = self.call_mut(call);
             (c.group as usize, c.client, c.retries)
@@ -341,10 +402,16 @@ impl Sim<'_> {
                 return self.end_call(call);
             }
         }
+        if let (Some(st), Some(f)) = (g.stack, failure) {
+            match self.stack(gi, client).retry(&st, now, f) {
+                Some(paid) => self.call_mut(call).paid = paid,
+                None => return self.end_call(call),
+            }
+        }
         let c = self.call_mut(call);
         c.n = c.n.saturating_add(1);
         c.retries += 1;
-        let wait = self.wait(call, retry_after);
+        let wait = self.wait(call, retry_after, failure);
         self.q.push(now + wait, Ev::Send { call });
     }
 
@@ -373,7 +440,7 @@ impl Sim<'_> {
                 self.connected_total -= 1;
                 self.counts[gi].connected -= 1;
                 let call = self.new_call(gi, client, 1);
-                let wait = self.wait(call, None);
+                let wait = self.wait(call, None, None);
                 self.q.push(self.now + wait, Ev::Send { call });
             }
         }

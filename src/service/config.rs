@@ -1,6 +1,7 @@
 //! What a service run is given: the server, the network, the client groups
 //! and their retry gates, typed and already validated (scenario/service.rs).
 
+use super::stacks::Stack;
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 
@@ -161,6 +162,8 @@ pub struct Group {
     pub timeout: Option<Time>,
     pub budget: Option<Budget>,
     pub breaker: Option<Breaker>,
+    /// A library's retry stack (it sets the backoff and gates).
+    pub stack: Option<Stack>,
 }
 
 impl Scenario {

@@ -3,12 +3,15 @@
 //! gated, except by an open classic breaker in mode `all`.
 
 use super::config::{Breaker, Budget};
+use super::stacks::{Stack, StackState};
 use crate::engine::Time;
 use std::collections::VecDeque;
 
 /// The gate state of one scope (a client, or a whole group when shared).
 #[derive(Clone, Debug, Default)]
 pub struct GateState {
+    /// The library stack's state, when the group has one.
+    pub stack: Option<StackState>,
     tokens: f64,
     /// Outcomes in the ratio breaker's window: (time, failed).
     window: VecDeque<(Time, bool)>,
@@ -22,8 +25,9 @@ pub struct GateState {
 }
 
 impl GateState {
-    pub fn new(budget: Option<&Budget>) -> Self {
+    pub fn new(budget: Option<&Budget>, stack: Option<&Stack>) -> Self {
         GateState {
+            stack: stack.map(StackState::new),
             tokens: budget.map_or(0.0, |b| b.start),
             ..GateState::default()
         }
@@ -121,7 +125,7 @@ mod tests {
             start: 1.0,
             shared: true,
         };
-        let mut g = GateState::new(Some(&b));
+        let mut g = GateState::new(Some(&b), None);
         assert!(g.pay(&b));
         assert!(!g.pay(&b));
         for _ in 0..10 {
@@ -137,7 +141,7 @@ mod tests {
             window: Some(10),
             shared: true,
         };
-        let mut g = GateState::new(None);
+        let mut g = GateState::new(None, None);
         g.record(&br, 0, true);
         g.record(&br, 1, true);
         assert!(g.blocks_retry(&br, 5));
@@ -152,7 +156,7 @@ mod tests {
             all: true,
             shared: false,
         };
-        let mut g = GateState::new(None);
+        let mut g = GateState::new(None, None);
         for t in 0..3 {
             assert!(!g.blocks_call(&br, t));
             g.record(&br, t, true);

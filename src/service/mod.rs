@@ -13,11 +13,13 @@ mod config;
 mod gates;
 mod metrics;
 mod server;
+mod stacks;
 
 pub use config::{
     Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
 };
 pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
+pub use stacks::{Stack, StackKind};
 
 use crate::backoff::BackoffState;
 use crate::engine::{EventQueue, Time};
@@ -103,6 +105,10 @@ struct Call {
     counted: bool,
     /// Poll: when the job is ready.
     ready_at: Time,
+    /// The stack's rate limiter has already given this attempt its token.
+    paced: bool,
+    /// The retry quota the call's last retry took (AWS stacks).
+    paid: u32,
     backoff: BackoffState,
     rng: Stream,
 }
@@ -200,7 +206,7 @@ impl<'a> Sim<'a> {
             .groups
             .iter()
             .map(|g| GroupGates {
-                shared: GateState::new(g.budget.as_ref()),
+                shared: GateState::new(g.budget.as_ref(), g.stack.as_ref()),
                 per_client: HashMap::new(),
             })
             .collect();

@@ -1,0 +1,305 @@
+//! Reading a client group's `stack`: a library's retry stack with its
+//! defaults (docs/stacks.md), each parameter overridable, each checked
+//! against what the library itself accepts.
+
+use super::reader::{FieldError, Fields, Item};
+use super::service::{duration, positive_duration};
+use crate::engine::Time;
+use crate::service::{Stack, StackKind};
+
+type Result<T> = std::result::Result<T, FieldError>;
+
+pub const KINDS: &[&str] = &[
+    "grpc",
+    "aws-standard",
+    "aws-adaptive",
+    "finagle",
+    "envoy",
+    "polly-breaker",
+    "resilience4j-breaker",
+];
+
+/// Keys of a group that a stack sets: they are given inside the stack.
+pub const SET_BY_STACK: &[&str] = &["backoff", "slot", "max_retries", "budget", "breaker"];
+
+const MS: Time = 1_000_000_000;
+const S: Time = 1_000 * MS;
+
+/// A stack, and the most attempts a call makes (None: no limit).
+pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
+    let mut f = Fields::of(item)?;
+    let kind = f.choice("kind", KINDS)?;
+    let kind = f.require(
+        "kind",
+        kind,
+        &format!("the library, one of {}", KINDS.join(", ")),
+    )?;
+    let keys: &[&str] = match kind.as_str() {
+        "grpc" => &[
+            "max_attempts",
+            "max_tokens",
+            "token_ratio",
+            "initial_backoff",
+            "max_backoff",
+            "backoff_multiplier",
+        ],
+        "aws-standard" | "aws-adaptive" => &[
+            "max_attempts",
+            "quota",
+            "retry_cost",
+            "timeout_cost",
+            "no_retry_increment",
+            "base",
+            "throttling_base",
+            "cap",
+        ],
+        "finagle" => &[
+            "max_attempts",
+            "ttl",
+            "min_retries_per_sec",
+            "percent_can_retry",
+            "backoff",
+        ],
+        "envoy" => &[
+            "max_attempts",
+            "budget_percent",
+            "min_retry_concurrency",
+            "base",
+            "max",
+        ],
+        "polly-breaker" => &[
+            "max_attempts",
+            "failure_ratio",
+            "sampling_duration",
+            "minimum_throughput",
+            "break_duration",
+            "delay",
+        ],
+        _ => &[
+            "max_attempts",
+            "failure_rate_threshold",
+            "sliding_window_size",
+            "minimum_number_of_calls",
+            "wait_duration_in_open_state",
+            "permitted_number_of_calls_in_half_open_state",
+            "wait_duration",
+        ],
+    };
+    let allowed = [&["kind", "scope"], keys].concat();
+    f.allow(&allowed).map_err(|e| FieldError {
+        message: format!("{} (for kind = \"{kind}\")", e.message),
+        ..e
+    })?;
+    let shared = f.choice("scope", &["client", "shared"])?.as_deref() != Some("client");
+    let time = |f: &mut Fields, key: &str, default: Time| -> Result<Time> {
+        Ok(f.with(key, duration)?.unwrap_or(default))
+    };
+    let positive = |f: &mut Fields, key: &str, default: Time| -> Result<Time> {
+        Ok(f.with(key, positive_duration)?.unwrap_or(default))
+    };
+    let attempts =
+        |f: &mut Fields, lo: i64, hi: i64, default: Option<i64>| -> Result<Option<u32>> {
+            Ok(f.integer("max_attempts", lo, hi)?
+                .or(default)
+                .map(|v| v as u32))
+        };
+    let (kind, max_attempts) = match kind.as_str() {
+        "grpc" => {
+            // gRFC A6: maxAttempts > 1 (above 5 gRPC uses 5); maxTokens in
+            // (0, 1000], tokenRatio > 0 with three decimals.
+            let max_attempts = attempts(&mut f, 2, 5, Some(5))?;
+            let max_tokens = f.float("max_tokens", 0.001, 1000.0)?.unwrap_or(10.0);
+            let token_ratio = f.float("token_ratio", 0.001, 1000.0)?.unwrap_or(0.1);
+            if token_ratio > max_tokens {
+                return Err(f.err(
+                    "token_ratio",
+                    format!("{token_ratio} is above max_tokens = {max_tokens}; a success gives back at most the whole bucket; allowed: 0.001 to max_tokens"),
+                ));
+            }
+            let initial = positive(&mut f, "initial_backoff", 100 * MS)?;
+            let max = positive(&mut f, "max_backoff", S)?;
+            if max < initial {
+                return Err(f.err(
+                    "max_backoff",
+                    "is below initial_backoff; allowed: max_backoff >= initial_backoff",
+                ));
+            }
+            let multiplier = f.float("backoff_multiplier", 1e-9, 1e6)?.unwrap_or(2.0);
+            (
+                StackKind::Grpc {
+                    max_tokens: (max_tokens * 1000.0).round() as i64,
+                    token_ratio: (token_ratio * 1000.0).round() as i64,
+                    initial,
+                    max,
+                    multiplier,
+                },
+                max_attempts,
+            )
+        }
+        "aws-standard" | "aws-adaptive" => {
+            let max_attempts = attempts(&mut f, 1, 1_000_000, Some(3))?;
+            let quota = f.integer("quota", 0, 1 << 31)?.unwrap_or(500) as u32;
+            let cost = |f: &mut Fields, key: &str, default: i64| -> Result<u32> {
+                let c = f.integer(key, 1, 1 << 31)?.unwrap_or(default) as u32;
+                if c > quota && quota > 0 {
+                    return Err(f.err(
+                        key,
+                        format!("{c} is above the quota {quota}; no retry could ever be paid; allowed: 1 to quota"),
+                    ));
+                }
+                Ok(c)
+            };
+            let retry_cost = cost(&mut f, "retry_cost", 5)?;
+            let timeout_cost = cost(&mut f, "timeout_cost", 10)?;
+            let no_retry_increment =
+                f.integer("no_retry_increment", 0, 1 << 31)?.unwrap_or(1) as u32;
+            let base = positive(&mut f, "base", 50 * MS)?;
+            let throttling_base = positive(&mut f, "throttling_base", S)?;
+            let cap = positive(&mut f, "cap", 20 * S)?;
+            (
+                StackKind::Aws {
+                    quota,
+                    retry_cost,
+                    timeout_cost,
+                    no_retry_increment,
+                    base,
+                    throttling_base,
+                    cap,
+                    adaptive: kind == "aws-adaptive",
+                },
+                max_attempts,
+            )
+        }
+        "finagle" => {
+            let max_attempts = attempts(&mut f, 1, 1_000_000, None)?;
+            // RetryBudget.apply: ttl within [1 s, 60 s], percentCanRetry
+            // within [0, 1000], minRetriesPerSec >= 0.
+            let ttl = positive(&mut f, "ttl", 10 * S)?;
+            if !(S..=60 * S).contains(&ttl) {
+                return Err(f.err("ttl", "is out of range; allowed: \"1s\" to \"60s\""));
+            }
+            let min_retries_per_sec = f
+                .integer("min_retries_per_sec", 0, 1_000_000)?
+                .unwrap_or(10) as u32;
+            let percent_can_retry = f.float("percent_can_retry", 0.0, 1000.0)?.unwrap_or(0.2);
+            if min_retries_per_sec == 0 && percent_can_retry == 0.0 {
+                return Err(f.err(
+                    "percent_can_retry",
+                    "is 0 with min_retries_per_sec = 0: the budget would allow no retry at all; give one of them above 0",
+                ));
+            }
+            let backoff = time(&mut f, "backoff", 0)?;
+            (
+                StackKind::Finagle {
+                    ttl,
+                    min_retries_per_sec,
+                    percent_can_retry,
+                    backoff,
+                },
+                max_attempts,
+            )
+        }
+        "envoy" => {
+            let max_attempts = attempts(&mut f, 1, 1_000_000, Some(2))?;
+            let budget_percent = f.float("budget_percent", 0.0, 100.0)?.unwrap_or(20.0);
+            let min_retry_concurrency = f
+                .integer("min_retry_concurrency", 0, 1_000_000)?
+                .unwrap_or(3) as u32;
+            let base = positive(&mut f, "base", 25 * MS)?;
+            let max = positive(&mut f, "max", base.saturating_mul(10))?;
+            if max < base {
+                return Err(f.err("max", "is below base; allowed: max >= base"));
+            }
+            (
+                StackKind::Envoy {
+                    budget_percent,
+                    min_retry_concurrency,
+                    base,
+                    max,
+                },
+                max_attempts,
+            )
+        }
+        "polly-breaker" => {
+            // Polly's retry: MaxRetryAttempts = 3, so 4 attempts.
+            let max_attempts = attempts(&mut f, 1, 1_000_000, Some(4))?;
+            // CircuitBreakerStrategyOptions' ranges: FailureRatio 0 to 1,
+            // MinimumThroughput >= 2, SamplingDuration and BreakDuration
+            // 0.5 s to 1 day.
+            let failure_ratio = f.float("failure_ratio", 0.0, 1.0)?.unwrap_or(0.1);
+            let in_range = |f: &Fields, key: &str, t: Time| -> Result<Time> {
+                if (500 * MS..=86_400 * S).contains(&t) {
+                    Ok(t)
+                } else {
+                    Err(f.err(
+                        key,
+                        "is out of range; allowed: \"500ms\" to \"1d\" (86400s)",
+                    ))
+                }
+            };
+            let sampling_duration = positive(&mut f, "sampling_duration", 30 * S)?;
+            let sampling_duration = in_range(&f, "sampling_duration", sampling_duration)?;
+            let minimum_throughput =
+                f.integer("minimum_throughput", 2, 1 << 31)?.unwrap_or(100) as u32;
+            let break_duration = positive(&mut f, "break_duration", 5 * S)?;
+            let break_duration = in_range(&f, "break_duration", break_duration)?;
+            let delay = time(&mut f, "delay", 2 * S)?;
+            (
+                StackKind::Polly {
+                    failure_ratio,
+                    sampling_duration,
+                    minimum_throughput,
+                    break_duration,
+                    delay,
+                },
+                max_attempts,
+            )
+        }
+        _ => {
+            // resilience4j's Retry: maxAttempts 3, waitDuration 500 ms.
+            let max_attempts = attempts(&mut f, 1, 1_000_000, Some(3))?;
+            let threshold = f
+                .float("failure_rate_threshold", 0.0, 100.0)?
+                .unwrap_or(50.0);
+            if threshold <= 0.0 {
+                return Err(f.err(
+                    "failure_rate_threshold",
+                    "must be above 0 (a percentage); allowed: above 0 to 100",
+                ));
+            }
+            let size = f.integer("sliding_window_size", 1, 1 << 24)?.unwrap_or(100) as u32;
+            let min_calls = f
+                .integer("minimum_number_of_calls", 1, 1 << 24)?
+                .unwrap_or(100) as u32;
+            if min_calls > size {
+                let given = if f.contains("minimum_number_of_calls") {
+                    ""
+                } else {
+                    " (the default)"
+                };
+                return Err(f.err(
+                    "minimum_number_of_calls",
+                    format!("{min_calls}{given} is above sliding_window_size = {size}: a window of {size} calls never holds that many; allowed: 1 to sliding_window_size"),
+                ));
+            }
+            let wait_open = positive(&mut f, "wait_duration_in_open_state", 60 * S)?;
+            let half_open = f
+                .integer("permitted_number_of_calls_in_half_open_state", 1, 1 << 24)?
+                .unwrap_or(10) as u32;
+            let wait = time(&mut f, "wait_duration", 500 * MS)?;
+            (
+                StackKind::Resilience4j {
+                    failure_rate_threshold: threshold,
+                    sliding_window_size: size,
+                    minimum_number_of_calls: min_calls,
+                    wait_duration_in_open_state: wait_open,
+                    permitted_calls_in_half_open_state: half_open,
+                    wait_duration: wait,
+                },
+                max_attempts,
+            )
+        }
+    };
+    f.finish(&allowed)?;
+    Ok((Stack { kind, shared }, max_attempts))
+}

@@ -1,0 +1,292 @@
+//! The library stacks' gates against a server whose every attempt fails,
+//! with the exact counts their arithmetic gives: gRPC's retry throttling,
+//! the AWS retry quota, Finagle's RetryBudget, Envoy's budget and its
+//! overshoot, and the breakers of resilience4j and Polly (docs/stacks.md).
+
+use csmacd::results::{Cell, RunOutput};
+use csmacd::scenario;
+use csmacd::world;
+
+fn service(text: &str) -> world::Scenario {
+    scenario::from_str("test.toml", "test", text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// A flaky server that fails every attempt (a retryable 5xx), and one
+/// client group.
+fn always_failing(group: &str, delay: &str, duration: &str) -> world::Scenario {
+    service(&format!(
+        r#"duration = "{duration}"
+[server]
+kind = "flaky"
+failure = 1.0
+[network]
+delay = "{delay}"
+[[clients]]
+{group}
+"#
+    ))
+}
+
+fn attempts(r: &RunOutput) -> u64 {
+    r.metric("attempts") as u64
+}
+
+fn calls(r: &RunOutput) -> u64 {
+    r.metric("calls") as u64
+}
+
+/// The attempts of each timeseries bin.
+fn attempts_per_bin(r: &RunOutput) -> Vec<u64> {
+    r.table("timeseries")
+        .iter()
+        .map(|row| match row[2] {
+            Cell::Count(c) => c,
+            _ => panic!("a count"),
+        })
+        .collect()
+}
+
+/// The ways calls overlap: all at once, a few clients calling in a Poisson
+/// process, fresh clients at a steady rate.
+const OVERLAPS: &[&str] = &[
+    "count = {m}\ncalls = { kind = \"once\", at = \"0s\" }",
+    "count = {m}\ncalls = { kind = \"poisson\", rate = \"2/s\", until = \"5s\" }",
+    "calls = { kind = \"fresh\", rate = \"{m}/s\" }",
+];
+
+/// gRFC A6: the count starts at max_tokens, each failed attempt takes 1 and
+/// a retry goes only while the count is above max_tokens / 2. So whatever
+/// the calls and however they overlap, exactly the failures that leave the
+/// count above half retry: 4 for max_tokens = 10 (9, 8, 7, 6), 3 for 7
+/// (6, 5, 4), 1 for 4 and 3; every other failure ends its call.
+#[test]
+fn grpc_throttling_allows_exactly_the_tokens_above_half() {
+    for (max_tokens, retries) in [(10, 4), (7, 3), (4, 1), (3, 1)] {
+        for overlap in OVERLAPS {
+            for m in [1u64, 2, 3, 7, 50] {
+                let group = overlap.replace("{m}", &m.to_string())
+                    + &format!(
+                        "\nstack = {{ kind = \"grpc\", max_tokens = {max_tokens}, token_ratio = 0.1 }}"
+                    );
+                let r = always_failing(&group, "5ms", "10s").run(11);
+                assert!(calls(&r) >= 1, "{group}");
+                assert_eq!(
+                    attempts(&r),
+                    calls(&r) + retries,
+                    "max_tokens {max_tokens}, {group}"
+                );
+            }
+        }
+    }
+}
+
+/// AWS standard mode: a 500-token quota, 5 per retry, nothing back while
+/// every call fails: 100 retries in all once 50 calls (2 retries each) have
+/// been made; fewer calls retry twice each. A retry after a timeout costs
+/// 10: 50 retries.
+#[test]
+fn aws_standard_quota_pays_exactly_100_retries() {
+    for m in [10u64, 50, 80, 400] {
+        let group = format!(
+            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"aws-standard\" }}"
+        );
+        let r = always_failing(&group, "5ms", "600s").run(3);
+        assert_eq!(attempts(&r), m + (2 * m).min(100), "{m} calls");
+    }
+    for overlap in OVERLAPS {
+        let group = overlap.replace("{m}", "60") + "\nstack = { kind = \"aws-standard\" }";
+        let r = always_failing(&group, "5ms", "60s").run(5);
+        assert!(calls(&r) >= 50, "{group}");
+        assert_eq!(attempts(&r), calls(&r) + 100, "{group}");
+    }
+    // Every reply comes after the 1 s timeout: each retry costs 10.
+    for m in [30u64, 200] {
+        let group = format!(
+            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\ntimeout = \"1s\"\nstack = {{ kind = \"aws-standard\" }}"
+        );
+        let r = always_failing(&group, "2s", "600s").run(3);
+        assert_eq!(attempts(&r), m + (2 * m).min(50), "{m} calls timing out");
+    }
+}
+
+/// A success without a retry gives 1 token back and a retry that succeeds
+/// gives back what it took, so against a server that fails 10 % of the
+/// attempts the quota never runs dry, and each call makes the attempts of
+/// plain 3-attempt retries: 1 + p + p^2 = 1.11 on average (variance 0.1179),
+/// and succeeds with probability 1 - p^3.
+#[test]
+fn aws_quota_refills_from_successes() {
+    let r = service(
+        r#"duration = "600s"
+[server]
+kind = "flaky"
+failure = 0.1
+[network]
+delay = "5ms"
+[[clients]]
+calls = { kind = "fresh", rate = "50/s" }
+stack = { kind = "aws-standard" }
+"#,
+    )
+    .run(9);
+    let n = r.metric("calls");
+    let load = r.metric("load");
+    assert!(
+        (load - 1.11).abs() < 4.0 * (0.1179 / n).sqrt(),
+        "load {load} over {n} calls"
+    );
+    let s = r.metric("success_rate");
+    assert!((s - 0.999).abs() < 4.0 * (0.999 * 0.001 / n).sqrt(), "{s}");
+}
+
+/// Finagle's RetryBudget: a reserve of min_retries_per_sec * ttl retries,
+/// plus percent_can_retry of the requests deposited within the ttl. Calls
+/// all made at once, with no limit on attempts, retry until the budget is
+/// spent: floor((1000 m + 10 * 10 * 5000) / 5000) retries.
+#[test]
+fn finagle_budget_allows_reserve_plus_percent_of_requests() {
+    for (m, percent, min) in [
+        (7u64, 0.2, 10u64),
+        (100, 0.2, 10),
+        (1000, 0.2, 10),
+        (500, 0.5, 2),
+    ] {
+        let group = format!(
+            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"finagle\", percent_can_retry = {percent}, min_retries_per_sec = {min} }}"
+        );
+        let r = always_failing(&group, "5ms", "5s").run(1);
+        let withdrawal = (1000.0 / percent) as u64;
+        let expected = (1000 * m + min * 10 * withdrawal) / withdrawal;
+        assert_eq!(attempts(&r) - m, expected, "{m} calls, {percent}, {min}/s");
+    }
+}
+
+/// Past the ttl the budget's deposits and withdrawals expire: a client
+/// that keeps failing gets min_retries_per_sec * ttl retries per ttl again,
+/// so about 10 retries per second on top of 20 % of its calls.
+#[test]
+fn finagle_budget_refills_over_its_ttl() {
+    let group = "calls = { kind = \"fresh\", rate = \"20/s\" }\nstack = { kind = \"finagle\" }";
+    let r = always_failing(group, "5ms", "100s").run(2);
+    let retries = (attempts(&r) - calls(&r)) as f64;
+    let expected = 10.0 * 100.0 + 0.2 * calls(&r) as f64;
+    // Within a ttl's worth of edge effects.
+    assert!(
+        (retries - expected).abs() < 10.0 * 10.0 + 0.2 * 20.0 * 10.0,
+        "{retries} retries, about {expected} expected"
+    );
+}
+
+/// Envoy's budget: a retry may be scheduled while the retries held (from
+/// the decision to retry until that retry's outcome, so those waiting in
+/// backoff too) are fewer than max(min_retry_concurrency, budget_percent of
+/// the requests in flight). Requests waiting in backoff are not in flight,
+/// so when m calls fail at once the limit shrinks with every failure while
+/// the count of held retries grows: the k-th failure retries iff the
+/// retries allowed so far are below max(3, 20 % of m - k). With a budget of
+/// 100 % and no minimum only half the calls retry.
+#[test]
+fn envoy_budget_counts_retries_in_backoff_but_not_their_requests() {
+    for (m, percent, min) in [
+        (10u64, 20.0, 3u64),
+        (100, 20.0, 3),
+        (1000, 20.0, 3),
+        (100, 100.0, 0),
+    ] {
+        let group = format!(
+            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"envoy\", budget_percent = {percent}, min_retry_concurrency = {min} }}"
+        );
+        let r = always_failing(&group, "5ms", "10s").run(4);
+        let mut allowed = 0u64;
+        for k in 1..=m {
+            let limit = min.max((percent / 100.0 * (m - k) as f64) as u64);
+            if allowed < limit {
+                allowed += 1;
+            }
+        }
+        assert_eq!(
+            attempts(&r),
+            m + allowed,
+            "{m} calls, {percent} %, min {min}"
+        );
+        if percent == 100.0 {
+            assert_eq!(allowed, m / 2);
+        }
+    }
+}
+
+/// resilience4j's defaults: 100 calls fail (the minimum number), the
+/// breaker opens for 60 s and fails every call at once; then it lets 10
+/// calls through (the half-open permits), they fail, and it opens for
+/// another 60 s. Replies come back at once (no network delay), so no call
+/// slips in between a failure and the breaker opening. Fresh calls at
+/// 100/s for 130 s: exactly 100 + 10 + 10
+/// attempts, none in the open minutes.
+#[test]
+fn resilience4j_breaker_opens_for_its_wait_then_lets_ten_through() {
+    let group = "calls = { kind = \"fresh\", rate = \"100/s\" }\nstack = { kind = \"resilience4j-breaker\", max_attempts = 1 }";
+    for seed in [1, 2, 3] {
+        let r = always_failing(group, "0s", "130s").run(seed);
+        assert_eq!(attempts(&r), 120, "seed {seed}");
+        let bins = attempts_per_bin(&r);
+        // Open from about 1 s to 61 s and from about 62 s to 122 s.
+        assert!(bins[3..60].iter().all(|&a| a == 0), "{bins:?}");
+        assert!(bins[63..120].iter().all(|&a| a == 0), "{bins:?}");
+        assert_eq!(bins[60..63].iter().sum::<u64>(), 10, "{bins:?}");
+        assert!(calls(&r) > 12_000);
+    }
+}
+
+/// Polly's defaults: once 100 attempts in the 30 s sampling window have
+/// failed at a ratio of at least 0.1, the breaker opens for 5 s; then one
+/// probe goes, fails, and it opens again. In 28 s: 100 attempts, then one
+/// probe about every 5 s: 5 more.
+#[test]
+fn polly_breaker_opens_for_five_seconds_then_probes_once() {
+    let group = "calls = { kind = \"fresh\", rate = \"100/s\" }\nstack = { kind = \"polly-breaker\", max_attempts = 1 }";
+    for seed in [1, 2, 3] {
+        let r = always_failing(group, "0s", "28s").run(seed);
+        assert_eq!(attempts(&r), 105, "seed {seed}");
+        let bins = attempts_per_bin(&r);
+        let probes: Vec<usize> = (3..28).filter(|&k| bins[k] > 0).collect();
+        assert_eq!(probes.len(), 5, "{bins:?}");
+        // 5 s and the wait for the next call apart: bins 5 (or 6) apart.
+        assert!(
+            probes.windows(2).all(|w| (5..=6).contains(&(w[1] - w[0]))),
+            "{probes:?}"
+        );
+    }
+}
+
+/// The stacks run the same twice, and the reader names what it sets.
+#[test]
+fn every_stack_runs_and_repeats() {
+    for kind in [
+        "grpc",
+        "aws-standard",
+        "aws-adaptive",
+        "finagle",
+        "envoy",
+        "polly-breaker",
+        "resilience4j-breaker",
+    ] {
+        let sc = service(&format!(
+            r#"duration = "60s"
+[server]
+kind = "queue"
+rate = "100/s"
+service = "exponential"
+queue_limit = 200
+[network]
+delay = {{ kind = "abs-normal", mean = "10ms", sd = "2ms" }}
+[[clients]]
+calls = {{ kind = "fresh", rate = "70/s", surge = {{ rate = "150/s", from = "20s", to = "30s" }} }}
+timeout = "1s"
+stack = {{ kind = "{kind}" }}
+"#
+        ));
+        let r = sc.run(3);
+        assert_eq!(format!("{r:?}"), format!("{:?}", sc.run(3)), "{kind}");
+        assert!(r.metric("successes") > 0.0, "{kind}");
+    }
+}
