@@ -45,6 +45,8 @@ pub enum ServerKind {
         crash_above: Option<u64>,
         /// Down time after a crash.
         restart: Time,
+        /// A gate in front of the queue that lets attempts in at a rate.
+        accept: Option<Accept>,
     },
     /// Each attempt fails with probability `failure` (retryable) or
     /// `client_error` (not retryable); no capacity limit.
@@ -52,6 +54,19 @@ pub enum ServerKind {
     /// One optimistically locked row: read the version, then write if it is
     /// unchanged.
     Occ,
+}
+
+/// An accept-rate gate in front of a queue server (a load balancer's or a
+/// listener's connection-rate limit, as nginx's `limit_req` with `burst`):
+/// attempts pass at most one per `interval`; one arriving early waits at
+/// the gate for its turn while fewer than `burst` wait there, and is
+/// refused at once otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accept {
+    /// 1 / the accept rate, in picoseconds.
+    pub interval: Time,
+    /// How many attempts may wait at the gate.
+    pub burst: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
