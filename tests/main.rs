@@ -16,6 +16,7 @@ mod nothing_lost;
 mod parser_fuzz;
 mod policies;
 mod service;
+mod service_scenarios;
 mod standards;
 mod sweep;
 mod teach;

@@ -1008,12 +1008,14 @@ fn draw_legend<DB: DrawingBackend>(
                 s,
             )?;
         }
-        pen.marker(
-            e.style.marker,
-            (ex + swatch / 2.0, ey),
-            4.0 * s,
-            e.style.colour,
-        )?;
+        if !chart.lines_only {
+            pen.marker(
+                e.style.marker,
+                (ex + swatch / 2.0, ey),
+                4.0 * s,
+                e.style.colour,
+            )?;
+        }
         pen.text(
             &e.text(),
             (ex + swatch + 8.0 * s, ey),

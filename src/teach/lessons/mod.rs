@@ -11,6 +11,7 @@ mod beb_race;
 mod capture;
 mod collision;
 mod herd;
+mod herd_restart;
 mod jitter;
 mod load_throughput;
 mod minimum_frame;
@@ -74,6 +75,11 @@ pub const LESSONS: &[Lesson] = &[
         9,
         "Jitter: why backoff without it keeps colliding",
         "9-jitter"
+    ),
+    lesson!(
+        10,
+        "The herd after a restart: why it crashes the server again",
+        "10-herd-restart"
     ),
 ];
 
@@ -204,6 +210,10 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
         LessonError::Unknown(number, list.join(", "))
     };
     let lesson = find(number).ok_or_else(unknown)?;
+    if number == 10 {
+        // A service scenario: no bus, no trace, no pictures.
+        return herd_restart::run(lesson, overrides);
+    }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
         1 => one_frame::run(&sc),
