@@ -45,6 +45,7 @@ pub fn describe(column: &str) -> String {
         (_, "count") => "stations".into(),
         (_, "frame") | (_, "size") => "frame size".into(),
         (_, "length") => "bus length".into(),
+        ("server.failure", _) => "server failure probability p".into(),
         (_, "backoff_limit") => "backoff limit (max exponent k)".into(),
         (_, "attempt_limit") => "attempt limit".into(),
         ("delivered", _) => "delivered frames".into(),
