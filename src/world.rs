@@ -146,7 +146,9 @@ impl Scenario {
     pub fn surge_s(&self) -> Option<(f64, f64)> {
         match self {
             Scenario::Ethernet(_) => None,
-            Scenario::Service(s) => s.surge().map(|g| (g.from as f64 / 1e12, g.to as f64 / 1e12)),
+            Scenario::Service(s) => s
+                .surge()
+                .map(|g| (g.from as f64 / 1e12, g.to as f64 / 1e12)),
         }
     }
 

@@ -820,9 +820,16 @@ fn charts_over_time_shade_the_surge() {
     let (x20, _) = text_at(&svg, "20");
     let (x30, _) = text_at(&svg, "30");
     assert!((num("x") - x20 as f64).abs() <= 1.0, "{shade}");
-    assert!((num("x") + num("width") - x30 as f64).abs() <= 1.0, "{shade}");
+    assert!(
+        (num("x") + num("width") - x30 as f64).abs() <= 1.0,
+        "{shade}"
+    );
     for (from, to, what) in [
-        ("table = \"timeseries\"", "table = \"bins\"", "`chart.0.table`"),
+        (
+            "table = \"timeseries\"",
+            "table = \"bins\"",
+            "`chart.0.table`",
+        ),
         ("shade = \"surge\"", "shade = [30, 20]", "`chart.0.shade`"),
         ("y = \"queue\"", "y = \"throughput\"", "`chart.0.y`"),
     ] {

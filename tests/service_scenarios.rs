@@ -141,7 +141,10 @@ fn accept_gate_with_jitter_is_close_to_the_floor() {
             let r = herd("full-jitter", n, SPREAD, &gate).run(seed);
             let t = r.metric("all_connected_s");
             let floor = (n - 1) as f64 / 500.0;
-            assert!(t >= floor && t <= floor + 1.1, "N = {n}: {t} s, floor {floor}");
+            assert!(
+                t >= floor && t <= floor + 1.1,
+                "N = {n}: {t} s, floor {floor}"
+            );
             assert_eq!(r.metric("crashes"), 0.0);
         }
     }
@@ -178,7 +181,11 @@ fn policy_clients_failure_grid_sweeps_in_one_file() {
     let axes: Vec<&str> = plan.axes.iter().map(|a| a.path.as_str()).collect();
     assert_eq!(
         axes,
-        ["clients.0.backoff.kind", "clients.0.count", "server.failure"]
+        [
+            "clients.0.backoff.kind",
+            "clients.0.count",
+            "server.failure"
+        ]
     );
     for pt in plan.points.iter().filter(|pt| pt.axes[1].1 == "1000") {
         let p: f64 = pt.axes[2].1.parse::<f64>().unwrap();
@@ -186,6 +193,10 @@ fn policy_clients_failure_grid_sweeps_in_one_file() {
         let load: f64 = (0..=8).map(|k| p.powi(k)).sum();
         let se = 9.0 / 2.0 / 1000f64.sqrt();
         let got = r.metric("load");
-        assert!((got - load).abs() <= 4.0 * se, "{}: {got} vs {load}", pt.describe());
+        assert!(
+            (got - load).abs() <= 4.0 * se,
+            "{}: {got} vs {load}",
+            pt.describe()
+        );
     }
 }

@@ -410,6 +410,9 @@ fn lesson_10_what_if_marks_checks_not_applicable() {
     let o = crate::sweep::csmacd(&["lesson", "10", "--quiet", "--set", "clients.0.count=300"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}");
-    assert!(text.contains("[n/a ]") && text.contains("300 of 300"), "{text}");
+    assert!(
+        text.contains("[n/a ]") && text.contains("300 of 300"),
+        "{text}"
+    );
     assert!(!text.contains("FAIL"), "{text}");
 }

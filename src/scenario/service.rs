@@ -308,12 +308,10 @@ fn read_server(mut f: Fields) -> Result<Server> {
                     interval: ((1e12 / r).round() as Time).max(1),
                     burst: burst.unwrap_or(0),
                 }),
-                (None, Some(_)) => {
-                    return Err(f.err(
-                        "accept_burst",
-                        "applies only with `accept_rate`; add the rate, e.g. accept_rate = \"1000/s\"",
-                    ))
-                }
+                (None, Some(_)) => return Err(f.err(
+                    "accept_burst",
+                    "applies only with `accept_rate`; add the rate, e.g. accept_rate = \"1000/s\"",
+                )),
                 (None, None) => None,
             };
             ServerKind::Queue {

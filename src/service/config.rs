@@ -219,12 +219,15 @@ impl Scenario {
     }
 
     /// An upper estimate of the memory one run and the kept results need:
-    /// per client its state and stream (about 64 bytes), per call in flight
-    /// about 96 bytes (bounded by the calls of the run), the timeseries, and
-    /// the per-group rows of every replication.
+    /// per client its state (about 64 bytes, a per-client gate included),
+    /// per call in flight 256 bytes (its slot, about 100 bytes, with the
+    /// headroom of a growing vector, and its pending events; bounded by the
+    /// calls of the run), the timeseries, and the per-group rows of every
+    /// replication. A 10^6-client herd peaks at about 190 bytes per client
+    /// (docs/performance.md).
     pub fn memory_estimate_bytes(&self) -> f64 {
         const CLIENT_BYTES: f64 = 64.0;
-        const CALL_BYTES: f64 = 96.0;
+        const CALL_BYTES: f64 = 256.0;
         const BIN_BYTES: f64 = 64.0;
         let bins = (self.duration / self.bin.max(1)) as f64 + 1.0;
         let per_run = self.client_count() as f64 * CLIENT_BYTES

@@ -801,7 +801,15 @@ fn draw_panel<DB: DrawingBackend>(
                 style::SHADE,
                 true,
             )?;
-            pen.text(&sh.label, (cx, ty), size, style::INK, HPos::Center, VPos::Top, false)?;
+            pen.text(
+                &sh.label,
+                (cx, ty),
+                size,
+                style::INK,
+                HPos::Center,
+                VPos::Top,
+                false,
+            )?;
         }
     }
     if y_labels {

@@ -131,8 +131,16 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
     // The gate lets clients in a little below the service rate, and holds
     // every early one in its queue.
     let gate_rate = (rate * 0.95).max(1e-3);
-    let jitter = variant(lesson, overrides, &[("clients.0.backoff", backoff("full-jitter")?)])?;
-    let budget = variant(lesson, overrides, &[("clients.0.budget", toml_value(BUDGET))])?;
+    let jitter = variant(
+        lesson,
+        overrides,
+        &[("clients.0.backoff", backoff("full-jitter")?)],
+    )?;
+    let budget = variant(
+        lesson,
+        overrides,
+        &[("clients.0.budget", toml_value(BUDGET))],
+    )?;
     let both = variant(
         lesson,
         overrides,
@@ -145,7 +153,10 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
         lesson,
         overrides,
         &[
-            ("server.accept_rate", Value::String(format!("{gate_rate}/s"))),
+            (
+                "server.accept_rate",
+                Value::String(format!("{gate_rate}/s")),
+            ),
             ("server.accept_burst", Value::Integer(n as i64)),
         ],
     )?;
