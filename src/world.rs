@@ -142,6 +142,16 @@ impl Scenario {
         }
     }
 
+    /// The scenario's surge (from, to) in seconds, where its world has one.
+    pub fn surge_s(&self) -> Option<(f64, f64)> {
+        match self {
+            Scenario::Ethernet(_) => None,
+            Scenario::Service(s) => s
+                .surge()
+                .map(|g| (g.from as f64 / 1e12, g.to as f64 / 1e12)),
+        }
+    }
+
     /// The bus scenario, taken out of the world (see [`Scenario::ethernet`]).
     pub fn into_ethernet(self) -> Option<ethernet::Scenario> {
         match self {

@@ -762,3 +762,89 @@ fn sweep_names_charts_only_when_it_drew_some() {
     );
     assert!(!out.join("charts").exists());
 }
+
+/// A small surge scenario whose charts draw from timeseries.csv.
+const OVER_TIME: &str = r#"
+name = "over time"
+seed = 3
+duration = "40s"
+replications = 2
+
+[server]
+kind = "queue"
+rate = "100/s"
+
+[[clients]]
+calls = { kind = "fresh", rate = "50/s", surge = { rate = "150/s", from = "20s", to = "30s" } }
+backoff = { kind = "none" }
+max_retries = 1
+timeout = "1s"
+
+[sweep]
+"clients.0.max_retries" = [0, 1]
+
+[[chart]]
+name = "queue"
+table = "timeseries"
+x = "t_s"
+y = "queue"
+shade = "surge"
+"#;
+
+/// `table = "timeseries"` draws one line per sweep point over time (the
+/// mean of the replications, without markers or whiskers), and `shade =
+/// "surge"` shades the scenario's surge, from 20 s to 30 s on the x axis,
+/// named "surge". Bad tables and shades are refused before the sweep runs.
+#[test]
+fn charts_over_time_shade_the_surge() {
+    let dir = temp_dir("over-time");
+    let f = write_file(&dir, "t.toml", OVER_TIME);
+    let out = dir.join("out");
+    let r = csmacd(&["sweep", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let png = std::fs::read(out.join("charts/queue.png")).unwrap();
+    assert_eq!(png_size(&png), chart::DEFAULT_SIZE);
+    let svg = std::fs::read_to_string(out.join("charts/queue.svg")).unwrap();
+    assert!(svg.contains(">\nsurge\n</text>"), "the shade is named");
+    assert!(svg.contains("lines: mean over 2 replications"));
+    assert!(!svg.contains("<circle"), "no markers on a chart over time");
+    let shade = svg
+        .lines()
+        .find(|l| l.starts_with("<rect") && l.contains("fill=\"#F6ECD6\""))
+        .expect("a shaded rectangle");
+    let num = |name: &str| -> f64 {
+        let start = shade.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        let end = start + shade[start..].find('"').unwrap();
+        shade[start..end].parse().unwrap()
+    };
+    let (x20, _) = text_at(&svg, "20");
+    let (x30, _) = text_at(&svg, "30");
+    assert!((num("x") - x20 as f64).abs() <= 1.0, "{shade}");
+    assert!(
+        (num("x") + num("width") - x30 as f64).abs() <= 1.0,
+        "{shade}"
+    );
+    for (from, to, what) in [
+        (
+            "table = \"timeseries\"",
+            "table = \"bins\"",
+            "`chart.0.table`",
+        ),
+        ("shade = \"surge\"", "shade = [30, 20]", "`chart.0.shade`"),
+        ("y = \"queue\"", "y = \"throughput\"", "`chart.0.y`"),
+    ] {
+        let g = write_file(&dir, "bad.toml", &OVER_TIME.replace(from, to));
+        let r = csmacd(&["sweep", g.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(r.status.code(), Some(2), "{to}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains(what), "{to}: {err}");
+    }
+    let no_surge = OVER_TIME.replace(
+        r#", surge = { rate = "150/s", from = "20s", to = "30s" }"#,
+        "",
+    );
+    let g = write_file(&dir, "nosurge.toml", &no_surge);
+    let r = csmacd(&["sweep", g.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("has none"));
+}

@@ -18,6 +18,7 @@ mod parser_fuzz;
 mod policies;
 mod service;
 mod stacks;
+mod service_scenarios;
 mod standards;
 mod status;
 mod sweep;

@@ -447,10 +447,21 @@ pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, 
     for spec in specs {
         let spec = chart::complete(&spec, &axes);
         let name = spec.name.clone().unwrap_or_else(|| spec.y.clone());
-        let table = match (spec.per_group(), &groups) {
-            (false, _) => &summary,
-            (true, Some(g)) => g,
-            (true, None) => {
+        let per_bin;
+        let table = match (&spec.table, spec.per_group(), &groups) {
+            (Some(t), _, _) => {
+                let file = format!("{t}.csv");
+                let found = done.tables.iter().find(|(name, _)| *name == file);
+                let Some((_, bytes)) = found else {
+                    eprintln!("warning: chart {name} skipped: the runs wrote no {file}");
+                    continue;
+                };
+                per_bin = Table::from_csv(bytes).map_err(CliError::failure)?;
+                &per_bin
+            }
+            (None, false, _) => &summary,
+            (None, true, Some(g)) => g,
+            (None, true, None) => {
                 eprintln!("warning: chart {name} skipped: the runs wrote no {groups_file}");
                 continue;
             }

@@ -113,6 +113,7 @@ pub fn run(args: PlotArgs) -> CliResult {
         x_scale: args.x_scale,
         y_scale: args.y_scale,
         size: args.size,
+        ..Default::default()
     };
     let c = chart::build(&table, &spec, &context(&args.csv))
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;

@@ -72,6 +72,8 @@ pub const INK: RGBColor = RGBColor(30, 30, 30);
 pub const MUTED: RGBColor = RGBColor(90, 90, 90);
 /// Grid lines.
 pub const GRID: RGBColor = RGBColor(222, 222, 222);
+/// A shaded interval behind a chart's data (a surge).
+pub const SHADE: RGBColor = RGBColor(246, 236, 214);
 
 /// Series colours in the order they are handed out. Okabe-Ito's yellow is
 /// left out: a thin yellow line on white is hard to see.

@@ -7,7 +7,7 @@ use super::{policies, stacks, MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_STATIONS};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 use crate::service::{
-    Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
+    Accept, Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
 };
 use crate::units::{self, format_bytes, TimeSpec, PS_PER_S};
 use toml::{Table, Value};
@@ -250,6 +250,8 @@ const QUEUE_KEYS: &[&str] = &[
     "crash_above",
     "restart",
     "retry_after",
+    "accept_rate",
+    "accept_burst",
 ];
 const FLAKY_KEYS: &[&str] = &["kind", "failure", "client_error", "retry_after"];
 const OCC_KEYS: &[&str] = &["kind", "retry_after"];
@@ -299,12 +301,26 @@ fn read_server(mut f: Fields) -> Result<Server> {
                 }
                 (None, None) => 0,
             };
+            let accept_rate = f.with("accept_rate", self::rate)?;
+            let accept_burst = f.integer("accept_burst", 0, 1 << 40)?.map(|v| v as u64);
+            let accept = match (accept_rate, accept_burst) {
+                (Some(r), burst) => Some(Accept {
+                    interval: ((1e12 / r).round() as Time).max(1),
+                    burst: burst.unwrap_or(0),
+                }),
+                (None, Some(_)) => return Err(f.err(
+                    "accept_burst",
+                    "applies only with `accept_rate`; add the rate, e.g. accept_rate = \"1000/s\"",
+                )),
+                (None, None) => None,
+            };
             ServerKind::Queue {
                 rate,
                 service,
                 queue_limit,
                 crash_above,
                 restart,
+                accept,
             }
         }
         "flaky" => {

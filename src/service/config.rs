@@ -46,6 +46,8 @@ pub enum ServerKind {
         crash_above: Option<u64>,
         /// Down time after a crash.
         restart: Time,
+        /// A gate in front of the queue that lets attempts in at a rate.
+        accept: Option<Accept>,
     },
     /// Each attempt fails with probability `failure` (retryable) or
     /// `client_error` (not retryable); no capacity limit.
@@ -53,6 +55,19 @@ pub enum ServerKind {
     /// One optimistically locked row: read the version, then write if it is
     /// unchanged.
     Occ,
+}
+
+/// An accept-rate gate in front of a queue server (a load balancer's or a
+/// listener's connection-rate limit, as nginx's `limit_req` with `burst`):
+/// attempts pass at most one per `interval`; one arriving early waits at
+/// the gate for its turn while fewer than `burst` wait there, and is
+/// refused at once otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accept {
+    /// 1 / the accept rate, in picoseconds.
+    pub interval: Time,
+    /// How many attempts may wait at the gate.
+    pub burst: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,12 +222,15 @@ impl Scenario {
     }
 
     /// An upper estimate of the memory one run and the kept results need:
-    /// per client its state and stream (about 64 bytes), per call in flight
-    /// about 96 bytes (bounded by the calls of the run), the timeseries, and
-    /// the per-group rows of every replication.
+    /// per client its state (about 64 bytes, a per-client gate included),
+    /// per call in flight 256 bytes (its slot, about 100 bytes, with the
+    /// headroom of a growing vector, and its pending events; bounded by the
+    /// calls of the run), the timeseries, and the per-group rows of every
+    /// replication. A 10^6-client herd peaks at about 190 bytes per client
+    /// (docs/performance.md).
     pub fn memory_estimate_bytes(&self) -> f64 {
         const CLIENT_BYTES: f64 = 64.0;
-        const CALL_BYTES: f64 = 96.0;
+        const CALL_BYTES: f64 = 256.0;
         const BIN_BYTES: f64 = 64.0;
         let bins = (self.duration / self.bin.max(1)) as f64 + 1.0;
         let per_run = self.client_count() as f64 * CLIENT_BYTES

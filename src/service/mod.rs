@@ -16,7 +16,7 @@ mod server;
 mod stacks;
 
 pub use config::{
-    Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
+    Accept, Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
 };
 pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
 pub use stacks::{Stack, StackKind};
@@ -83,6 +83,11 @@ enum Ev {
         call: u32,
         seq: u64,
     },
+    /// An attempt that waited at the accept-rate gate passes it.
+    Admit {
+        call: u32,
+        seq: u64,
+    },
     /// The queue server finishes the attempt at its head.
     Done {
         epoch: u32,
@@ -130,6 +135,10 @@ struct ServerState {
     epoch: u32,
     /// The OCC row's version.
     version: u64,
+    /// The accept-rate gate: the earliest time the next attempt may pass,
+    /// and how many attempts wait for their turn.
+    next_pass: Time,
+    at_gate: u64,
 }
 
 struct Sim<'a> {
@@ -235,6 +244,8 @@ impl<'a> Sim<'a> {
                 busy: false,
                 epoch: 0,
                 version: 0,
+                next_pass: 0,
+                at_gate: 0,
             },
             counts: vec![GroupCount::default(); sc.groups.len()],
             crashes: 0,
@@ -263,6 +274,10 @@ impl<'a> Sim<'a> {
             Ev::OccVersion { call, seq, version } => self.occ_write(call, seq, version),
             Ev::Reply { call, seq, outcome } => self.reply(call, seq, outcome),
             Ev::Timeout { call, seq } => self.timeout(call, seq),
+            Ev::Admit { call, seq } => {
+                self.server.at_gate -= 1;
+                self.enqueue(call, seq);
+            }
             Ev::Done { epoch } => self.done(epoch),
             Ev::Restart => self.server.up = true,
         }

@@ -10,26 +10,25 @@ impl Sim<'_> {
     /// An attempt (or an OCC write carrying the version it read) arrives.
     pub(super) fn at_server(&mut self, call: u32, seq: u64, version: u64) {
         match self.sc.server.kind {
-            ServerKind::Queue {
-                queue_limit,
-                crash_above,
-                ..
-            } => {
-                let fail = Outcome::Fail { retry_after: true };
+            ServerKind::Queue { accept, .. } => {
                 if !self.server.up {
-                    return self.answer(call, seq, fail);
+                    return self.answer(call, seq, Outcome::Fail { retry_after: true });
                 }
-                let n = self.in_system();
-                if queue_limit.is_some_and(|l| n >= l) {
-                    return self.answer(call, seq, fail);
-                }
-                if crash_above.is_some_and(|c| n + 1 > c) {
-                    self.crash();
-                    return self.answer(call, seq, Outcome::Fail { retry_after: false });
-                }
-                self.server.queue.push_back((call, seq));
-                if !self.server.busy {
-                    self.start_service();
+                match accept {
+                    Some(gate) if self.server.next_pass > self.now => {
+                        if self.server.at_gate >= gate.burst {
+                            return self.answer(call, seq, Outcome::Fail { retry_after: true });
+                        }
+                        let at = self.server.next_pass;
+                        self.server.next_pass = at.saturating_add(gate.interval);
+                        self.server.at_gate += 1;
+                        self.q.push(at, Ev::Admit { call, seq });
+                    }
+                    Some(gate) => {
+                        self.server.next_pass = self.now.saturating_add(gate.interval);
+                        self.enqueue(call, seq);
+                    }
+                    None => self.enqueue(call, seq),
                 }
             }
             ServerKind::Flaky {
@@ -55,6 +54,37 @@ impl Sim<'_> {
                 };
                 self.answer(call, seq, outcome);
             }
+        }
+    }
+
+    /// An attempt reaches the queue server's queue (past the accept-rate
+    /// gate, if any): refused when the server is down or the queue full; a
+    /// crash when it would make the attempts in the system exceed
+    /// `crash_above`.
+    pub(super) fn enqueue(&mut self, call: u32, seq: u64) {
+        let ServerKind::Queue {
+            queue_limit,
+            crash_above,
+            ..
+        } = self.sc.server.kind
+        else {
+            return;
+        };
+        let fail = Outcome::Fail { retry_after: true };
+        if !self.server.up {
+            return self.answer(call, seq, fail);
+        }
+        let n = self.in_system();
+        if queue_limit.is_some_and(|l| n >= l) {
+            return self.answer(call, seq, fail);
+        }
+        if crash_above.is_some_and(|c| n + 1 > c) {
+            self.crash();
+            return self.answer(call, seq, Outcome::Fail { retry_after: false });
+        }
+        self.server.queue.push_back((call, seq));
+        if !self.server.busy {
+            self.start_service();
         }
     }
 

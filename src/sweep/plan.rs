@@ -310,7 +310,8 @@ pub fn from_str(
         },
         |p| p.scenario.columns(),
     );
-    let charts = read_charts(&table, &axes, &columns).map_err(at)?;
+    let surges: Vec<Option<(f64, f64)>> = points.iter().map(|p| p.scenario.surge_s()).collect();
+    let charts = read_charts(&table, &axes, &columns, &surges).map_err(at)?;
 
     // The resolved file names its scenario and seed, so it repeats the sweep
     // wherever it is copied.
@@ -491,10 +492,14 @@ fn point_error(
 /// column, series axes; with `series = "group"`, one series per station
 /// group, x and y then columns of the groups table. Scales, size and file
 /// names are checked here, so that a bad chart stops the sweep before it runs.
+/// `table = "timeseries"` (a table the world writes) draws from that table;
+/// `shade = "surge"` (each point's surge, in seconds: `surges`) or
+/// `shade = [from, to]` shades an interval of x.
 fn read_charts(
     table: &Table,
     axes: &[Axis],
     columns: &Columns,
+    surges: &[Option<(f64, f64)>],
 ) -> Result<Vec<ChartSpec>, FieldError> {
     use crate::scenario::reader::{Fields, Item};
     let Some(v) = table.get("chart") else {
@@ -543,8 +548,42 @@ fn read_charts(
         })?;
         let series = series.unwrap_or_default();
         let per_group = series.iter().any(|s| s == chart::GROUP_SERIES);
-        // The columns this chart can draw: summary.csv's, or groups.csv's.
-        let (table_name, allowed): (&str, &[&str]) = if per_group {
+        let tables: Vec<&str> = columns
+            .tables
+            .iter()
+            .map(|t| t.name)
+            .filter(|n| *n != chart::GROUP_TABLE)
+            .collect();
+        let from_table = match f.string("table")? {
+            Some(t) if per_group => {
+                return Err(f.err(
+                    "table",
+                    format!("`{t}` with series = \"group\": a per-group chart draws from groups.csv; remove one of them"),
+                ))
+            }
+            Some(t) if tables.contains(&t.as_str()) => Some(t),
+            Some(t) => {
+                return Err(f.err(
+                    "table",
+                    format!(
+                        "`{t}` is not a table this world writes per bin; allowed: {}",
+                        list_or_none(&tables)
+                    ),
+                ))
+            }
+            None => None,
+        };
+        let from_file = from_table.as_ref().map(|t| format!("{t}.csv"));
+        // The columns this chart can draw: summary.csv's, groups.csv's, or
+        // the named table's.
+        let (table_name, allowed): (&str, &[&str]) = if let Some(t) = &from_table {
+            let cols = columns
+                .tables
+                .iter()
+                .find(|s| s.name == t.as_str())
+                .map_or(&[][..], |s| s.columns);
+            (from_file.as_deref().unwrap_or_default(), cols)
+        } else if per_group {
             match groups {
                 Some(g) => ("groups.csv", g),
                 None => {
@@ -638,6 +677,7 @@ fn read_charts(
             );
             chart::check_size(w, h).map_err(|e| it.err(e))
         })?;
+        let shade = f.with("shade", |it| read_shade(it, surges))?;
         f.finish(KEYS)?;
         let spec = ChartSpec {
             x,
@@ -648,6 +688,8 @@ fn read_charts(
             x_scale,
             y_scale,
             size,
+            table: from_table,
+            shade,
         };
         // Two charts of one name would overwrite each other.
         let file = chart::complete(&spec, &axis_columns)
@@ -669,8 +711,51 @@ fn read_charts(
 
 /// The keys of a `[[chart]]` table.
 const KEYS: &[&str] = &[
-    "x", "y", "series", "title", "name", "x_scale", "y_scale", "size",
+    "x", "y", "series", "title", "name", "x_scale", "y_scale", "size", "table", "shade",
 ];
+
+/// A chart's `shade`: "surge" (the scenario's, the same at every point) or
+/// [from, to] in the x axis's units.
+fn read_shade(
+    it: crate::scenario::reader::Item,
+    surges: &[Option<(f64, f64)>],
+) -> Result<chart::Shade, FieldError> {
+    match it.value {
+        Value::String(s) if s == "surge" => {
+            let first = surges.first().copied().flatten();
+            match first {
+                Some((from, to)) if surges.iter().all(|s| *s == first) => Ok(chart::Shade {
+                    from,
+                    to,
+                    label: "surge".into(),
+                }),
+                Some(_) => Err(it.err(
+                    "the points' surges differ; shade a fixed interval, e.g. shade = [20, 30]",
+                )),
+                None => Err(it.err("\"surge\" needs a scenario with a surge; this one has none")),
+            }
+        }
+        Value::Array(a) => {
+            let num = |v: &Value| match v {
+                Value::Integer(i) => Some(*i as f64),
+                Value::Float(x) if x.is_finite() => Some(*x),
+                _ => None,
+            };
+            match a.as_slice() {
+                [a, b] => match (num(a), num(b)) {
+                    (Some(from), Some(to)) if from < to => Ok(chart::Shade {
+                        from,
+                        to,
+                        label: String::new(),
+                    }),
+                    _ => Err(it.err("expected [from, to] with from < to, in the x axis's units")),
+                },
+                _ => Err(it.err("expected [from, to] with from < to, in the x axis's units")),
+            }
+        }
+        _ => Err(it.err("expected \"surge\" or [from, to] in the x axis's units")),
+    }
+}
 
 fn list_or_none(v: &[&str]) -> String {
     if v.is_empty() {

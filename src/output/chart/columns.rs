@@ -45,6 +45,7 @@ pub fn describe(column: &str) -> String {
         (_, "count") => "stations".into(),
         (_, "frame") | (_, "size") => "frame size".into(),
         (_, "length") => "bus length".into(),
+        ("server.failure", _) => "server failure probability p".into(),
         (_, "backoff_limit") => "backoff limit (max exponent k)".into(),
         (_, "attempt_limit") => "attempt limit".into(),
         ("delivered", _) => "delivered frames".into(),
@@ -54,6 +55,11 @@ pub fn describe(column: &str) -> String {
         ("dropped_excessive", _) => "frames dropped at the attempt limit".into(),
         ("dropped_queue", _) => "frames dropped at a full queue".into(),
         ("position_m", _) => "position on the bus (m)".into(),
+        ("t_s", _) => "time (s)".into(),
+        ("queue", _) => "attempts in the server".into(),
+        ("connected", _) => "connected clients".into(),
+        ("failures", _) => "failed attempts".into(),
+        ("server_up", _) => "server up (1) or down (0)".into(),
         // A column this does not know keeps its name, and no unit is guessed.
         (c, _) => c.to_string(),
     }
@@ -71,6 +77,7 @@ pub fn domain(column: &str) -> (f64, f64) {
         "throughput_share",
         "delivered_fraction",
         "success_rate",
+        "server_up",
     ];
     const NON_NEGATIVE: &[&str] = &[
         "throughput_mbps",
@@ -97,6 +104,9 @@ pub fn domain(column: &str) -> (f64, f64) {
         "completion_s",
         "crashes",
         "all_connected_s",
+        "queue",
+        "connected",
+        "failures",
     ];
     if FRACTIONS.contains(&column) {
         (0.0, 1.0)

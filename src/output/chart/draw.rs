@@ -577,7 +577,9 @@ fn paint<DB: DrawingBackend>(
     let top = m + title_lines.len() as f64 * title_size * 1.25 + 8.0 * s;
     let caption_h = caption_lines.len() as f64 * caption_size * 1.4;
     let legend = legend_box(chart, styles, s, 0.3 * w, w - 2.0 * m);
-    let beside = legend.as_ref().is_some_and(|l| l.cols == 1);
+    // Time runs across the page: a chart over time keeps the full width and
+    // has its legend below.
+    let beside = legend.as_ref().is_some_and(|l| l.cols == 1) && !chart.lines_only;
     let below_h = match &legend {
         Some(l) if !beside => l.height + 8.0 * s,
         _ => 0.0,
@@ -745,6 +747,13 @@ fn draw_panel<DB: DrawingBackend>(
 ) -> Drawn {
     let tick_size = font_size::TICK * s;
     let tick_len = 5.0 * s;
+    if let Some(sh) = &chart.shade {
+        let a = f.x(&x.range, sh.from).clamp(f.left, f.right);
+        let b = f.x(&x.range, sh.to).clamp(f.left, f.right);
+        if b - a >= 1.0 {
+            pen.rect((a, f.top), (b, f.bottom), style::SHADE, true)?;
+        }
+    }
     // Grid: horizontal at the y ticks; vertical at the x ticks but for
     // categories, whose points stand alone.
     for &v in &y.ticks {
@@ -785,6 +794,31 @@ fn draw_panel<DB: DrawingBackend>(
         style::INK,
         1.0,
     )?;
+    // The shaded interval's name, above the grid, just under the top.
+    if let Some(sh) = chart.shade.as_ref().filter(|sh| !sh.label.is_empty()) {
+        let a = f.x(&x.range, sh.from).clamp(f.left, f.right);
+        let b = f.x(&x.range, sh.to).clamp(f.left, f.right);
+        if b - a >= 1.0 {
+            let size = tick_size * 0.9;
+            let w = style::text_width(&sh.label, size) + 6.0 * s;
+            let (cx, ty) = ((a + b) / 2.0, f.top + 4.0 * s);
+            pen.rect(
+                (cx - w / 2.0, ty - 1.0 * s),
+                (cx + w / 2.0, ty + size * 1.2),
+                style::SHADE,
+                true,
+            )?;
+            pen.text(
+                &sh.label,
+                (cx, ty),
+                size,
+                style::INK,
+                HPos::Center,
+                VPos::Top,
+                false,
+            )?;
+        }
+    }
     if y_labels {
         for (i, &v) in y.ticks.iter().enumerate() {
             let py = f.y(&y.range, v);
@@ -887,6 +921,9 @@ fn draw_series<DB: DrawingBackend>(
         let pts = positions(series, dodge, f, x, y);
         // Whiskers, cut to the panel (the data's bounds are cut before).
         for (p, at) in series.points.iter().zip(&pts) {
+            if chart.lines_only {
+                break;
+            }
             let (Some((cx, _)), Some((lo, hi))) = (at, p.ci) else {
                 continue;
             };
@@ -912,7 +949,7 @@ fn draw_series<DB: DrawingBackend>(
                 pen.dashed(&run, st.dash, st.colour, width, s)?;
             }
         }
-        if series.look != Look::Theory {
+        if series.look != Look::Theory && !chart.lines_only {
             for at in pts.iter().flatten() {
                 pen.marker(st.marker, *at, r, st.colour)?;
             }
@@ -995,7 +1032,7 @@ fn draw_legend<DB: DrawingBackend>(
                 s,
             )?;
         }
-        if e.look != Look::Theory {
+        if e.look != Look::Theory && !chart.lines_only {
             pen.marker(
                 e.style.marker,
                 (ex + swatch / 2.0, ey),

@@ -10,8 +10,8 @@ mod ticks;
 
 pub use columns::{clip_interval, describe, domain};
 pub use spec::{
-    check_size, complete, default_specs, parse_size, ChartSpec, Scale, GROUP_SERIES, GROUP_TABLE,
-    MAX_SIZE, MIN_SIZE,
+    check_size, complete, default_specs, parse_size, ChartSpec, Scale, Shade, GROUP_SERIES,
+    GROUP_TABLE, MAX_SIZE, MIN_SIZE,
 };
 
 pub use draw::{render_png, render_svg};
@@ -159,6 +159,11 @@ pub struct Chart {
     pub caption: String,
     /// Width and height in pixels.
     pub size: (u32, u32),
+    /// An interval of x shaded behind the data.
+    pub shade: Option<Shade>,
+    /// Many points per series (a table per bin): lines only, no markers
+    /// or whiskers.
+    pub lines_only: bool,
 }
 
 impl Chart {
@@ -340,6 +345,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
     }
 
     let dom = domain(&spec.y);
+    let lines_only = spec.table.is_some();
     let mut replication_counts: Vec<u64> = Vec::new();
     let mut below_zero = 0usize;
     let mut to_zero = 0usize;
@@ -369,7 +375,9 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                 y = None;
                 below_zero += 1;
             }
-            let ci = y.and_then(|y| clip_interval(y, half, dom));
+            let ci = y
+                .filter(|_| !lines_only)
+                .and_then(|y| clip_interval(y, half, dom));
             if spec.y_scale == Scale::Log && ci.is_some_and(|(lo, _)| lo <= 0.0) {
                 to_zero += 1;
             }
@@ -516,13 +524,17 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         }
         t
     });
-    let caption = caption(
+    let mut caption = caption(
         context,
         &replication_counts,
-        ci.is_some(),
+        ci.is_some() && !lines_only,
         below_zero,
         to_zero,
     );
+    if lines_only {
+        caption = caption.replace("whiskers: 95 % CI over", "lines: mean over");
+        caption = caption.replace(" (none where 1)", "");
+    }
     let size = spec.size.unwrap_or_else(|| default_size(panels.len()));
     Ok(Chart {
         title,
@@ -536,6 +548,8 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         legend,
         caption,
         size,
+        shade: spec.shade.clone(),
+        lines_only,
     })
 }
 

@@ -41,6 +41,20 @@ pub struct ChartSpec {
     pub y_scale: Scale,
     /// Width and height in pixels; default by the number of panels.
     pub size: Option<(u32, u32)>,
+    /// The table drawn from when it is neither summary.csv nor groups.csv
+    /// (e.g. "timeseries", one row per bin): a line per series, without
+    /// markers or whiskers.
+    pub table: Option<String>,
+    /// An interval of x shaded behind the data, with its label.
+    pub shade: Option<Shade>,
+}
+
+/// An interval of x shaded behind a chart's data (a surge), named on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shade {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
 }
 
 /// The series that splits a chart by station group: such a chart is drawn

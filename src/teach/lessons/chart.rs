@@ -82,6 +82,8 @@ impl Builder {
                 legend: Legend::Entries { title: None },
                 caption: String::new(),
                 size: (1000, 640),
+                shade: None,
+                lines_only: false,
             },
             styles: Vec::new(),
         }

@@ -13,6 +13,7 @@ mod carrier_extension;
 mod chart;
 mod collision;
 mod herd;
+mod herd_restart;
 mod hub_vs_coax;
 mod jitter;
 mod load_throughput;
@@ -80,6 +81,11 @@ pub const LESSONS: &[Lesson] = &[
         9,
         "Jitter: why backoff without it keeps colliding",
         "9-jitter"
+    ),
+    lesson!(
+        10,
+        "The herd after a restart: why it crashes the server again",
+        "10-herd-restart"
     ),
     lesson!(
         11,
@@ -223,6 +229,10 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
         LessonError::Unknown(number, list.join(", "))
     };
     let lesson = find(number).ok_or_else(unknown)?;
+    if number == 10 {
+        // A service scenario: no bus, no trace, no pictures.
+        return herd_restart::run(lesson, overrides);
+    }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
         1 => one_frame::run(&sc),
