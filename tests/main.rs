@@ -19,4 +19,5 @@ mod service;
 mod standards;
 mod sweep;
 mod teach;
+mod view;
 mod warnings;

@@ -6,7 +6,7 @@ use crate::teach::lessons::{self, LessonError, LESSONS};
 use crate::teach::{draw, picture, text};
 use anyhow::anyhow;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Print a guided lesson, run it, and show the numbers it promises.
 #[derive(clap::Args, Debug)]
@@ -20,7 +20,8 @@ not hold are marked n/a (not applicable after --set), and the exit code is 0.
 Examples:
   csmacd lesson 2 --out results/lesson2      # also draws diagram.png, timeline.png
   csmacd lesson 9 --out results/lesson9      # no jitter and full jitter, side by side
-  csmacd lesson 7 --set stations.0.count=100000")]
+  csmacd lesson 7 --set stations.0.count=100000
+  csmacd lesson 2 --view                     # lesson2.html: predict, then watch")]
 pub struct LessonArgs {
     /// The lesson's number.
     pub number: Option<u32>,
@@ -36,6 +37,11 @@ pub struct LessonArgs {
     /// Do not print the explanation, only run.
     #[arg(long)]
     pub quiet: bool,
+    /// Also write the lesson as an interactive page: it asks for the
+    /// numbers first, then plays the run and shows them (view.html in --out,
+    /// else lessonN.html here).
+    #[arg(long)]
+    pub view: bool,
 }
 
 pub fn run(args: LessonArgs) -> CliResult {
@@ -127,11 +133,32 @@ pub fn run(args: LessonArgs) -> CliResult {
             eprintln!("wrote {} and {}", d.display(), t.display());
         }
     }
+    if args.view {
+        write_view(number, &outcome, args.out.as_deref())?;
+    }
     if failed > 0 {
         return Err(CliError::failure(anyhow!(
             "{failed} of the lesson's numbers did not show; the lesson text is out of date or the simulator changed"
         )));
     }
+    Ok(())
+}
+
+/// Writes the lesson's interactive page.
+fn write_view(number: u32, outcome: &lessons::Outcome, dir: Option<&Path>) -> CliResult {
+    let lesson = lessons::find(number).expect("a lesson that ran is in the list");
+    let html = super::view::lesson_page(lesson, outcome)
+        .ok_or_else(|| CliError::failure(anyhow!("lesson {number} has no scenario to show")))?;
+    let path = match dir {
+        Some(dir) => {
+            crate::output::create_dir(dir)
+                .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
+            dir.join("view.html")
+        }
+        None => PathBuf::from(format!("lesson{number}.html")),
+    };
+    super::view::write_page(&path, &html)?;
+    eprintln!("wrote {}", path.display());
     Ok(())
 }
 
