@@ -26,7 +26,8 @@
   const until = data.until_us;
   // The colours of the PNG diagrams (Okabe-Ito).
   const COLOURS = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000"];
-  const JAM = "#D55E00";
+  // Jams a clearer red than the PNGs' vermillion, apart from backoff's orange.
+  const JAM = "#C8102E";
   const STATE_COLOURS = {
     idle: "#EBEBEB",
     defer: "#ABD9F4",
@@ -90,6 +91,36 @@
     data.context.forEach(take);
     events.forEach(take);
   })();
+
+  // Transmissions start in time order: the first that can still be on the
+  // wire at t is found by bisection, no later than its longest one back.
+  const longest = transmissions.reduce(function (m, tx) {
+    return Math.max(m, tx.end - tx.start);
+  }, 0);
+  function firstTx(t) {
+    let lo = 0;
+    let hi = transmissions.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (transmissions[mid].start < t - longest - maxAt) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  // The longest backoff: a bar begun before a window's start may reach into it.
+  const longestBackoff = events.reduce(function (m, ev) {
+    return ev.event === "backoff" ? Math.max(m, ev.delay_us) : m;
+  }, 0);
+  function firstEvent(t) {
+    let lo = 0;
+    let hi = events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (events[mid].time_us < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 
   // ---- station states, replayed from the events ----
   function freshStates() {
@@ -262,7 +293,7 @@
     $("error").hidden = false;
     $("error").textContent = data.error;
   }
-  $("bus-note").textContent = "signals spread from their senders at " + fmt(data.speed_m_per_us) + " m/µs; red where they overlap (a collision) and for jams";
+  $("bus-note").textContent = "signals spread from their senders at " + fmt(data.speed_m_per_us) + " m/µs";
 
   // ---- legend ----
   [["idle", "idle"], ["defer", "defer"], ["transmit", "transmit"], ["jam", "jam"], ["backoff", "backoff"]].forEach(function (p) {
@@ -272,7 +303,7 @@
     item.prepend(sw);
     $("legend").appendChild(item);
   });
-  $("legend").appendChild(el("span", "· a station's circle: its state; a band above the bus: a signal, in its sender's colour; vermillion: a jam, or signals overlapping (a collision)", "legend-item"));
+  $("legend").appendChild(el("span", "· a station's circle: its state; a band above the bus: a signal, in its sender's colour; red: a jam, or on the bus where two signals overlap (a collision)", "legend-item"));
 
   // ---- stations ----
   const cards = data.stations.map(function (s) {
@@ -281,7 +312,7 @@
     b.setAttribute("data-station", String(s.id));
     b.style.borderTopColor = colour(s.id);
     b.appendChild(el("span", name(s.id), "station-name"));
-    b.appendChild(el("span", fmt(s.x_m) + " m", "station-pos"));
+    b.appendChild(el("span", String(Math.round(s.x_m * 10) / 10) + " m", "station-pos"));
     const st = el("span", "idle", "station-state");
     b.appendChild(st);
     const det = el("span", "", "station-detail");
@@ -457,6 +488,17 @@
         spanSelect.appendChild(o);
       }
     });
+    // A dense window reads better (and draws faster) a part at a time:
+    // about 150 transmissions in view.
+    if (transmissions.length > 300) {
+      const want = ((until - from) * 150) / transmissions.length;
+      const options = Array.from(spanSelect.options).map(function (o) {
+        return Number(o.value);
+      }).filter(function (v) {
+        return v > 0 && v <= want;
+      });
+      if (options.length > 0) spanSelect.value = String(options[options.length - 1]);
+    }
     spanSelect.addEventListener("change", render);
   })();
 
@@ -480,9 +522,11 @@
     return at.get(id) * data.speed_m_per_us;
   }
   function live(t) {
-    return transmissions.filter(function (tx) {
-      return tx.start <= t && t < tx.end + maxAt;
-    });
+    const out = [];
+    for (let i = firstTx(t); i < transmissions.length && transmissions[i].start <= t; i++) {
+      if (t < transmissions[i].end + maxAt) out.push(transmissions[i]);
+    }
+    return out;
   }
   function drawBus() {
     const c = bus.getContext("2d");
@@ -496,11 +540,12 @@
     c.stroke();
     const spans = [];
     const lanes = live(time);
-    lanes.forEach(function (tx, lane) {
+    lanes.forEach(function (tx) {
       const r = reach(tx.start, tx.end, time);
       if (!r) return;
       const x0 = xm(tx.station);
-      const yy = y - 10 - (lane % 6) * 9;
+      // One lane per station (they repeat beyond six), so a band stays put.
+      const yy = y - 12 - (stationIndex.get(tx.station) % 6) * 10;
       const seg = function (a, b, col) {
         const lo = Math.max(0, a);
         const hi = Math.min(data.bus_m, b);
@@ -623,15 +668,17 @@
       c.closePath();
       c.fill();
     };
-    transmissions.forEach(function (tx) {
-      if (tx.start > time || tx.end + maxAt < t0 || tx.start > t1) return;
+    for (let i = firstTx(t0); i < transmissions.length; i++) {
+      const tx = transmissions[i];
+      if (tx.start > time || tx.start > t1) break;
+      if (tx.end + maxAt < t0) continue;
       const xs = xm(tx.station);
       band(xs, tx.start, tx.end, hexAlpha(colour(tx.station), 0.45));
       if (tx.jam !== null) band(xs, tx.jam, tx.end, hexAlpha(JAM, 0.75));
-    });
+    }
     // Marks: collisions, backoffs, deliveries, up to the current time.
     c.lineWidth = 2;
-    for (let i = 0; i < applied; i++) {
+    for (let i = firstEvent(t0 - longestBackoff); i < applied; i++) {
       const ev = events[i];
       if (ev.time_us < t0 && !(ev.event === "backoff" && ev.end_us >= t0)) continue;
       const k = stationIndex.get(ev.station);
@@ -697,19 +744,23 @@
       card.state.textContent = s.state;
       card.button.setAttribute("data-state", s.state);
       card.state.style.background = STATE_COLOURS[s.state];
+      card.state.style.color = s.state === "jam" ? "#fff" : "";
       const parts = [];
       if (s.attempt !== null && (s.state === "transmit" || s.state === "jam")) parts.push("attempt " + s.attempt);
-      if (s.n !== null) parts.push("n=" + s.n);
-      if (s.k !== null) parts.push("k=" + s.k);
-      if (s.r !== null) parts.push("r=" + s.r);
+      const drawn = [];
+      if (s.n !== null) drawn.push("n=" + s.n);
+      if (s.k !== null) drawn.push("k=" + s.k);
+      if (s.r !== null) drawn.push("r=" + s.r);
+      if (drawn.length > 0) parts.push((s.state === "backoff" ? "" : "last backoff ") + drawn.join(" "));
       if (s.until !== null && s.state !== "idle") parts.push("until " + fmt(s.until) + " µs");
-      if (s.queue > 0) parts.push(s.queue + " queued");
+      if (s.queue > 0) parts.push(s.queue + (s.queue === 1 ? " frame" : " frames") + " in queue");
       card.detail.textContent = parts.join(", ");
     });
   }
   function renderNow() {
     const list = $("now");
     list.textContent = "";
+    $("now-title").textContent = applied === 0 ? "The latest events" : "The latest events, at " + fmt(events[applied - 1].time_us) + " µs";
     if (applied === 0) {
       list.appendChild(el("li", "Nothing has happened yet: press step (Right arrow) or play (Space)."));
       return;
@@ -729,7 +780,7 @@
   }
   function render() {
     root.setAttribute("data-time-us", String(time));
-    $("clock").textContent = "t = " + fmt(time) + " µs of " + fmt(until) + " · event " + applied + " of " + events.length;
+    $("clock").textContent = "t = " + fmt(time) + " µs of " + fmt(until) + " µs · " + applied + " of " + events.length + " events done";
     scrub.value = String(Math.round(((time - from) / Math.max(until - from, 1e-9)) * 1000));
     renderStations();
     renderNow();

@@ -143,12 +143,14 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
         None => None,
     };
     let seed = trace::run_seed(sc);
-    let filter = TraceFilter::new(sc, w.until, stations.clone());
+    // The window ends where the run does, at the latest.
+    let asked = w.until.min(sc.duration);
+    let filter = TraceFilter::new(sc, asked, stations.clone());
     let signal_rows = filter.signals;
     let rows = trace::collect(sc, seed, filter);
     let first = rows.partition_point(|r| r.t < w.from);
     let (before, window) = rows.split_at(first);
-    let mut until = w.until;
+    let mut until = asked;
     let mut kept = window;
     if window.len() > MAX_VIEW_EVENTS {
         until = window[MAX_VIEW_EVENTS].t;
@@ -158,7 +160,7 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
              the {} µs asked, leaving out the last {} events of that window \
              (see them with --from {}us).",
             us(until),
-            us(w.until),
+            us(asked),
             window.len() - kept.len(),
             us(until)
         ));
