@@ -697,10 +697,14 @@
         const side = px > st.width - MARGIN - 20 ? -1 : 1;
         c.fillStyle = STATE_COLOURS.backoff;
         c.fillRect(px + side * 6 - (side < 0 ? 5 : 0), py, 5, Math.max(1, yOf(Math.min(ev.end_us, time)) - py));
+        // The label on a white ground, readable over the bands.
+        const label = "n=" + ev.n + (ev.r !== undefined ? " r=" + ev.r : "");
+        const w = c.measureText(label).width;
+        const lx = side > 0 ? px + 14 : px - 14 - w;
+        c.fillStyle = "rgba(255,255,255,0.85)";
+        c.fillRect(lx - 2, py + 1, w + 4, 15);
         c.fillStyle = "#7a4d00";
-        c.textAlign = side > 0 ? "left" : "right";
-        c.fillText("n=" + ev.n + (ev.r !== undefined ? " r=" + ev.r : ""), px + side * 14, py + 12);
-        c.textAlign = "left";
+        c.fillText(label, lx, py + 12);
       } else if (ev.event === "delivered" || ev.event === "corrupted") {
         c.strokeStyle = ev.event === "delivered" ? "#009E73" : JAM;
         c.beginPath();
