@@ -125,7 +125,7 @@
   // ---- station states, replayed from the events ----
   function freshStates() {
     return data.stations.map(function (s) {
-      return { id: s.id, state: "idle", since: from, n: null, k: null, r: null, attempt: null, until: null, queue: 0, hears: 0 };
+      return { id: s.id, state: "idle", since: from, n: null, k: null, r: null, attempt: null, until: null, queue: s.queued, hears: 0 };
     });
   }
   function apply(states, ev) {

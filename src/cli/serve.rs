@@ -79,7 +79,7 @@ pub fn run(args: ServeArgs) -> CliResult {
             }
         }
     };
-    let first = build(&base, &[]).map_err(|e| CliError::usage(anyhow!("{e}")))?;
+    let first = build(&base, &[]).map_err(|e| CliError::usage(anyhow!("{}", e.message)))?;
     let server = tiny_http::Server::http(("127.0.0.1", args.port))
         .map(Arc::new)
         .map_err(|e| CliError::failure(anyhow!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
@@ -125,7 +125,7 @@ fn handle(base: &Base, first: &Built, request: &mut tiny_http::Request) -> (u16,
                 if read.is_err() || body.len() as u64 > MAX_BODY {
                     let message =
                         format!("the form must be UTF-8 text of at most {MAX_BODY} bytes");
-                    return (400, page(first, None, Some(message)));
+                    return (400, page(first, None, Some(message.into())));
                 }
                 text = body;
             }
@@ -134,7 +134,7 @@ fn handle(base: &Base, first: &Built, request: &mut tiny_http::Request) -> (u16,
                 .collect();
             match build(base, &fields) {
                 Ok(b) => (200, page(&b, None, None)),
-                Err(message) => (400, page(first, Some(&fields), Some(message))),
+                Err(refused) => (400, page(first, Some(&fields), Some(refused))),
             }
         }
         _ => (
@@ -146,7 +146,7 @@ fn handle(base: &Base, first: &Built, request: &mut tiny_http::Request) -> (u16,
 
 /// The page of a run; `fields` (what was typed) and `error` when the
 /// request could not be run.
-fn page(b: &Built, fields: Option<&[(String, String)]>, error: Option<String>) -> String {
+fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>) -> String {
     let mut v = view::of_scenario(&b.sc, &b.window);
     let mut form = b.form.clone();
     if let Some(fields) = fields {
@@ -164,8 +164,18 @@ fn page(b: &Built, fields: Option<&[(String, String)]>, error: Option<String>) -
             slot.clone_from(value);
         }
     }
+    if let Some(r) = refused {
+        v.left_out.insert(
+            0,
+            "The form could not be run (the message above says why): the run shown is the scenario as given."
+                .into(),
+        );
+        if let Some(text) = r.scenario {
+            form.scenario = text;
+        }
+        v.error = Some(r.message);
+    }
     v.form = Some(form);
-    v.error = error;
     view::page(&v)
 }
 
@@ -185,12 +195,13 @@ const FORM_FILE: &str = "form.toml";
 
 /// Applies the form's fields to the base scenario, validates it as
 /// `csmacd validate` does and checks the caps.
-fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, String> {
+fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
     if let Some((name, _)) = fields.iter().find(|(n, _)| !FIELDS.contains(&n.as_str())) {
         return Err(format!(
             "unknown form field `{name}`; the fields are {}",
             FIELDS.join(", ")
-        ));
+        )
+        .into());
     }
     let get = |k: &str| {
         fields
@@ -213,7 +224,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, String> {
                 counts.len(),
                 if counts.len() == 1 { "" } else { "s" },
                 if groups == 1 { "" } else { "s" }
-            ));
+            ).into());
         }
         for (i, c) in counts.iter().enumerate() {
             set(&mut table, &format!("stations.{i}.count"), c)?;
@@ -233,7 +244,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, String> {
                 return Err(format!(
                     "positions: {} given for {total} stations; give one per station in order (e.g. 0m,2000m), or leave it empty for the scenario's placement",
                     list.len()
-                ));
+                ).into());
             }
             let mut rest = list.as_slice();
             for (i, &c) in counts.iter().enumerate() {
@@ -268,13 +279,17 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, String> {
         set(&mut table, "seed", s)?;
     }
     let text = toml::to_string(&table).map_err(|e| format!("the form: {e}"))?;
-    let sc = scenario::bus_from_str(FORM_FILE, &base.stem, &text).map_err(|e| e.to_string())?;
+    let sc = scenario::bus_from_str(FORM_FILE, &base.stem, &text).map_err(|e| Refused {
+        message: e.to_string(),
+        scenario: Some(text.clone()),
+    })?;
     let n = sc.station_count();
     if n > MAX_STATIONS {
         return Err(format!(
             "{n} stations: this server runs at most {MAX_STATIONS} per request; \
              use `csmacd view` for bigger scenarios"
-        ));
+        )
+        .into());
     }
     let until = match get("until") {
         None => sc.duration.min(2_000_000_000),
@@ -285,7 +300,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, String> {
             "until {}: this server runs at most {} µs per request; use `csmacd view` for longer windows",
             get("until").unwrap_or_default(),
             us(MAX_UNTIL_PS)
-        ));
+        ).into());
     }
     let queued = frames_queued(&sc, until);
     if queued > MAX_ARRIVALS {
@@ -293,7 +308,8 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, String> {
             "about {queued:.0} frames would be queued before {} µs; this server runs at most \
              {MAX_ARRIVALS} per request: lower the load or the window",
             us(until)
-        ));
+        )
+        .into());
     }
     let form = FormView {
         stations: sc
@@ -326,6 +342,21 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, String> {
         stations: None,
     };
     Ok(Built { sc, window, form })
+}
+
+/// Why a form was not run, and the scenario it made when it got that far.
+struct Refused {
+    message: String,
+    scenario: Option<String>,
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Self {
+        Refused {
+            message,
+            scenario: None,
+        }
+    }
 }
 
 /// Sets a dotted path to a form value (TOML if it parses, else a string).

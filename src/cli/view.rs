@@ -96,12 +96,24 @@ pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
     let until = outcome
         .diagram_until
         .unwrap_or_else(|| sc.duration.min(2_000_000_000));
-    let w = Window {
+    let mut w = Window {
         from: 0,
         until,
         stations: None,
     };
     let mut v = view::of_scenario(sc, &w);
+    // A lesson that compares many runs animates its scenario's first: end
+    // the window two slots after its last event rather than show a blank.
+    if outcome.diagram_until.is_none() {
+        if let Some(last) = v.events.last() {
+            let last_ps = (last["time_us"].as_f64().unwrap_or(0.0) * 1e6).ceil() as Time;
+            let end = (last_ps + 2 * sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000;
+            if end < until {
+                w.until = end;
+                v = view::of_scenario(sc, &w);
+            }
+        }
+    }
     v.lesson = Some(LessonView {
         number: lesson.number,
         title: lesson.title.to_string(),

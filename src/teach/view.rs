@@ -67,6 +67,8 @@ pub struct StationView {
     pub x_m: f64,
     /// Propagation time from the bus's origin, in µs, as the simulator rounds it.
     pub at_us: f64,
+    /// Frames in its queue at the start of the window.
+    pub queued: u32,
 }
 
 /// A lesson in the view: its text, then one question per number it promises.
@@ -208,6 +210,7 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
                 id: i,
                 x_m: positions[i as usize],
                 at_us: micros(at(positions[i as usize])),
+                queued: queued_before(before, i),
             })
             .collect(),
         events: kept.iter().map(row_json).collect(),
@@ -253,6 +256,19 @@ fn context(before: &[TraceRow]) -> Vec<&TraceRow> {
     keep.sort_unstable();
     keep.dedup();
     keep.into_iter().map(|i| &before[i]).collect()
+}
+
+/// The frames in station `i`'s queue after the rows `before`.
+fn queued_before(before: &[TraceRow], i: u32) -> u32 {
+    let mut queued = 0u32;
+    for r in before.iter().filter(|r| r.station == i) {
+        match r.kind {
+            TraceKind::Arrival { queued: true, .. } => queued += 1,
+            TraceKind::TxSuccess | TraceKind::Discard { .. } => queued = queued.saturating_sub(1),
+            _ => {}
+        }
+    }
+    queued
 }
 
 fn ends_signal(r: &TraceRow) -> bool {
