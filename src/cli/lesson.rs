@@ -6,7 +6,7 @@ use crate::teach::lessons::{self, LessonError, LESSONS};
 use crate::teach::{draw, picture, text};
 use anyhow::anyhow;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Print a guided lesson, run it, and show the numbers it promises.
 #[derive(clap::Args, Debug)]
@@ -21,7 +21,8 @@ Examples:
   csmacd lesson 2 --out results/lesson2      # also draws diagram.png, timeline.png
   csmacd lesson 8 --out results/lesson8      # the closed forms, the simulation over them
   csmacd lesson 9 --out results/lesson9      # no jitter and full jitter, side by side
-  csmacd lesson 7 --set stations.0.count=100000")]
+  csmacd lesson 7 --set stations.0.count=100000
+  csmacd lesson 2 --view                     # lesson2.html: predict, then watch")]
 pub struct LessonArgs {
     /// The lesson's number.
     pub number: Option<u32>,
@@ -39,6 +40,11 @@ pub struct LessonArgs {
     /// Do not print the explanation, only run.
     #[arg(long)]
     pub quiet: bool,
+    /// Also write the lesson as an interactive page: it asks for the
+    /// numbers first, then plays the run and shows them (view.html in --out,
+    /// else lessonN.html here).
+    #[arg(long)]
+    pub view: bool,
 }
 
 pub fn run(args: LessonArgs) -> CliResult {
@@ -111,6 +117,9 @@ pub fn run(args: LessonArgs) -> CliResult {
     if let Some(dir) = &args.out {
         write_pictures(dir, &outcome)?;
     }
+    if args.view {
+        write_view(number, &outcome, args.out.as_deref())?;
+    }
     if failed > 0 {
         return Err(CliError::failure(anyhow!(
             "{failed} of the lesson's numbers did not show; the lesson text is out of date or the simulator changed"
@@ -154,6 +163,24 @@ fn write_pictures(dir: &std::path::Path, outcome: &lessons::Outcome) -> CliResul
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         eprintln!("wrote {}", names.join(" and "));
     }
+    Ok(())
+}
+
+/// Writes the lesson's interactive page.
+fn write_view(number: u32, outcome: &lessons::Outcome, dir: Option<&Path>) -> CliResult {
+    let lesson = lessons::find(number).expect("a lesson that ran is in the list");
+    let html = super::view::lesson_page(lesson, outcome)
+        .ok_or_else(|| CliError::failure(anyhow!("lesson {number} has no scenario to show")))?;
+    let path = match dir {
+        Some(dir) => {
+            crate::output::create_dir(dir)
+                .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
+            dir.join("view.html")
+        }
+        None => PathBuf::from(format!("lesson{number}.html")),
+    };
+    super::view::write_page(&path, &html)?;
+    eprintln!("wrote {}", path.display());
     Ok(())
 }
 

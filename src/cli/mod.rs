@@ -8,9 +8,11 @@ mod merge;
 mod plot;
 mod policies;
 mod run;
+mod serve;
 mod status;
 pub mod sweep;
 mod trace;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -52,6 +54,8 @@ Examples:
   csmacd trace scenarios/lessons/2-collision.toml --until 300us
   csmacd diagram scenarios/lessons/2-collision.toml --until 250us --out collision.png
   csmacd lesson 2
+  csmacd view scenarios/lessons/2-collision.toml --until 250us --out collision.html
+  csmacd serve scenarios/lessons/2-collision.toml
   csmacd sweep scenarios/throughput-vs-load.toml
   csmacd plot results/throughput-vs-load/summary.csv --x stations.0.traffic.load --y throughput \\
       --series stations.0.count --out load.png";
@@ -80,6 +84,8 @@ enum Command {
     Merge(merge::MergeArgs),
     Status(status::StatusArgs),
     Plot(plot::PlotArgs),
+    View(view::ViewArgs),
+    Serve(serve::ServeArgs),
 }
 
 /// Parses the arguments, runs the command, prints any error, returns the exit code.
@@ -103,6 +109,8 @@ pub fn run() -> ExitCode {
         Command::Merge(a) => merge::run(a),
         Command::Status(a) => status::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::View(a) => view::run(a),
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -128,7 +128,7 @@ pub fn parse_until(sc: &Scenario, text: &str) -> Result<Time, CliError> {
 }
 
 /// A time given to `flag`, at least `min_ps` and within the simulator's clock.
-fn parse_instant(sc: &Scenario, flag: &str, text: &str, min_ps: f64) -> Result<Time, CliError> {
+pub fn parse_instant(sc: &Scenario, flag: &str, text: &str, min_ps: f64) -> Result<Time, CliError> {
     let t = crate::units::parse_time(text)
         .map_err(|e| CliError::usage(anyhow!("{flag}: {e}; e.g. {flag} 300us")))?;
     let ps = t.to_ps(sc.medium.bit_ps, sc.medium.slot_ps);
@@ -145,7 +145,7 @@ fn parse_instant(sc: &Scenario, flag: &str, text: &str, min_ps: f64) -> Result<T
     Ok(ps.round() as Time)
 }
 
-fn check_stations(sc: &Scenario, stations: &Option<Vec<u32>>) -> CliResult {
+pub fn check_stations(sc: &Scenario, stations: &Option<Vec<u32>>) -> CliResult {
     let n = sc.station_count();
     if let Some(s) = stations {
         if let Some(bad) = s.iter().find(|&&i| i as usize >= n) {

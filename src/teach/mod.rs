@@ -1,5 +1,5 @@
 //! Teaching: the event trace (and its text lines), the space-time diagram
-//! and station timeline, and the guided lessons. Built on
+//! and station timeline, the guided lessons, and the interactive view. Built on
 //! `ethernet::run_observed`; the core knows nothing of this module.
 
 pub mod draw;
@@ -7,3 +7,4 @@ pub mod lessons;
 pub mod picture;
 pub mod text;
 pub mod trace;
+pub mod view;

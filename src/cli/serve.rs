@@ -1,0 +1,446 @@
+//! `csmacd serve`: the view page on 127.0.0.1 with a form that changes the
+//! scenario (stations, positions, bus length, frame size, policy, seed) and
+//! runs it again. Two routes: `/` (the scenario as given) and `/run` (the
+//! form's fields, GET or POST). Each run is capped so no request can hang
+//! the server; Ctrl-C stops it.
+
+use super::trace::parse_until;
+use super::{CliError, CliResult};
+use crate::engine::Time;
+use crate::ethernet::Scenario;
+use crate::scenario::{self, policies::POLICIES};
+use crate::teach::lessons::{self, LESSONS};
+use crate::teach::trace::us;
+use crate::teach::view::{self, FormView, Window, MAX_VIEW_EVENTS};
+use crate::traffic::Arrivals;
+use anyhow::anyhow;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use toml::{Table, Value};
+
+/// Serve the interactive view on 127.0.0.1, with a form to change the
+/// scenario and run it again.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Open the printed URL in a browser. The form changes the stations per group
+(e.g. 1,1), every station's position in order (e.g. 0m,500m), the bus
+length, the frame size, the backoff policy, the seed and the window shown;
+an empty field keeps the scenario's value. Bad input gets the message
+`csmacd validate` gives, shown in the page (HTTP 400). Each run is capped:
+at most 10 ms simulated, 1000 stations, about 100000 frames queued and 20000
+events shown. Listens on 127.0.0.1 only; Ctrl-C stops it.
+
+Examples:
+  csmacd serve                                    # lesson 2's scenario
+  csmacd serve scenarios/two-saturated.toml --port 8080")]
+pub struct ServeArgs {
+    /// The scenario to start from (TOML); lesson 2's when absent.
+    pub file: Option<PathBuf>,
+    /// The port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 8021)]
+    pub port: u16,
+}
+
+/// The most simulated time one request runs.
+const MAX_UNTIL_PS: Time = 10_000_000_000;
+/// The most stations one request simulates.
+const MAX_STATIONS: usize = 1000;
+/// The most frames one request's run may queue (estimated before it runs).
+const MAX_ARRIVALS: f64 = 100_000.0;
+/// The most bytes of a form read from a request.
+const MAX_BODY: u64 = 64 * 1024;
+
+/// The scenario the server starts from.
+struct Base {
+    stem: String,
+    table: Table,
+}
+
+pub fn run(args: ServeArgs) -> CliResult {
+    let base = match &args.file {
+        Some(path) => {
+            let text = scenario::read_text(path).map_err(CliError::usage)?;
+            let file = path.display().to_string();
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scenario".into());
+            scenario::bus_from_str(&file, &stem, &text).map_err(CliError::usage)?;
+            let table = scenario::parse_table(&file, &text).map_err(CliError::usage)?;
+            Base { stem, table }
+        }
+        None => {
+            let l = &LESSONS[1];
+            let table = scenario::parse_table(l.file, l.scenario).map_err(CliError::usage)?;
+            Base {
+                stem: "lesson".into(),
+                table,
+            }
+        }
+    };
+    let first = build(&base, &[]).map_err(|e| CliError::usage(anyhow!("{}", e.message)))?;
+    let server = tiny_http::Server::http(("127.0.0.1", args.port))
+        .map(Arc::new)
+        .map_err(|e| CliError::failure(anyhow!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+    let addr = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| CliError::failure(anyhow!("the server has no IP address")))?;
+    let stopper = Arc::clone(&server);
+    ctrlc::set_handler(move || stopper.unblock())
+        .map_err(|e| CliError::failure(anyhow!("cannot catch Ctrl-C: {e}")))?;
+    println!("csmacd serve: http://{addr}/  (Ctrl-C stops)");
+    use std::io::Write;
+    std::io::stdout().flush().map_err(CliError::failure)?;
+    for mut request in server.incoming_requests() {
+        let (status, body) = handle(&base, &first, &mut request);
+        let _ = reply(request, status, body);
+    }
+    eprintln!("csmacd serve: stopped");
+    Ok(())
+}
+
+/// A run the form asked for, checked and within the caps.
+struct Built {
+    sc: Scenario,
+    window: Window,
+    form: FormView,
+}
+
+/// The status and page of one request.
+fn handle(base: &Base, first: &Built, request: &mut tiny_http::Request) -> (u16, String) {
+    let url = request.url().to_string();
+    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+    match path {
+        "/" => (200, page(first, None, None)),
+        "/run" => {
+            let mut text = query.to_string();
+            if *request.method() == tiny_http::Method::Post {
+                let mut body = String::new();
+                let read = request
+                    .as_reader()
+                    .take(MAX_BODY + 1)
+                    .read_to_string(&mut body);
+                if read.is_err() || body.len() as u64 > MAX_BODY {
+                    let message =
+                        format!("the form must be UTF-8 text of at most {MAX_BODY} bytes");
+                    return (400, page(first, None, Some(message.into())));
+                }
+                text = body;
+            }
+            let fields: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
+                .into_owned()
+                .collect();
+            match build(base, &fields) {
+                Ok(b) => (200, page(&b, None, None)),
+                Err(refused) => (400, page(first, Some(&fields), Some(refused))),
+            }
+        }
+        _ => (
+            404,
+            "not found: this server has two routes, / (the page) and /run (the form)\n".into(),
+        ),
+    }
+}
+
+/// The page of a run; `fields` (what was typed) and `error` when the
+/// request could not be run.
+fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>) -> String {
+    let mut v = view::of_scenario(&b.sc, &b.window);
+    let mut form = b.form.clone();
+    if let Some(fields) = fields {
+        for (name, value) in fields {
+            let slot = match name.as_str() {
+                "stations" => &mut form.stations,
+                "positions" => &mut form.positions,
+                "length" => &mut form.length,
+                "frame" => &mut form.frame,
+                "policy" => &mut form.policy,
+                "seed" => &mut form.seed,
+                "until" => &mut form.until,
+                _ => continue,
+            };
+            slot.clone_from(value);
+        }
+    }
+    if let Some(r) = refused {
+        v.left_out.insert(
+            0,
+            "The form could not be run (the message above says why): the run shown is the scenario as given."
+                .into(),
+        );
+        if let Some(text) = r.scenario {
+            form.scenario = text;
+        }
+        v.error = Some(r.message);
+    }
+    v.form = Some(form);
+    view::page(&v)
+}
+
+/// The form's fields, in the order the page shows them.
+const FIELDS: &[&str] = &[
+    "stations",
+    "positions",
+    "length",
+    "frame",
+    "policy",
+    "seed",
+    "until",
+];
+
+/// The name errors give the scenario the form builds (its text is shown in the page).
+const FORM_FILE: &str = "form.toml";
+
+/// Applies the form's fields to the base scenario, validates it as
+/// `csmacd validate` does and checks the caps.
+fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
+    if let Some((name, _)) = fields.iter().find(|(n, _)| !FIELDS.contains(&n.as_str())) {
+        return Err(format!(
+            "unknown form field `{name}`; the fields are {}",
+            FIELDS.join(", ")
+        )
+        .into());
+    }
+    let get = |k: &str| {
+        fields
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.trim())
+            .filter(|v| !v.is_empty())
+    };
+    let mut table = base.table.clone();
+    let groups = table
+        .get("stations")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if let Some(s) = get("stations") {
+        let counts: Vec<&str> = s.split(',').map(str::trim).collect();
+        if counts.len() != groups {
+            return Err(format!(
+                "stations: {} count{} given for {groups} group{} of stations; give one count per group, comma separated",
+                counts.len(),
+                if counts.len() == 1 { "" } else { "s" },
+                if groups == 1 { "" } else { "s" }
+            ).into());
+        }
+        for (i, c) in counts.iter().enumerate() {
+            set(&mut table, &format!("stations.{i}.count"), c)?;
+        }
+    }
+    if let Some(p) = get("positions") {
+        let list: Vec<&str> = p.split(',').map(str::trim).collect();
+        let counts: Option<Vec<usize>> = (0..groups)
+            .map(|i| match table["stations"][i].get("count") {
+                None => Some(1),
+                Some(c) => c.as_integer().and_then(|c| usize::try_from(c).ok()),
+            })
+            .collect();
+        if let Some(counts) = counts {
+            let total: usize = counts.iter().sum();
+            if list.len() != total {
+                return Err(format!(
+                    "positions: {} given for {total} stations; give one per station in order (e.g. 0m,2000m), or leave it empty for the scenario's placement",
+                    list.len()
+                ).into());
+            }
+            let mut rest = list.as_slice();
+            for (i, &c) in counts.iter().enumerate() {
+                let (mine, after) = rest.split_at(c);
+                rest = after;
+                let values: Vec<Value> = mine.iter().map(|x| value_of(x)).collect();
+                table["stations"][i]
+                    .as_table_mut()
+                    .ok_or_else(|| format!("stations.{i}: is not a table"))?
+                    .insert("positions".into(), Value::Array(values));
+            }
+        }
+    }
+    if let Some(l) = get("length") {
+        set(&mut table, "medium.length", l)?;
+    }
+    for i in 0..groups {
+        if let Some(f) = get("frame") {
+            set(&mut table, &format!("stations.{i}.frame"), f)?;
+        }
+        if let Some(p) = get("policy") {
+            let mut backoff = Table::new();
+            backoff.insert("kind".into(), Value::String(p.into()));
+            crate::sweep::set_path(
+                &mut table,
+                &format!("stations.{i}.backoff"),
+                Value::Table(backoff),
+            )?;
+        }
+    }
+    if let Some(s) = get("seed") {
+        set(&mut table, "seed", s)?;
+    }
+    let text = toml::to_string(&table).map_err(|e| format!("the form: {e}"))?;
+    let sc = scenario::bus_from_str(FORM_FILE, &base.stem, &text).map_err(|e| Refused {
+        message: e.to_string(),
+        scenario: Some(text.clone()),
+    })?;
+    let n = sc.station_count();
+    if n > MAX_STATIONS {
+        return Err(format!(
+            "{n} stations: this server runs at most {MAX_STATIONS} per request; \
+             use `csmacd view` for bigger scenarios"
+        )
+        .into());
+    }
+    let until = match get("until") {
+        None => sc.duration.min(2_000_000_000),
+        Some(t) => parse_until(&sc, t).map_err(|e| format!("until: {}", e.error))?,
+    };
+    if until > MAX_UNTIL_PS {
+        return Err(format!(
+            "until {}: this server runs at most {} µs per request; use `csmacd view` for longer windows",
+            get("until").unwrap_or_default(),
+            us(MAX_UNTIL_PS)
+        ).into());
+    }
+    let queued = frames_queued(&sc, until);
+    if queued > MAX_ARRIVALS {
+        return Err(format!(
+            "about {queued:.0} frames would be queued before {} µs; this server runs at most \
+             {MAX_ARRIVALS} per request: lower the load or the window",
+            us(until)
+        )
+        .into());
+    }
+    let form = FormView {
+        stations: sc
+            .groups
+            .iter()
+            .map(|g| g.count.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        positions: positions_of(&table),
+        length: table
+            .get("medium")
+            .and_then(|m| m.get("length"))
+            .map_or_else(|| format!("{}m", sc.medium.length_m), plain),
+        frame: same_frame(&table),
+        policy: get("policy").unwrap_or_default().to_string(),
+        seed: sc.seed.to_string(),
+        until: format!("{}us", us(until)),
+        policies: POLICIES.iter().map(|p| p.kind.to_string()).collect(),
+        scenario: text,
+        caps: format!(
+            "Each run is capped: at most {} µs simulated, {MAX_STATIONS} stations, about \
+             {MAX_ARRIVALS} frames queued, and {MAX_VIEW_EVENTS} events shown. Errors name \
+             lines of {FORM_FILE}, the scenario run (below).",
+            us(MAX_UNTIL_PS)
+        ),
+    };
+    let window = Window {
+        from: 0,
+        until,
+        stations: None,
+    };
+    Ok(Built { sc, window, form })
+}
+
+/// Why a form was not run, and the scenario it made when it got that far.
+struct Refused {
+    message: String,
+    scenario: Option<String>,
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Self {
+        Refused {
+            message,
+            scenario: None,
+        }
+    }
+}
+
+/// Sets a dotted path to a form value (TOML if it parses, else a string).
+fn set(table: &mut Table, path: &str, text: &str) -> Result<(), String> {
+    crate::sweep::set_path(table, path, value_of(text))
+}
+
+fn value_of(text: &str) -> Value {
+    lessons::parse_override(&format!("v={text}"))
+        .map(|(_, v)| v)
+        .unwrap_or_else(|_| Value::String(text.into()))
+}
+
+/// A value as a person typed it: strings without quotes.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every station's position when every group lists them, else empty.
+fn positions_of(table: &Table) -> String {
+    let Some(groups) = table.get("stations").and_then(Value::as_array) else {
+        return String::new();
+    };
+    let mut all = Vec::new();
+    for g in groups {
+        match g.get("positions").and_then(Value::as_array) {
+            Some(p) => all.extend(p.iter().map(plain)),
+            None => return String::new(),
+        }
+    }
+    all.join(",")
+}
+
+/// The frame size when every group has the same simple one, else empty.
+fn same_frame(table: &Table) -> String {
+    let frames: Vec<String> = table
+        .get("stations")
+        .and_then(Value::as_array)
+        .map(|gs| {
+            gs.iter()
+                .map(|g| g.get("frame").map(plain).unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default();
+    match frames.first() {
+        Some(f) if frames.iter().all(|x| x == f) => f.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The frames a run queues before `until`, estimated before it runs (a
+/// saturated group queues one per frame it can send).
+fn frames_queued(sc: &Scenario, until: Time) -> f64 {
+    let secs = until as f64 / crate::units::PS_PER_S;
+    sc.groups
+        .iter()
+        .map(|g| {
+            let n = g.count as f64;
+            match g.arrivals {
+                Arrivals::Saturated => {
+                    secs * sc.medium.bit_rate / (g.frame.mean_bits() + 160.0) + n
+                }
+                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => rate * n * secs,
+                Arrivals::Periodic { interval, .. } => n * (until / interval.max(1)) as f64 + n,
+                Arrivals::Burst { frames, .. } => n * f64::from(frames),
+            }
+        })
+        .sum()
+}
+
+fn reply(request: tiny_http::Request, status: u16, body: String) -> std::io::Result<()> {
+    let kind = if status == 404 {
+        "text/plain; charset=utf-8"
+    } else {
+        "text/html; charset=utf-8"
+    };
+    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes())
+        .expect("a valid header");
+    request.respond(
+        tiny_http::Response::from_string(body)
+            .with_status_code(status)
+            .with_header(header),
+    )
+}

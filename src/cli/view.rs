@@ -1,0 +1,131 @@
+//! `csmacd view`: one run as a self-contained interactive HTML page, and the
+//! page of a lesson (`csmacd lesson N --view`).
+
+use super::trace::{check_stations, load, parse_instant, parse_until};
+use super::{CliError, CliResult};
+use crate::engine::Time;
+use crate::ethernet::Scenario;
+use crate::teach::lessons::{Lesson, Outcome};
+use crate::teach::trace::us;
+use crate::teach::view::{self, LessonView, Window};
+use anyhow::anyhow;
+use std::path::{Path, PathBuf};
+
+/// Write an interactive HTML page that animates one run: the bus, the
+/// signals, each station's state, and the space-time diagram.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The page is one file with nothing to fetch: open it in any browser, offline.
+It holds the same events as `csmacd trace FILE --format jsonl` with the same
+--from, --until, --seed and --stations, at most 20000 of them (beyond that
+it stops early and says so), and draws at most 64 stations (the first ones
+unless --stations chooses). Controls: play/pause (Space), step to the next
+or previous event (Right, Left), speed (+, -), a time scrubber, Home/End;
+click a station (or press its digit) for its history.
+
+Examples:
+  csmacd view scenarios/lessons/2-collision.toml --until 250us --out collision.html
+  csmacd view scenarios/two-saturated.toml --from 5ms --until 6ms --out busy.html
+  csmacd lesson 2 --view")]
+pub struct ViewArgs {
+    /// The scenario file (TOML).
+    pub file: PathBuf,
+    /// The end of the window shown (a time with a unit: 300us, 2ms, 10slot).
+    #[arg(long, default_value = "2ms")]
+    pub until: String,
+    /// The start of the window shown (the run still starts at 0).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Only these stations (numbers from 0, comma separated).
+    #[arg(long, value_delimiter = ',')]
+    pub stations: Option<Vec<u32>>,
+    /// Replace the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The page to write (.html).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn run(args: ViewArgs) -> CliResult {
+    let sc = load(&args.file, args.seed)?;
+    let w = window(&sc, args.from.as_deref(), &args.until, args.stations)?;
+    let v = view::of_scenario(&sc, &w);
+    write_page(&args.out, &view::page(&v))?;
+    eprintln!(
+        "wrote {} ({} events, {} to {} µs)",
+        args.out.display(),
+        v.events.len(),
+        us(w.from),
+        v.until_us
+    );
+    Ok(())
+}
+
+/// The window a page shows: `--from` (default 0) before `--until`, and the
+/// chosen stations, checked against the scenario.
+pub fn window(
+    sc: &Scenario,
+    from: Option<&str>,
+    until: &str,
+    stations: Option<Vec<u32>>,
+) -> Result<Window, CliError> {
+    let until_ps = parse_until(sc, until)?;
+    let from_ps: Time = match from {
+        None => 0,
+        Some(t) => parse_instant(sc, "--from", t, 0.0)?,
+    };
+    if from_ps >= until_ps {
+        return Err(CliError::usage(anyhow!(
+            "--from {} is not before --until {until}; give a window that starts before it ends",
+            from.unwrap_or("0")
+        )));
+    }
+    check_stations(sc, &stations)?;
+    Ok(Window {
+        from: from_ps,
+        until: until_ps,
+        stations,
+    })
+}
+
+/// The page of a lesson that has run: its scenario animated over the
+/// lesson's diagram window (or the first 2 ms), its numbers as questions.
+pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
+    let sc = outcome.scenario.as_ref()?;
+    let until = outcome
+        .diagram_until
+        .unwrap_or_else(|| sc.duration.min(2_000_000_000));
+    let mut w = Window {
+        from: 0,
+        until,
+        stations: None,
+    };
+    let mut v = view::of_scenario(sc, &w);
+    // A lesson that compares many runs animates its scenario's first: end
+    // the window two slots after its last event rather than show a blank.
+    if outcome.diagram_until.is_none() {
+        if let Some(last) = v.events.last() {
+            let last_ps = (last["time_us"].as_f64().unwrap_or(0.0) * 1e6).ceil() as Time;
+            let end = (last_ps + 2 * sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000;
+            if end < until {
+                w.until = end;
+                v = view::of_scenario(sc, &w);
+            }
+        }
+    }
+    v.lesson = Some(LessonView {
+        number: lesson.number,
+        title: lesson.title.to_string(),
+        text: lesson.text.to_string(),
+        questions: outcome.checks.iter().map(Into::into).collect(),
+        table: outcome.table.clone(),
+    });
+    Some(view::page(&v))
+}
+
+/// Writes a page whole or not at all.
+pub fn write_page(path: &Path, html: &str) -> CliResult {
+    crate::output::write_atomic(path, html.as_bytes())
+        .map_err(|e| CliError::failure(anyhow!("cannot write {}: {e}", path.display())))
+}
