@@ -340,7 +340,7 @@ mod tests {
             "t.toml",
             "t",
             "name = \"</script><b>x</b>\"\nduration = \"1ms\"\n[medium]\nbit_rate = \"10Mbps\"\n\
-             [[stations]]\ncount = 2\ntraffic = { kind = \"burst\", frames = 1, at = \"0us\" }\n",
+             [[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"burst\", frames = 1, at = \"0us\" }\n",
         )
         .unwrap();
         let w = Window {
