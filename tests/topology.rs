@@ -440,29 +440,26 @@ fn the_trace_names_extension_and_frames_in_a_burst() {
     );
 }
 
-/// A space-time diagram draws one cable: a hub is refused, naming the
-/// topology and what to use instead.
+/// A space-time diagram and the interactive view draw one cable: a hub is
+/// refused by both, naming the topology and what to use instead, and
+/// nothing is written.
 #[test]
-fn the_diagram_refuses_a_hub_and_points_to_the_trace() {
+fn the_diagram_and_the_view_refuse_a_hub_and_point_to_the_trace() {
     let dir = crate::common::temp_dir("hub-diagram");
     let file = dir.join("hub.toml");
     std::fs::write(&file, hub(["10m", "20m"], ["0ns", "0ns"], "")).unwrap();
-    let o = crate::common::bin()
-        .args([
-            "diagram",
-            file.to_str().unwrap(),
-            "--until",
-            "10us",
-            "--out",
-        ])
-        .arg(dir.join("d.png"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        e.contains("kind = \"hub\"") && e.contains("csmacd trace"),
-        "{e}"
-    );
-    assert!(!dir.join("d.png").exists());
+    for (command, out) in [("diagram", "d.png"), ("view", "v.html")] {
+        let o = crate::common::bin()
+            .args([command, file.to_str().unwrap(), "--until", "10us", "--out"])
+            .arg(dir.join(out))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{command}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains("kind = \"hub\"") && e.contains("csmacd trace"),
+            "{command}: {e}"
+        );
+        assert!(!dir.join(out).exists(), "{command}");
+    }
 }

@@ -66,7 +66,9 @@ pub fn run(args: ServeArgs) -> CliResult {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "scenario".into());
-            scenario::bus_from_str(&file, &stem, &text).map_err(CliError::usage)?;
+            let sc = scenario::bus_from_str(&file, &stem, &text).map_err(CliError::usage)?;
+            super::trace::along_one_cable(&sc, "the page")
+                .map_err(|e| CliError::usage(anyhow!("{file}: {e}")))?;
             let table = scenario::parse_table(&file, &text).map_err(CliError::usage)?;
             Base { stem, table }
         }

@@ -261,18 +261,26 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     }
 }
 
+/// Pictures that draw the stations along one cable (the diagram, the
+/// interactive view) refuse a hub or a chain of segments, whose paths cross
+/// repeaters: a signal's band along one line would misstate its arrivals.
+pub fn along_one_cable(sc: &Scenario, what: &str) -> Result<(), String> {
+    if sc.medium.topology == crate::ethernet::Topology::Bus {
+        return Ok(());
+    }
+    Err(format!(
+        "topology kind = \"{}\": {what} draws stations along one cable, and a \
+         signal's band would not show the path through the repeaters; use \
+         `csmacd trace`, whose signal rows give each arrival",
+        sc.medium.topology.kind()
+    ))
+}
+
 pub fn run_diagram(args: DiagramArgs) -> CliResult {
     let sc = load(&args.file, args.seed)?;
     let until = parse_until(&sc, &args.until)?;
-    if sc.medium.topology != crate::ethernet::Topology::Bus {
-        return Err(CliError::usage(anyhow!(
-            "{}: topology kind = \"{}\": the space-time diagram draws stations along one \
-             cable, and a signal's band would not show the path through the repeaters; use \
-             `csmacd trace`, whose signal rows give each arrival",
-            args.file.display(),
-            sc.medium.topology.kind()
-        )));
-    }
+    along_one_cable(&sc, "the space-time diagram")
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.file.display())))?;
     let from = parse_from(&sc, args.from.as_deref(), until, &args.until)?;
     let n = sc.station_count();
     let stations: Vec<u32> = match &args.stations {

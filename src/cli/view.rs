@@ -49,6 +49,8 @@ pub struct ViewArgs {
 
 pub fn run(args: ViewArgs) -> CliResult {
     let sc = load(&args.file, args.seed)?;
+    super::trace::along_one_cable(&sc, "the view")
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.file.display())))?;
     let w = window(&sc, args.from.as_deref(), &args.until, args.stations)?;
     let v = view::of_scenario(&sc, &w);
     write_page(&args.out, &view::page(&v))?;
