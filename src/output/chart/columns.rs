@@ -2,6 +2,16 @@
 //! its metric can take (whiskers are cut to them). Known by name for the
 //! columns the worlds write; any other column keeps its name, unbounded.
 
+/// A column's name as a reader would say it, in a table with these
+/// columns: the groups of a service world's table (it counts calls) are
+/// groups of clients.
+pub fn describe_in(column: &str, header: &[String]) -> String {
+    if column == "group" && header.iter().any(|h| h == "calls") {
+        return "client group".into();
+    }
+    describe(column)
+}
+
 /// A column's name as a reader would say it, with its unit.
 pub fn describe(column: &str) -> String {
     let last = column.rsplit('.').next().unwrap_or(column);
@@ -39,6 +49,8 @@ pub fn describe(column: &str) -> String {
         ("attempts", _) => "transmission attempts".into(),
         ("stations", _) => "stations".into(),
         ("group", _) => "station group".into(),
+        (c, "kind") if c.ends_with("stack.kind") => "retry stack".into(),
+        (c, "count") if c.starts_with("clients.") => "clients".into(),
         ("policy", _) | (_, "kind") => "backoff policy".into(),
         (_, "access") => "access mode".into(),
         (_, "load") => "offered load (fraction of bit rate)".into(),

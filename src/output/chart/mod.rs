@@ -8,7 +8,7 @@ mod draw;
 mod spec;
 mod ticks;
 
-pub use columns::{clip_interval, describe, domain};
+pub use columns::{clip_interval, describe, describe_in, domain};
 pub use spec::{
     check_size, complete, default_specs, parse_size, ChartSpec, Scale, Shade, GROUP_SERIES,
     GROUP_TABLE, MAX_SIZE, MIN_SIZE,
@@ -419,7 +419,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
     let word_titles = |cols: &[usize]| -> Option<String> {
         (!cols.is_empty() && cols.iter().all(|&k| !numeric_col[k])).then(|| {
             cols.iter()
-                .map(|&k| describe(&table.header[si[k]]))
+                .map(|&k| describe_in(&table.header[si[k]], &table.header))
                 .collect::<Vec<_>>()
                 .join(", ")
         })
