@@ -190,6 +190,7 @@ fn lesson_5_chart_draws_metcalfe_boggs_under_the_runs() {
 /// attempts, read back from the 95 % interval drawn). CSMA's closed form
 /// is for infinitely many stations; the lesson's 200, each holding one
 /// frame, stay within it (3.5 deviations above it at G = 2, the most).
+/// CSMA/CD is drawn as points only, on or above CSMA's line.
 #[test]
 fn lesson_8_chart_draws_aloha_slotted_aloha_and_csma_under_the_runs() {
     let charts = charts_of(8);
@@ -231,6 +232,34 @@ fn lesson_8_chart_draws_aloha_slotted_aloha_and_csma_under_the_runs() {
                 "{name} at G = {}: {s} against {want} ± {}",
                 p.x,
                 4.0 * sd
+            );
+        }
+    }
+    // CSMA/CD is drawn as points only; aborting collisions at detection
+    // keeps them on or above 1-persistent CSMA's line (never 4 deviations
+    // below it), and above it by more than 4 deviations at the two highest
+    // loads, where collisions are frequent.
+    assert!(c
+        .chart
+        .series
+        .iter()
+        .all(|s| !(s.look == Look::Theory && s.label.starts_with("csma-cd"))));
+    let cd = series(c, "csma-cd (simulated)");
+    let n = cd.points.len();
+    for (k, p) in cd.points.iter().enumerate() {
+        let (s, (lo, hi)) = (p.y.unwrap(), p.ci.unwrap());
+        let sd = (hi - lo) / (2.0 * 1.96);
+        let csma = kt(p.x);
+        assert!(
+            s >= csma - 4.0 * sd,
+            "csma-cd at G = {}: {s} below CSMA's {csma}",
+            p.x
+        );
+        if k + 2 >= n {
+            assert!(
+                s > csma + 4.0 * sd,
+                "csma-cd at G = {}: {s} not above {csma}",
+                p.x
             );
         }
     }

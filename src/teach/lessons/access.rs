@@ -183,9 +183,10 @@ fn access_chart(sc: &Scenario, measured: &[Vec<AccessPoint>]) -> LessonChart {
         "{}: {} stations, one run per point (offered loads {}). Lines: pure ALOHA \
          S = G e^-2G; slotted ALOHA S = G e^-G/f, frames filling f = {fill:.3} of a slot; \
          1-persistent CSMA (Kleinrock and Tobagi), a = {a:.4} (end-to-end delay over \
-         the frame time). CSMA/CD has no line: its collisions end after detection and \
-         the jam, so it stays above CSMA. Points: the simulation, with 95 % intervals \
-         of the successes among the attempts.",
+         the frame time). CSMA/CD has no line (its closed form, Tobagi and Hunt's \
+         unslotted 1-persistent CSMA/CD, is not drawn): its collisions end after \
+         detection and the jam, so it stays above CSMA. Points: the simulation, with \
+         95 % intervals of the successes among the attempts.",
         sc.name,
         sc.station_count(),
         LESSON8_LOADS
