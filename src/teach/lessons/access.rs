@@ -175,7 +175,7 @@ fn access_chart(sc: &Scenario, measured: &[Vec<AccessPoint>]) -> LessonChart {
     let a = sc.max_delay_ps() as f64 / frame_ps;
     let top = measured.iter().flatten().map(|p| p.g).fold(2.0, f64::max) * 1.05;
     let mut b = Builder::new(
-        "ALOHA, slotted ALOHA, CSMA and CSMA/CD against their closed forms",
+        "ALOHA, slotted ALOHA and CSMA against their closed forms, and CSMA/CD",
         "attempt load G (transmissions per frame time, retransmissions included)",
         "throughput S",
     )
