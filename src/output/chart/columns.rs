@@ -35,10 +35,13 @@ pub fn describe(column: &str) -> String {
         ("completion_s", _) => "last success (s)".into(),
         ("crashes", _) => "server crashes".into(),
         ("all_connected_s", _) => "all clients connected (s)".into(),
+        ("recovered", _) => "recovered after the surge (1) or not (0)".into(),
+        ("recovery_s", _) => "time to recover after the surge (s)".into(),
         ("collision_involvements", _) => "collided transmissions".into(),
         ("attempts", _) => "transmission attempts".into(),
         ("stations", _) => "stations".into(),
         ("group", _) => "station group".into(),
+        (c, "kind") if c.ends_with(".stack.kind") => "retry stack".into(),
         ("policy", _) | (_, "kind") => "backoff policy".into(),
         (_, "access") => "access mode".into(),
         (_, "load") => "offered load (fraction of bit rate)".into(),
@@ -62,6 +65,17 @@ pub fn describe(column: &str) -> String {
         ("server_up", _) => "server up (1) or down (0)".into(),
         // A column this does not know keeps its name, and no unit is guessed.
         (c, _) => c.to_string(),
+    }
+}
+
+/// A column's name as a reader would say it in the named table: a
+/// timeseries counts per bin what summary.csv counts per run.
+pub fn describe_in(table: Option<&str>, column: &str) -> String {
+    match (table, column) {
+        (Some("timeseries"), "attempts") => "attempts sent per bin".into(),
+        (Some("timeseries"), "successes") => "successful calls per bin".into(),
+        (Some("timeseries"), "failures") => "failed attempts per bin".into(),
+        _ => describe(column),
     }
 }
 
