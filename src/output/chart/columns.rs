@@ -92,6 +92,7 @@ pub fn domain(column: &str) -> (f64, f64) {
         "delivered_fraction",
         "success_rate",
         "server_up",
+        "recovered",
     ];
     const NON_NEGATIVE: &[&str] = &[
         "throughput_mbps",
@@ -118,6 +119,7 @@ pub fn domain(column: &str) -> (f64, f64) {
         "completion_s",
         "crashes",
         "all_connected_s",
+        "recovery_s",
         "queue",
         "connected",
         "failures",
