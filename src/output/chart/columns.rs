@@ -5,11 +5,13 @@
 /// A column's name as a reader would say it, in a table with these
 /// columns: the groups of a service world's table (it counts calls) are
 /// groups of clients.
-pub fn describe_in(column: &str, header: &[String]) -> String {
-    if column == "group" && header.iter().any(|h| h == "calls") {
-        return "client group".into();
+pub fn describe_among(column: &str, header: &[String]) -> String {
+    let service = header.iter().any(|h| h == "calls");
+    match column {
+        "group" if service => "client group".into(),
+        "attempts" if service => "attempts sent to the server".into(),
+        _ => describe(column),
     }
-    describe(column)
 }
 
 /// A column's name as a reader would say it, with its unit.
@@ -45,11 +47,13 @@ pub fn describe(column: &str) -> String {
         ("completion_s", _) => "last success (s)".into(),
         ("crashes", _) => "server crashes".into(),
         ("all_connected_s", _) => "all clients connected (s)".into(),
+        ("recovered", _) => "recovered after the surge (1) or not (0)".into(),
+        ("recovery_s", _) => "time to recover after the surge (s)".into(),
         ("collision_involvements", _) => "collided transmissions".into(),
         ("attempts", _) => "transmission attempts".into(),
         ("stations", _) => "stations".into(),
         ("group", _) => "station group".into(),
-        (c, "kind") if c.ends_with("stack.kind") => "retry stack".into(),
+        (c, "kind") if c.ends_with(".stack.kind") => "retry stack".into(),
         (c, "count") if c.starts_with("clients.") => "clients".into(),
         ("policy", _) | (_, "kind") => "backoff policy".into(),
         (_, "access") => "access mode".into(),
@@ -77,6 +81,17 @@ pub fn describe(column: &str) -> String {
     }
 }
 
+/// A column's name as a reader would say it in the named table: a
+/// timeseries counts per bin what summary.csv counts per run.
+pub fn describe_in(table: Option<&str>, column: &str) -> String {
+    match (table, column) {
+        (Some("timeseries"), "attempts") => "attempts sent per bin".into(),
+        (Some("timeseries"), "successes") => "successful calls per bin".into(),
+        (Some("timeseries"), "failures") => "failed attempts per bin".into(),
+        _ => describe(column),
+    }
+}
+
 /// The values a column's metric can take: whiskers are cut to them.
 /// Fractions lie in [0, 1], counts, loads and delays are never negative;
 /// a column this does not know is unbounded.
@@ -90,6 +105,7 @@ pub fn domain(column: &str) -> (f64, f64) {
         "delivered_fraction",
         "success_rate",
         "server_up",
+        "recovered",
     ];
     const NON_NEGATIVE: &[&str] = &[
         "throughput_mbps",
@@ -116,6 +132,7 @@ pub fn domain(column: &str) -> (f64, f64) {
         "completion_s",
         "crashes",
         "all_connected_s",
+        "recovery_s",
         "queue",
         "connected",
         "failures",

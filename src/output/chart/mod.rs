@@ -8,7 +8,7 @@ mod draw;
 mod spec;
 mod ticks;
 
-pub use columns::{clip_interval, describe, describe_in, domain};
+pub use columns::{clip_interval, describe, describe_among, describe_in, domain};
 pub use spec::{
     check_size, complete, default_specs, parse_size, ChartSpec, Scale, Shade, GROUP_SERIES,
     GROUP_TABLE, MAX_SIZE, MIN_SIZE,
@@ -392,7 +392,10 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
     }
 
     // Delays of 10^4 µs and more read better in ms (10^7: in s).
-    let mut y_label = describe(&spec.y);
+    let mut y_label = match spec.table.as_deref() {
+        Some("timeseries") => describe_in(spec.table.as_deref(), &spec.y),
+        _ => describe_among(&spec.y, &table.header),
+    };
     if spec.y.ends_with("_us") {
         let top = whole
             .iter()
@@ -419,7 +422,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
     let word_titles = |cols: &[usize]| -> Option<String> {
         (!cols.is_empty() && cols.iter().all(|&k| !numeric_col[k])).then(|| {
             cols.iter()
-                .map(|&k| describe_in(&table.header[si[k]], &table.header))
+                .map(|&k| describe_among(&table.header[si[k]], &table.header))
                 .collect::<Vec<_>>()
                 .join(", ")
         })
