@@ -2,6 +2,7 @@
 //! through a path-tracking reader, so an error names the file, key, line and what
 //! is allowed; once a scenario is built here the simulation core cannot fail.
 
+mod durations;
 mod ethernet;
 pub mod locate;
 pub mod policies;

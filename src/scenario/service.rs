@@ -2,14 +2,15 @@
 //! a checked [`service::Scenario`]: every key through the path-tracking
 //! reader, units required, each bad value named with what is allowed.
 
+use super::durations::{self, duration, positive_duration};
 use super::reader::{FieldError, Fields, Item};
-use super::{policies, stacks, MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_STATIONS};
+use super::{policies, stacks, MAX_MEMORY_BYTES, MAX_STATIONS};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 use crate::service::{
     Accept, Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
 };
-use crate::units::{self, format_bytes, TimeSpec, PS_PER_S};
+use crate::units::{self, format_bytes};
 use toml::{Table, Value};
 
 type Result<T> = std::result::Result<T, FieldError>;
@@ -38,32 +39,6 @@ const WINDOW_POLICIES: &[&str] = &[
     "geometric",
     "mild",
 ];
-
-/// A duration with a time unit ("10ms", "2s"): bit times and slots have no
-/// meaning outside a backoff policy here.
-pub(super) fn duration(item: Item) -> Result<Time> {
-    let t = item.time()?;
-    let TimeSpec::Ps(ps) = t else {
-        return Err(item.err(format!(
-            "`{}` is in bits or slots, which a service scenario has only inside `backoff`; give a time such as \"10ms\"",
-            item.str()?
-        )));
-    };
-    if ps > MAX_DURATION_S * PS_PER_S {
-        return Err(item.err(format!(
-            "is longer than the {MAX_DURATION_S:e} s the simulator accepts"
-        )));
-    }
-    Ok(ps.round() as Time)
-}
-
-pub(super) fn positive_duration(item: Item) -> Result<Time> {
-    let t = duration(item)?;
-    if t == 0 {
-        return Err(item.err("must be greater than zero, e.g. \"10ms\""));
-    }
-    Ok(t)
-}
 
 /// A rate per second: "10000/s", "600/min", "2/h".
 fn rate(item: Item) -> Result<f64> {
@@ -121,7 +96,7 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
         positive_duration,
         "give the horizon, e.g. duration = \"60s\"",
     )?;
-    let warmup = top.with("warmup", duration_of)?.unwrap_or(0);
+    let warmup = top.with("warmup", durations::duration)?.unwrap_or(0);
     if warmup >= duration {
         return Err(top.err(
             "warmup",
@@ -237,11 +212,6 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
     Ok(sc)
 }
 
-/// A duration that may be zero.
-fn duration_of(item: Item) -> Result<Time> {
-    duration(item)
-}
-
 const QUEUE_KEYS: &[&str] = &[
     "kind",
     "rate",
@@ -268,7 +238,7 @@ fn read_server(mut f: Fields) -> Result<Server> {
         message: format!("{} (for kind = \"{kind}\")", e.message),
         ..e
     })?;
-    let retry_after = f.with("retry_after", duration_of)?;
+    let retry_after = f.with("retry_after", durations::duration)?;
     let kind = match kind.as_str() {
         "queue" => {
             let rate = required(
@@ -286,7 +256,7 @@ fn read_server(mut f: Fields) -> Result<Server> {
             };
             let queue_limit = f.integer("queue_limit", 1, 1 << 40)?.map(|v| v as u64);
             let crash_above = f.integer("crash_above", 1, 1 << 40)?.map(|v| v as u64);
-            let restart = f.with("restart", duration_of)?;
+            let restart = f.with("restart", duration)?;
             let restart = match (crash_above, restart) {
                 (Some(_), Some(r)) => r,
                 (Some(_), None) => return Err(f.err(
@@ -696,7 +666,7 @@ fn read_calls(item: Item) -> Result<Calls> {
     let all = ["once", "reconnect", "poisson", "fresh", "poll"];
     let kind = f.choice("kind", &all)?;
     let kind = f.require("kind", kind, "one of once, reconnect, poisson, fresh, poll")?;
-    let at = |f: &mut Fields| -> Result<Time> { Ok(f.with("at", duration_of)?.unwrap_or(0)) };
+    let at = |f: &mut Fields| -> Result<Time> { Ok(f.with("at", duration)?.unwrap_or(0)) };
     let (calls, keys): (Calls, &[&str]) = match kind.as_str() {
         "once" => (Calls::Once { at: at(&mut f)? }, &["kind", "at"]),
         "reconnect" => (Calls::Reconnect { at: at(&mut f)? }, &["kind", "at"]),
@@ -733,13 +703,13 @@ fn read_calls(item: Item) -> Result<Calls> {
                 let from = required(
                     &mut s,
                     "from",
-                    duration_of,
+                    duration,
                     "when the surge starts, e.g. from = \"20s\"",
                 )?;
                 let to = required(
                     &mut s,
                     "to",
-                    duration_of,
+                    duration,
                     "when the surge ends, e.g. to = \"30s\"",
                 )?;
                 if to <= from {

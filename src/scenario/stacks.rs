@@ -2,8 +2,8 @@
 //! defaults (docs/stacks.md), each parameter overridable, each checked
 //! against what the library itself accepts.
 
+use super::durations::{duration, positive_duration};
 use super::reader::{FieldError, Fields, Item};
-use super::service::{duration, positive_duration};
 use crate::engine::Time;
 use crate::service::{Stack, StackKind};
 
