@@ -994,21 +994,10 @@ fn draw_legend<DB: DrawingBackend>(
         false,
     )?;
     let mut y = y0 + pad + row / 2.0;
-    for line in &l.lines {
+    // The legend's note lines, then its title, in the same muted text.
+    for line in l.lines.iter().chain(&l.title) {
         pen.text(
             line,
-            (x0 + pad, y),
-            size,
-            style::MUTED,
-            HPos::Left,
-            VPos::Center,
-            false,
-        )?;
-        y += row;
-    }
-    if let Some(t) = &l.title {
-        pen.text(
-            t,
             (x0 + pad, y),
             size,
             style::MUTED,
