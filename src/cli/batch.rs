@@ -140,6 +140,18 @@ pub fn warn_before_running(plan: &Plan, file: &str, text: &str) {
 }
 
 /// Per point, the seeds of every replication it may run.
+/// What a stored point of `p` must match to count as finished: its axes,
+/// the seeds of its replications (`seeds`), how many it ran at least and
+/// its columns. Resume, merge, status and the final assembly all ask this.
+pub fn point_key<'a>(p: &'a sweep::Point, seeds: &'a [u64]) -> PointKey<'a> {
+    PointKey {
+        axes: &p.axes,
+        seeds,
+        min_runs: p.scenario.replications() as usize,
+        columns: p.scenario.columns(),
+    }
+}
+
 fn replication_seeds(plan: &Plan) -> Vec<Vec<u64>> {
     plan.points
         .iter()
@@ -218,16 +230,7 @@ pub fn execute(
         .filter(|&i| {
             !opts.resume
                 || !matches!(
-                    output::read_point(
-                        out,
-                        i,
-                        &PointKey {
-                            axes: &plan.points[i].axes,
-                            seeds: &seeds[i],
-                            min_runs: plan.points[i].scenario.replications() as usize,
-                            columns: plan.points[i].scenario.columns(),
-                        }
-                    ),
+                    output::read_point(out, i, &point_key(&plan.points[i], &seeds[i])),
                     Ok(Some(_))
                 )
         })
@@ -366,12 +369,7 @@ pub fn write_results(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
         .points
         .iter()
         .zip(&seeds)
-        .map(|(p, s)| PointKey {
-            axes: &p.axes,
-            seeds: s,
-            min_runs: p.scenario.replications() as usize,
-            columns: p.scenario.columns(),
-        })
+        .map(|(p, s)| point_key(p, s))
         .collect();
     let done = output::assemble(out, &keys).map_err(|e| match e {
         output::OutputError::Missing { .. } => CliError::usage(e),

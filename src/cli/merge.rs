@@ -3,7 +3,7 @@
 
 use super::batch::{stem, write_charts, write_results};
 use super::{CliError, CliResult};
-use crate::output::{self, results_dir, PointKey};
+use crate::output::{self, results_dir};
 use crate::results::Columns;
 use crate::sweep::{self, Plan};
 use anyhow::{anyhow, Context};
@@ -91,12 +91,7 @@ pub fn run(args: MergeArgs) -> CliResult {
     let mut missing = Vec::new();
     for (i, p) in plan.points.iter().enumerate() {
         let seeds = p.all_replication_seeds();
-        let key = PointKey {
-            axes: &p.axes,
-            seeds: &seeds,
-            min_runs: p.scenario.replications() as usize,
-            columns: p.scenario.columns(),
-        };
+        let key = super::batch::point_key(p, &seeds);
         match args
             .dirs
             .iter()

@@ -3,7 +3,7 @@
 
 use super::merge::common_plan;
 use super::CliResult;
-use crate::output::{self, results_dir, PointKey};
+use crate::output::{self, results_dir};
 use crate::sweep::{Plan, Shard};
 use std::path::{Path, PathBuf};
 
@@ -59,12 +59,7 @@ fn finished(plan: &Plan, dir: &Path) -> Vec<bool> {
         .enumerate()
         .map(|(i, p)| {
             let seeds = p.all_replication_seeds();
-            let key = PointKey {
-                axes: &p.axes,
-                seeds: &seeds,
-                min_runs: p.scenario.replications() as usize,
-                columns: p.scenario.columns(),
-            };
+            let key = super::batch::point_key(p, &seeds);
             matches!(output::read_point(dir, i, &key), Ok(Some(_)))
         })
         .collect()
