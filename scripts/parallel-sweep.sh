@@ -49,6 +49,13 @@ file=$(realpath "$file")
 mkdir -p "$out/shards"
 out=$(realpath "$out")
 shards=$out/shards
+# GNU parallel keeps its files under ~/.parallel; where HOME is unset (a
+# bare cron or CI environment), the account's home directory.
+if [ -z "${HOME:-}" ]; then
+  HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+  [ -n "$HOME" ] || die "HOME is not set and the account has no home directory; set HOME"
+  export HOME
+fi
 
 shared=${SHARED_FS:-no}
 # Only this machine: nothing to copy.
@@ -88,5 +95,12 @@ if ! seq 1 "$n" | parallel "${opts[@]}" "$cmd"; then
   exit 1
 fi
 dirs=()
-for k in $(seq 1 "$n"); do dirs+=("$shards/$k"); done
+for k in $(seq 1 "$n"); do
+  # A job can end well and still bring nothing back (a remote home
+  # directory that is not where the transfer looked): say so, not merge.
+  [ -f "$shards/$k/points/scenario.toml" ] ||
+    die "shard $k/$n ended without error but $shards/$k holds no stored points;" \
+      "check that its host runs the job in the directory the files were sent to"
+  dirs+=("$shards/$k")
+done
 "$bin" merge "${dirs[@]}" --out "$out"

@@ -176,8 +176,12 @@ all_stored() { # $1: the run
   for k in $(seq 1 $shards); do stored "$1/shards/$k"; done
 }
 wait_for_points() { # $1: where shard $2 writes; waits for its first stored point
+  # $3, $4: the PID of the command that runs it, and where its output goes.
   for _ in $(seq 3000); do
     [ -n "$(find "$1" -path "*shards/$2/points/*.runs.csv" 2>/dev/null)" ] && return 0
+    if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+      fail "the sweep ended before shard $2 stored a point under $1: $(cat "$4")"
+    fi
     sleep 0.02
   done
   fail "no point of shard $2 stored under $1 after a minute"
@@ -251,7 +255,7 @@ parallel_run() {
   local dir=$1 hosts=$2 where=$3 untouched=$4 runner shard_pid proc cut before
   "$scripts/parallel-sweep.sh" grid.toml $shards "$hosts" "$dir" >"$dir.out" 2>&1 &
   runner=$!
-  wait_for_points "$where" 2
+  wait_for_points "$where" 2 $runner "$dir.out"
   # The shard's process, found without starting any (it must not finish meanwhile).
   shard_pid=
   for proc in /proc/[0-9]*; do
@@ -287,7 +291,11 @@ cat >bin/ssh <<EOF
 while [[ \$1 == -* ]]; do case \$1 in -[oplSe]) shift 2 ;; *) shift ;; esac; done
 shift
 [ "\${1:-}" = -- ] && shift
-cd $(printf '%q' "$work/remote-home") && exec bash -c "\$*"
+# A login there starts in its home directory, with its environment set
+# (GNU parallel's remote wrapper runs the job with the login's SHELL).
+export HOME=$(printf '%q' "$work/remote-home") SHELL=/bin/bash USER=\$(id -un)
+export LOGNAME=\$USER
+cd "\$HOME" && exec bash -c "\$*"
 EOF
 chmod +x bin/ssh
 export PARALLEL_SSH=$work/bin/ssh
