@@ -165,16 +165,12 @@ impl<O: Observer> Sim<'_, O> {
         let mut updates = std::mem::take(&mut self.updates);
         if let Some(ix) = &self.index {
             // Removed signals have left every station before now.
-            let trees = self.trees(t);
-            detect = if ix.present(i, t, trees) {
-                t
-            } else {
-                // Only an arrival before the end matters: a later one
-                // schedules no detection, and `detect_at` is compared
-                // only with arrivals before this signal's end.
-                ix.first_start_after(i, t, full_end, trees)
-                    .unwrap_or(Time::MAX)
-            };
+            // Only an arrival before the end matters: a later one schedules
+            // no detection, and `detect_at` is compared only with arrivals
+            // before this signal's end.
+            detect = ix
+                .first_presence(i, t, full_end, self.trees(t))
+                .unwrap_or(Time::MAX);
             // Only the nearest transmitter on each side can be reached by
             // this signal first: a farther one j has a nearer one j' between
             // it and i, whose signal (sent no later than now) reaches j no

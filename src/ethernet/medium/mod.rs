@@ -51,6 +51,13 @@ fn sensed(arrive: Time, colocated: bool, t: Time) -> bool {
     arrive < t || (arrive == t && !colocated)
 }
 
+/// One round of the deferral by tree walks.
+enum Step {
+    Done(Result<(Time, Time), (Time, u64)>),
+    /// A start arriving at this time restarts the gap.
+    Restart(Time),
+}
+
 impl<O: Observer> Sim<'_, O> {
     pub(in crate::ethernet) fn delay(&self, i: usize, j: usize) -> Time {
         between(
@@ -247,20 +254,101 @@ impl<O: Observer> Sim<'_, O> {
         i: usize,
         t0: Time,
     ) -> Result<(Time, Time), (Time, u64)> {
-        let ifg = self.ifg;
-        let part1 = self.ifs_part1;
         let mut cand = t0;
         loop {
+            if let Some(answer) = self.defer_settled(ix, i, cand) {
+                debug_assert_eq!(
+                    Ok(answer),
+                    self.defer_walked(ix, i, cand),
+                    "station {i} at {cand}"
+                );
+                return Ok(answer);
+            }
+            match self.defer_walked_step(ix, i, cand) {
+                Step::Done(r) => return r,
+                Step::Restart(a) => cand = a,
+            }
+        }
+    }
+
+    /// [`Sim::defer_indexed`] by the tree walks alone (for checks).
+    fn defer_walked(&self, ix: &BusIndex, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
+        let mut cand = t0;
+        loop {
+            match self.defer_walked_step(ix, i, cand) {
+                Step::Done(r) => return r,
+                Step::Restart(a) => cand = a,
+            }
+        }
+    }
+
+    /// The deferral from `cand` when every signal the index holds has
+    /// already reached station `i` and none whose end is still unknown is
+    /// present there: then the busy period at `cand` ends with the latest
+    /// end to arrive, and no start can arrive after it to restart the gap,
+    /// so the answer needs only [`BusIndex::latest`], not a walk. This is
+    /// the common case in a crowd, where a station waking from its backoff
+    /// finds a collision that has already spread over the whole bus.
+    /// `None` when the case does not apply (the walks answer).
+    fn defer_settled(&self, ix: &BusIndex, i: usize, cand: Time) -> Option<(Time, Time)> {
+        let (ifg, part1) = (self.ifg, self.ifs_part1);
+        let c = cand as i64;
+        // Its own signals are in the index too (at delay 0), and must not
+        // pass for another station's: they all ended by its last end.
+        let own_end = self.stations[i].own_end();
+        if own_end.is_some_and(|e| e > cand) {
+            return None;
+        }
+        let now = self.trees(cand);
+        let seen = ix.latest(i, now);
+        if seen.start > c || seen.unfixed_end > c {
+            return None;
+        }
+        if seen.end > c {
+            // Busy until the latest end; nothing arrives after it.
+            let end = seen.end as Time;
+            return Some((end + ifg, end + part1));
+        }
+        // Idle: the latest end in the gap window (fading signals always
+        // count there), its own included.
+        let window = Trees {
+            fading: true,
+            ..now
+        };
+        let seen = ix.latest(i, window);
+        if seen.start > c || seen.end > c {
+            return None;
+        }
+        let lo = c - ifg as i64;
+        let last = (seen.end > lo).then_some(seen.end as Time);
+        let Some(drop) = last.max(self.stations[i].own_gap_at(cand, ifg)) else {
+            return Some((cand, cand));
+        };
+        // A start arriving after `drop` would end after the latest end:
+        // none does, in the trees a restart looks at, if they are among
+        // those just seen.
+        if self.trees(drop).buried && !window.buried {
+            return None;
+        }
+        Some((drop + ifg, drop + part1))
+    }
+
+    /// One round of [`Sim::defer_indexed`] by tree walks: the answer, or
+    /// the arrival that restarts the gap.
+    fn defer_walked_step(&self, ix: &BusIndex, i: usize, cand: Time) -> Step {
+        let ifg = self.ifg;
+        let part1 = self.ifs_part1;
+        {
             // Carrier at cand: follow the busy period to its end.
             let busy = match ix.busy_until(i, cand, self.trees(cand)) {
-                Err(id) => return Err((cand, id)),
+                Err(id) => return Step::Done(Err((cand, id))),
                 Ok(end) => end,
             };
             let c = if let Some(first_end) = busy {
                 let mut c = first_end;
                 loop {
                     match ix.busy_until(i, c, self.trees(c)) {
-                        Err(id) => return Err((c, id)),
+                        Err(id) => return Step::Done(Err((c, id))),
                         Ok(Some(e)) => c = e,
                         Ok(None) => break,
                     }
@@ -276,13 +364,12 @@ impl<O: Observer> Sim<'_, O> {
                 };
                 match own.max(ix.last_end_in(i, lo, cand, trees)) {
                     Some(c) => c,
-                    None => return Ok((cand, cand)),
+                    None => return Step::Done(Ok((cand, cand))),
                 }
             };
-            let restart = ix.first_start_after(i, c, c + part1, self.trees(c));
-            match restart {
-                Some(a) => cand = a,
-                None => return Ok((c + ifg, c + part1)),
+            match ix.first_start_after(i, c, c + part1, self.trees(c)) {
+                Some(a) => Step::Restart(a),
+                None => Step::Done(Ok((c + ifg, c + part1))),
             }
         }
     }

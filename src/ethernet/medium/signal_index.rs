@@ -123,6 +123,19 @@ pub struct Trees {
     pub buried: bool,
 }
 
+/// The latest arrivals at a station over a set of signals, in ps
+/// (`i64::MIN`: the set holds none); see [`BusIndex::latest`].
+#[derive(Clone, Copy, Debug)]
+pub struct Latest {
+    /// The latest arrival of a start.
+    pub start: i64,
+    /// The latest arrival of an end.
+    pub end: i64,
+    /// The latest arrival of the end, as known so far, of a signal whose
+    /// end is not final.
+    pub unfixed_end: i64,
+}
+
 /// What a query does with a subtree, judged from its bounds.
 #[derive(PartialEq)]
 enum Step {
@@ -540,6 +553,42 @@ impl BusIndex {
         })
     }
 
+    /// The latest arrivals at `i`, over every signal in `trees` (its own
+    /// included, at delay 0). Exact from the roots' bounds alone: a signal
+    /// sent from p_k on [s, e) reaches p_i at s + |p_i - p_k| =
+    /// max(s - p_k + p_i, s + p_k - p_i), so the latest arrival over a set
+    /// is the greater of the left side's greatest key plus p_i and the
+    /// right side's minus p_i: two numbers per tree, whatever the number of
+    /// signals. (The buried tree's bounds may still count removed signals,
+    /// which had left every station an interframe gap before any query
+    /// that looks at that tree: they can raise `start` and lower nothing,
+    /// and an `end` they set lies an interframe gap before the query.)
+    pub fn latest(&self, i: usize, trees: Trees) -> Latest {
+        let p = self.prop[self.rank[i] as usize];
+        let on = [true, trees.fading, trees.buried];
+        let mut l = Latest {
+            start: i64::MIN,
+            end: i64::MIN,
+            unfixed_end: i64::MIN,
+        };
+        for w in (0..3).filter(|&w| on[w]) {
+            let [left, right] = &self.tree[w][1];
+            l.start = l
+                .start
+                .max(left.a_max.saturating_add(p))
+                .max(right.a_max.saturating_sub(p));
+            l.end = l
+                .end
+                .max(left.b_max.saturating_add(p))
+                .max(right.b_max.saturating_sub(p));
+            l.unfixed_end = l
+                .unfixed_end
+                .max(left.ub_max.saturating_add(p))
+                .max(right.ub_max.saturating_sub(p));
+        }
+        l
+    }
+
     /// Whether a signal of another station is present at `i` at time `c`.
     pub fn present(&self, i: usize, c: Time, trees: Trees) -> bool {
         let found = Cell::new(false);
@@ -635,6 +684,45 @@ impl BusIndex {
                         best.set(a);
                     }
                     true
+                },
+            );
+        })
+    }
+
+    /// The earliest time at or after `c`, and before `before`, at which a
+    /// signal of another station is present at `i`: `c` itself when one is
+    /// present then, else the earliest arrival of a start after `c`. One
+    /// walk answers what [`BusIndex::present`] and
+    /// [`BusIndex::first_start_after`] answer together: the earliest of
+    /// max(arrival, c) over the signals whose end arrives after `c`.
+    pub fn first_presence(&self, i: usize, c: Time, before: Time, trees: Trees) -> Option<Time> {
+        self.best_over(i, trees, true, cap(before), |w, side, lo, hi, off, best| {
+            let u = sx(c) - off;
+            self.walk(
+                w,
+                side,
+                lo,
+                hi,
+                &mut |g: &Agg, inside: bool| {
+                    if g.b_max <= u || g.a_min.max(u) >= best.get() {
+                        Step::Skip
+                    } else if inside && g.b_min > u {
+                        // Every signal here ends after c.
+                        best.set(g.a_min.max(u));
+                        if best.get() == u {
+                            Step::Stop
+                        } else {
+                            Step::Skip
+                        }
+                    } else {
+                        Step::Descend
+                    }
+                },
+                &mut |_, a, b| {
+                    if b > u && a.max(u) < best.get() {
+                        best.set(a.max(u));
+                    }
+                    best.get() != u
                 },
             );
         })
