@@ -1,8 +1,11 @@
 //! `csmacd serve`: the view page on 127.0.0.1 with a form that changes the
 //! scenario (stations, positions, bus length, frame size, policy, seed) and
-//! runs it again. Two routes: `/` (the scenario as given) and `/run` (the
-//! form's fields, GET or POST). Each run is capped so no request can hang
-//! the server; Ctrl-C stops it.
+//! runs it again. Two routes: `/` (the scenario as given, or changed by the
+//! form's fields in its query string, so that a run has an address) and
+//! `/run` (the form's fields, GET or POST). Each run is capped so no request
+//! can hang the server; a few workers answer requests side by side, and a
+//! connection that stalls holds one of them only until its timeouts. Ctrl-C
+//! stops it.
 
 use super::trace::parse_until;
 use super::{CliError, CliResult};
@@ -14,9 +17,9 @@ use crate::teach::trace::us;
 use crate::teach::view::{self, FormView, Window, MAX_VIEW_EVENTS};
 use crate::traffic::Arrivals;
 use anyhow::anyhow;
-use std::io::Read;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 use toml::{Table, Value};
 
 /// Serve the interactive view on 127.0.0.1, with a form to change the
@@ -26,10 +29,13 @@ use toml::{Table, Value};
 Open the printed URL in a browser. The form changes the stations per group
 (e.g. 1,1), every station's position in order (e.g. 0m,500m), the bus
 length, the frame size, the backoff policy, the seed and the window shown;
-an empty field keeps the scenario's value. Bad input gets the message
-`csmacd validate` gives, shown in the page (HTTP 400). Each run is capped:
-at most 10 ms simulated, 1000 stations, about 100000 frames queued and 20000
-events shown. Listens on 127.0.0.1 only; Ctrl-C stops it.
+an empty field keeps the scenario's value. The page's address holds the
+fields (e.g. /?positions=0m,500m&seed=3): bookmark or share it to show the
+same run. Bad input gets the message `csmacd validate` gives, shown in the
+page (HTTP 400). Each run is capped: at most 10 ms simulated, 1000 stations,
+about 100000 frames queued and 20000 events shown. Four requests are
+answered at once; a client that stalls is cut off after 10 s. Listens on
+127.0.0.1 only; Ctrl-C stops it.
 
 Examples:
   csmacd serve                                    # lesson 2's scenario
@@ -48,8 +54,16 @@ const MAX_UNTIL_PS: Time = 10_000_000_000;
 const MAX_STATIONS: usize = 1000;
 /// The most frames one request's run may queue (estimated before it runs).
 const MAX_ARRIVALS: f64 = 100_000.0;
-/// The most bytes of a form read from a request.
-const MAX_BODY: u64 = 64 * 1024;
+/// The most bytes of a form read from a request (more: 413).
+const MAX_BODY: usize = 64 * 1024;
+/// The requests answered side by side: a connection that stalls holds one
+/// worker, the others go on answering.
+const WORKERS: usize = 4;
+/// The longest one read from, or write to, a connection may wait (headers,
+/// a body, an idle kept-alive connection, a response not taken).
+const SOCKET_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a form's body may take to arrive in all (more: 408).
+const BODY_TIME: Duration = Duration::from_secs(10);
 
 /// The scenario the server starts from.
 struct Base {
@@ -82,25 +96,65 @@ pub fn run(args: ServeArgs) -> CliResult {
         }
     };
     let first = build(&base, &[]).map_err(|e| CliError::usage(anyhow!("{}", e.message)))?;
-    let server = tiny_http::Server::http(("127.0.0.1", args.port))
-        .map(Arc::new)
-        .map_err(|e| CliError::failure(anyhow!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+    let server = listen(args.port)?;
     let addr = server
         .server_addr()
         .to_ip()
         .ok_or_else(|| CliError::failure(anyhow!("the server has no IP address")))?;
-    let stopper = Arc::clone(&server);
-    ctrlc::set_handler(move || stopper.unblock())
-        .map_err(|e| CliError::failure(anyhow!("cannot catch Ctrl-C: {e}")))?;
+    // Ctrl-C, or a worker whose listener failed, ends the command.
+    let (stop, stopped) = mpsc::channel::<Option<String>>();
+    let on_signal = stop.clone();
+    ctrlc::set_handler(move || {
+        let _ = on_signal.send(None);
+    })
+    .map_err(|e| CliError::failure(anyhow!("cannot catch Ctrl-C: {e}")))?;
     println!("csmacd serve: http://{addr}/  (Ctrl-C stops)");
     use std::io::Write;
     std::io::stdout().flush().map_err(CliError::failure)?;
-    for mut request in server.incoming_requests() {
-        let (status, body) = handle(&base, &first, &mut request);
-        let _ = reply(request, status, body);
+    let shared = Arc::new((base, first));
+    for _ in 0..WORKERS {
+        let server = Arc::clone(&server);
+        let shared = Arc::clone(&shared);
+        let stop = stop.clone();
+        std::thread::spawn(move || loop {
+            match server.recv() {
+                Ok(mut request) => {
+                    let (status, body) = handle(&shared.0, &shared.1, &mut request);
+                    let _ = reply(request, status, body);
+                }
+                Err(e) => {
+                    let _ = stop.send(Some(e.to_string()));
+                    return;
+                }
+            }
+        });
     }
+    let failed = stopped.recv().ok().flatten();
     eprintln!("csmacd serve: stopped");
-    Ok(())
+    match failed {
+        None => Ok(()),
+        Some(e) => Err(CliError::failure(anyhow!(
+            "the server stopped listening: {e}"
+        ))),
+    }
+}
+
+/// The server on 127.0.0.1:`port`. Its listening socket carries the read and
+/// write timeouts, which each connection it accepts inherits (tiny_http sets
+/// none of its own), so no connection can leave a worker waiting for ever.
+fn listen(port: u16) -> Result<Arc<tiny_http::Server>, CliError> {
+    let cannot = |e: &dyn std::fmt::Display| {
+        CliError::failure(anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))
+    };
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| cannot(&e))?;
+    let socket = socket2::SockRef::from(&listener);
+    socket
+        .set_read_timeout(Some(SOCKET_TIMEOUT))
+        .and_then(|()| socket.set_write_timeout(Some(SOCKET_TIMEOUT)))
+        .map_err(|e| cannot(&e))?;
+    tiny_http::Server::from_listener(listener, None)
+        .map(Arc::new)
+        .map_err(|e| cannot(&e))
 }
 
 /// A run the form asked for, checked and within the caps.
@@ -114,45 +168,92 @@ struct Built {
 fn handle(base: &Base, first: &Built, request: &mut tiny_http::Request) -> (u16, String) {
     let url = request.url().to_string();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-    match path {
-        "/" => (200, page(first, None, None)),
-        "/run" => {
-            let mut text = query.to_string();
-            if *request.method() == tiny_http::Method::Post {
-                let mut body = String::new();
-                let read = request
-                    .as_reader()
-                    .take(MAX_BODY + 1)
-                    .read_to_string(&mut body);
-                if read.is_err() || body.len() as u64 > MAX_BODY {
-                    let message =
-                        format!("the form must be UTF-8 text of at most {MAX_BODY} bytes");
-                    return (400, page(first, None, Some(message.into())));
-                }
-                text = body;
-            }
-            let fields: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
-                .into_owned()
-                .collect();
-            match build(base, &fields) {
-                Ok(b) => (200, page(&b, None, None)),
-                Err(refused) => (400, page(first, Some(&fields), Some(refused))),
-            }
-        }
-        _ => (
+    if path != "/" && path != "/run" {
+        return (
             404,
             "not found: this server has two routes, / (the page) and /run (the form)\n".into(),
-        ),
+        );
+    }
+    let text = if *request.method() == tiny_http::Method::Post {
+        match form_body(request) {
+            Ok(text) => text,
+            Err((status, message)) => return (status, page(first, &[], Some(message.into()))),
+        }
+    } else {
+        query.to_string()
+    };
+    let fields: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
+        .into_owned()
+        .collect();
+    if fields.is_empty() {
+        return (200, page(first, &[], None));
+    }
+    match build(base, &fields) {
+        Ok(b) => (200, page(&b, &fields, None)),
+        Err(refused) => (400, page(first, &fields, Some(refused))),
     }
 }
 
-/// The page of a run; `fields` (what was typed) and `error` when the
-/// request could not be run.
-fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>) -> String {
+/// A POSTed form's text: at most `MAX_BODY` bytes (else 413, told before a
+/// byte is read when the request declares its length), arrived within
+/// `BODY_TIME` (else 408), UTF-8 (else 400).
+fn form_body(request: &mut tiny_http::Request) -> Result<String, (u16, String)> {
+    let too_big = || {
+        (
+            413,
+            format!("the form is longer than this server reads: at most {MAX_BODY} bytes"),
+        )
+    };
+    if request.body_length().is_some_and(|n| n > MAX_BODY) {
+        return Err(too_big());
+    }
+    let late = || {
+        (
+            408,
+            format!(
+                "the form did not arrive within {} s; send it again",
+                BODY_TIME.as_secs()
+            ),
+        )
+    };
+    let deadline = Instant::now() + BODY_TIME;
+    let reader = request.as_reader();
+    let mut body = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        // Each read waits at most SOCKET_TIMEOUT, so this ends by the deadline plus one.
+        match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                ) =>
+            {
+                return Err(late())
+            }
+            Err(e) => return Err((400, format!("the form could not be read: {e}"))),
+        }
+        if body.len() > MAX_BODY {
+            return Err(too_big());
+        }
+        if Instant::now() > deadline {
+            return Err(late());
+        }
+    }
+    String::from_utf8(body).map_err(|_| (400, "the form must be UTF-8 text".to_string()))
+}
+
+/// The page of a run: `asked` holds the fields of the request (the address
+/// that asks for this page again is made of them); when the request was
+/// refused, they fill the form as typed and `refused` says why.
+fn page(b: &Built, asked: &[(String, String)], refused: Option<Refused>) -> String {
     let mut v = view::of_scenario(&b.sc, &b.window);
     let mut form = b.form.clone();
-    if let Some(fields) = fields {
-        for (name, value) in fields {
+    form.query = address_query(asked);
+    if let Some(r) = refused {
+        for (name, value) in asked {
             let slot = match name.as_str() {
                 "stations" => &mut form.stations,
                 "positions" => &mut form.positions,
@@ -165,8 +266,6 @@ fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>
             };
             slot.clone_from(value);
         }
-    }
-    if let Some(r) = refused {
         v.left_out.insert(
             0,
             "The form could not be run (the message above says why): the run shown is the scenario as given."
@@ -179,6 +278,16 @@ fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>
     }
     v.form = Some(form);
     view::page(&v)
+}
+
+/// The query string of the address that asks for the same page: the fields
+/// given, in their order, empty ones (which keep the scenario's value) left out.
+fn address_query(fields: &[(String, String)]) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in fields.iter().filter(|(_, v)| !v.trim().is_empty()) {
+        query.append_pair(name, value);
+    }
+    query.finish()
 }
 
 /// The form's fields, in the order the page shows them.
@@ -314,6 +423,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
         .into());
     }
     let form = FormView {
+        query: String::new(),
         stations: sc
             .groups
             .iter()
