@@ -3,9 +3,9 @@
 //! runs it again. Two routes: `/` (the scenario as given, or changed by the
 //! form's fields in its query string, so that a run has an address) and
 //! `/run` (the form's fields, GET or POST). Each run is capped so no request
-//! can hang the server; a few workers answer requests side by side, and a
-//! connection that stalls holds one of them only until its timeouts. Ctrl-C
-//! stops it.
+//! can hang the server. A few workers make the runs side by side; a
+//! request's body is read first, on a thread of its own, so a client that
+//! sends it slowly or stops holds up no one else. Ctrl-C stops it.
 
 use super::trace::parse_until;
 use super::{CliError, CliResult};
@@ -17,9 +17,9 @@ use crate::teach::trace::us;
 use crate::teach::view::{self, FormView, Window, MAX_VIEW_EVENTS};
 use crate::traffic::Arrivals;
 use anyhow::anyhow;
+use std::io::Read;
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::sync::{mpsc, Arc, Mutex};
 use toml::{Table, Value};
 
 /// Serve the interactive view on 127.0.0.1, with a form to change the
@@ -33,9 +33,9 @@ an empty field keeps the scenario's value. The page's address holds the
 fields (e.g. /?positions=0m,500m&seed=3): bookmark or share it to show the
 same run. Bad input gets the message `csmacd validate` gives, shown in the
 page (HTTP 400). Each run is capped: at most 10 ms simulated, 1000 stations,
-about 100000 frames queued and 20000 events shown. Four requests are
-answered at once; a client that stalls is cut off after 10 s. Listens on
-127.0.0.1 only; Ctrl-C stops it.
+about 100000 frames queued and 20000 events shown; a form is at most 64 KiB.
+Four runs are made at once, and a client that sends its form slowly holds up
+no one else. Listens on 127.0.0.1 only; Ctrl-C stops it.
 
 Examples:
   csmacd serve                                    # lesson 2's scenario
@@ -56,14 +56,9 @@ const MAX_STATIONS: usize = 1000;
 const MAX_ARRIVALS: f64 = 100_000.0;
 /// The most bytes of a form read from a request (more: 413).
 const MAX_BODY: usize = 64 * 1024;
-/// The requests answered side by side: a connection that stalls holds one
-/// worker, the others go on answering.
+/// The requests run side by side (a run is work for a core; more at once
+/// would only share the cores).
 const WORKERS: usize = 4;
-/// The longest one read from, or write to, a connection may wait (headers,
-/// a body, an idle kept-alive connection, a response not taken).
-const SOCKET_TIMEOUT: Duration = Duration::from_secs(10);
-/// The longest a form's body may take to arrive in all (more: 408).
-const BODY_TIME: Duration = Duration::from_secs(10);
 
 /// The scenario the server starts from.
 struct Base {
@@ -96,12 +91,13 @@ pub fn run(args: ServeArgs) -> CliResult {
         }
     };
     let first = build(&base, &[]).map_err(|e| CliError::usage(anyhow!("{}", e.message)))?;
-    let server = listen(args.port)?;
+    let server = tiny_http::Server::http(("127.0.0.1", args.port))
+        .map_err(|e| CliError::failure(anyhow!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
     let addr = server
         .server_addr()
         .to_ip()
         .ok_or_else(|| CliError::failure(anyhow!("the server has no IP address")))?;
-    // Ctrl-C, or a worker whose listener failed, ends the command.
+    // Ctrl-C, or a listener that failed, ends the command.
     let (stop, stopped) = mpsc::channel::<Option<String>>();
     let on_signal = stop.clone();
     ctrlc::set_handler(move || {
@@ -111,24 +107,43 @@ pub fn run(args: ServeArgs) -> CliResult {
     println!("csmacd serve: http://{addr}/  (Ctrl-C stops)");
     use std::io::Write;
     std::io::stdout().flush().map_err(CliError::failure)?;
-    let shared = Arc::new((base, first));
+    let served = Arc::new(Served { base, first });
+    let (jobs, queue) = mpsc::channel::<Job>();
+    let queue = Arc::new(Mutex::new(queue));
     for _ in 0..WORKERS {
-        let server = Arc::clone(&server);
-        let shared = Arc::clone(&shared);
-        let stop = stop.clone();
+        let queue = Arc::clone(&queue);
+        let served = Arc::clone(&served);
         std::thread::spawn(move || loop {
-            match server.recv() {
-                Ok(mut request) => {
-                    let (status, body) = handle(&shared.0, &shared.1, &mut request);
-                    let _ = reply(request, status, body);
-                }
-                Err(e) => {
-                    let _ = stop.send(Some(e.to_string()));
-                    return;
-                }
-            }
+            // The lock is held only while waiting for the next job.
+            let Ok(job) = queue.lock().expect("only recv holds the lock").recv() else {
+                return;
+            };
+            answer(&served, job);
         });
     }
+    // Requests without a body go straight to the workers; a body is read
+    // on a thread of its own first, so a client that sends it slowly, or
+    // stops, holds that thread only.
+    std::thread::spawn(move || loop {
+        match server.recv() {
+            Ok(request) if carries_body(&request) => {
+                let jobs = jobs.clone();
+                std::thread::spawn(move || {
+                    if let Some(job) = read_body(request) {
+                        let _ = jobs.send(job);
+                    }
+                });
+            }
+            Ok(request) => {
+                let form = Ok(form_of(&request, String::new()));
+                let _ = jobs.send(Job { request, form });
+            }
+            Err(e) => {
+                let _ = stop.send(Some(e.to_string()));
+                return;
+            }
+        }
+    });
     let failed = stopped.recv().ok().flatten();
     eprintln!("csmacd serve: stopped");
     match failed {
@@ -139,22 +154,76 @@ pub fn run(args: ServeArgs) -> CliResult {
     }
 }
 
-/// The server on 127.0.0.1:`port`. Its listening socket carries the read and
-/// write timeouts, which each connection it accepts inherits (tiny_http sets
-/// none of its own), so no connection can leave a worker waiting for ever.
-fn listen(port: u16) -> Result<Arc<tiny_http::Server>, CliError> {
-    let cannot = |e: &dyn std::fmt::Display| {
-        CliError::failure(anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))
+/// The scenario the server starts from, and its run (the page of `/`).
+struct Served {
+    base: Base,
+    first: Built,
+}
+
+/// A request for a worker: its body, if it had one, read to its end, and
+/// the form's text or why there is none.
+struct Job {
+    request: tiny_http::Request,
+    form: Result<String, (u16, String)>,
+}
+
+/// Whether a request has a body to read. tiny_http reads a body only when
+/// asked, and what is left of it when the request is dropped, which waits
+/// for a client that stalls.
+fn carries_body(request: &tiny_http::Request) -> bool {
+    request.body_length().is_some_and(|n| n > 0)
+        || request
+            .headers()
+            .iter()
+            .any(|h| h.field.equiv("Transfer-Encoding"))
+}
+
+/// The form's text of a request: its body for a POST, else its query string.
+fn form_of(request: &tiny_http::Request, body: String) -> String {
+    if *request.method() == tiny_http::Method::Post {
+        body
+    } else {
+        let url = request.url();
+        url.split_once('?').map_or("", |(_, q)| q).to_string()
+    }
+}
+
+/// Reads the body of `request` to its end (at most `MAX_BODY` bytes, UTF-8)
+/// and makes the request a job. A longer body is answered 413 here, before
+/// a byte of it is read when its length is declared: the rest of it is read
+/// when the request is dropped, on this thread rather than a worker's.
+fn read_body(mut request: tiny_http::Request) -> Option<Job> {
+    let mut body = Vec::new();
+    let read = if request.body_length().is_some_and(|n| n > MAX_BODY) {
+        Ok(MAX_BODY + 1)
+    } else {
+        request
+            .as_reader()
+            .take(MAX_BODY as u64 + 1)
+            .read_to_end(&mut body)
     };
-    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| cannot(&e))?;
-    let socket = socket2::SockRef::from(&listener);
-    socket
-        .set_read_timeout(Some(SOCKET_TIMEOUT))
-        .and_then(|()| socket.set_write_timeout(Some(SOCKET_TIMEOUT)))
-        .map_err(|e| cannot(&e))?;
-    tiny_http::Server::from_listener(listener, None)
-        .map(Arc::new)
-        .map_err(|e| cannot(&e))
+    let form = match read {
+        Ok(n) if n > MAX_BODY => {
+            let message =
+                format!("the form is longer than this server reads: at most {MAX_BODY} bytes\n");
+            let _ = reply(request, 413, message);
+            return None;
+        }
+        Ok(_) => String::from_utf8(body)
+            .map(|text| form_of(&request, text))
+            .map_err(|_| (400, "the form must be UTF-8 text".to_string())),
+        Err(e) => Err((400, format!("the form could not be read: {e}"))),
+    };
+    Some(Job { request, form })
+}
+
+/// A worker's answer to a job: the page, or why there is none.
+fn answer(served: &Served, job: Job) {
+    let (status, body) = match job.form {
+        Ok(text) => handle(served, job.request.url(), &text),
+        Err((status, message)) => (status, page(&served.first, &[], Some(message.into()))),
+    };
+    let _ = reply(job.request, status, body);
 }
 
 /// A run the form asked for, checked and within the caps.
@@ -164,85 +233,25 @@ struct Built {
     form: FormView,
 }
 
-/// The status and page of one request.
-fn handle(base: &Base, first: &Built, request: &mut tiny_http::Request) -> (u16, String) {
-    let url = request.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+/// The status and page of a request for `url` with the form's `text`.
+fn handle(served: &Served, url: &str, text: &str) -> (u16, String) {
+    let path = url.split_once('?').map_or(url, |(p, _)| p);
     if path != "/" && path != "/run" {
         return (
             404,
             "not found: this server has two routes, / (the page) and /run (the form)\n".into(),
         );
     }
-    let text = if *request.method() == tiny_http::Method::Post {
-        match form_body(request) {
-            Ok(text) => text,
-            Err((status, message)) => return (status, page(first, &[], Some(message.into()))),
-        }
-    } else {
-        query.to_string()
-    };
     let fields: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
         .into_owned()
         .collect();
     if fields.is_empty() {
-        return (200, page(first, &[], None));
+        return (200, page(&served.first, &[], None));
     }
-    match build(base, &fields) {
+    match build(&served.base, &fields) {
         Ok(b) => (200, page(&b, &fields, None)),
-        Err(refused) => (400, page(first, &fields, Some(refused))),
+        Err(refused) => (400, page(&served.first, &fields, Some(refused))),
     }
-}
-
-/// A POSTed form's text: at most `MAX_BODY` bytes (else 413, told before a
-/// byte is read when the request declares its length), arrived within
-/// `BODY_TIME` (else 408), UTF-8 (else 400).
-fn form_body(request: &mut tiny_http::Request) -> Result<String, (u16, String)> {
-    let too_big = || {
-        (
-            413,
-            format!("the form is longer than this server reads: at most {MAX_BODY} bytes"),
-        )
-    };
-    if request.body_length().is_some_and(|n| n > MAX_BODY) {
-        return Err(too_big());
-    }
-    let late = || {
-        (
-            408,
-            format!(
-                "the form did not arrive within {} s; send it again",
-                BODY_TIME.as_secs()
-            ),
-        )
-    };
-    let deadline = Instant::now() + BODY_TIME;
-    let reader = request.as_reader();
-    let mut body = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        // Each read waits at most SOCKET_TIMEOUT, so this ends by the deadline plus one.
-        match reader.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-                ) =>
-            {
-                return Err(late())
-            }
-            Err(e) => return Err((400, format!("the form could not be read: {e}"))),
-        }
-        if body.len() > MAX_BODY {
-            return Err(too_big());
-        }
-        if Instant::now() > deadline {
-            return Err(late());
-        }
-    }
-    String::from_utf8(body).map_err(|_| (400, "the form must be UTF-8 text".to_string()))
 }
 
 /// The page of a run: `asked` holds the fields of the request (the address
@@ -543,7 +552,7 @@ fn frames_queued(sc: &Scenario, until: Time) -> f64 {
 }
 
 fn reply(request: tiny_http::Request, status: u16, body: String) -> std::io::Result<()> {
-    let kind = if status == 404 {
+    let kind = if status == 404 || status == 413 {
         "text/plain; charset=utf-8"
     } else {
         "text/html; charset=utf-8"
