@@ -290,13 +290,15 @@ fn page(b: &Built, asked: &[(String, String)], refused: Option<Refused>) -> Stri
 }
 
 /// The query string of the address that asks for the same page: the fields
-/// given, in their order, empty ones (which keep the scenario's value) left out.
+/// given, in their order, empty ones (which keep the scenario's value) left
+/// out. Commas stay commas (a query string may hold them), so the address
+/// reads as the form does: `positions=0m,500m`.
 fn address_query(fields: &[(String, String)]) -> String {
     let mut query = form_urlencoded::Serializer::new(String::new());
     for (name, value) in fields.iter().filter(|(_, v)| !v.trim().is_empty()) {
         query.append_pair(name, value);
     }
-    query.finish()
+    query.finish().replace("%2C", ",")
 }
 
 /// The form's fields, in the order the page shows them.
