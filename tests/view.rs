@@ -1,5 +1,7 @@
 //! The interactive view in a real browser (headless Chromium): the DOM
-//! contract, steps, JS errors and escaping; and `csmacd serve` over HTTP.
+//! contract, steps, JS errors and escaping; and `csmacd serve`, over HTTP
+//! (its routes, caps and stalled clients) and in the browser (the address
+//! that asks for a run).
 
 use super::common::{bin, repo, temp_dir};
 use std::io::{Read, Write};
@@ -79,6 +81,11 @@ fn wait_output(mut child: std::process::Child, limit: Duration) -> std::process:
 
 /// The DOM of `page` after its scripts ran (with `fragment`, e.g. "#t=12").
 fn dump_dom(browser: &Path, page: &Path, fragment: &str) -> String {
+    dump_dom_of(browser, &format!("file://{}{fragment}", page.display()))
+}
+
+/// The DOM of the page at `url` after its scripts ran.
+fn dump_dom_of(browser: &Path, url: &str) -> String {
     let profile = temp_dir("chromium-profile");
     let child = Command::new(browser)
         .args([
@@ -94,7 +101,7 @@ fn dump_dom(browser: &Path, page: &Path, fragment: &str) -> String {
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}{fragment}", page.display()))
+        .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -393,6 +400,28 @@ fn page_data(html: &str) -> serde_json::Value {
     serde_json::from_str(&html[start..end]).unwrap()
 }
 
+/// A message without its place (`form.toml:25: ` or `bad.toml:25: `).
+fn after_place(message: &str) -> String {
+    message
+        .split_once(": `")
+        .map(|(_, rest)| rest.trim().to_string())
+        .unwrap_or_else(|| panic!("no place in {message:?}"))
+}
+
+/// What `csmacd validate` says of lesson 2 on a 1000 m bus (S1 at 2000 m is
+/// off it), without the place.
+fn validate_says_of_a_short_bus(dir: &Path) -> String {
+    let text = std::fs::read_to_string(repo().join(LESSON2))
+        .unwrap()
+        .replace("length = \"2000m\"", "length = \"1000m\"");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, text).unwrap();
+    let out = bin().arg("validate").arg(&bad).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8(out.stderr).unwrap();
+    after_place(said.lines().next().unwrap().trim_start_matches("error: "))
+}
+
 #[test]
 fn serve_answers_the_page_a_run_and_bad_input_with_validates_message() {
     let server = Server::start(LESSON2);
@@ -425,21 +454,8 @@ fn serve_answers_the_page_a_run_and_bad_input_with_validates_message() {
     let (status, page) = server.request("GET", "/run?length=1000m", "");
     assert_eq!(status, 400);
     let shown = page_data(&page)["error"].as_str().unwrap().to_string();
-    let text = std::fs::read_to_string(repo().join(LESSON2))
-        .unwrap()
-        .replace("length = \"2000m\"", "length = \"1000m\"");
-    let bad = dir.join("bad.toml");
-    std::fs::write(&bad, text).unwrap();
-    let out = bin().arg("validate").arg(&bad).output().unwrap();
-    assert!(!out.status.success());
-    let said = String::from_utf8(out.stderr).unwrap();
-    let after_place = |m: &str| m.split_once(": `").map(|(_, r)| r.trim().to_string());
     assert!(shown.starts_with("form.toml:"), "{shown}");
-    assert_eq!(
-        after_place(&shown),
-        after_place(said.lines().next().unwrap()),
-        "page: {shown}\nvalidate: {said}"
-    );
+    assert_eq!(after_place(&shown), validate_says_of_a_short_bus(&dir));
 
     // The caps, and the form's own checks.
     let (status, page) = server.request("GET", "/run?until=1s", "");
@@ -456,4 +472,259 @@ fn serve_answers_the_page_a_run_and_bad_input_with_validates_message() {
     let out = server.stop();
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
+}
+
+// ---- csmacd serve in the browser: the address asks for the run ----
+
+/// Text as the DOM serializes it.
+fn html_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The rows of the open station history, as (time, event, detail).
+fn history_rows(dom: &str) -> Vec<(String, String, String)> {
+    let start = dom
+        .find("<table id=\"history-table\">")
+        .expect("a history table");
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    let body = &table[table.find("<tbody>").unwrap()..];
+    body.split("<tr>")
+        .skip(1)
+        .map(|row| {
+            let cells: Vec<String> = row
+                .split("<td>")
+                .skip(1)
+                .map(|c| c[..c.find("</td>").unwrap()].to_string())
+                .collect();
+            (cells[0].clone(), cells[1].clone(), cells[2].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn serve_in_a_browser_runs_the_scenario_its_address_asks_for() {
+    let Some(browser) = chromium() else { return };
+    let server = Server::start(LESSON2);
+    // S1 nearer on a shorter bus, longer frames, another seed: every field
+    // changed, in the query string of the page's address.
+    let query =
+        "stations=1%2C1&positions=0m%2C1500m&length=1500m&frame=100B&policy=beb&seed=3&until=400us";
+    let url = format!("http://{}/?{query}#station=0", server.addr);
+    let dom = dump_dom_of(&browser, &url);
+    assert_eq!(attr(&dom, "data-errors"), "");
+    assert!(
+        dom.contains("<p id=\"error\" role=\"alert\" hidden=\"\"></p>"),
+        "no error"
+    );
+
+    // The same change made by hand in the scenario file: the page holds
+    // the events its trace prints.
+    let dir = temp_dir("serve-browser");
+    let text = std::fs::read_to_string(repo().join(LESSON2))
+        .unwrap()
+        .replace("length = \"2000m\"", "length = \"1500m\"")
+        .replace("positions = [\"2000m\"]", "positions = [\"1500m\"]")
+        .replace("frame = \"64B\"", "frame = \"100B\"");
+    let changed = dir.join("changed.toml");
+    std::fs::write(&changed, text).unwrap();
+    let lines = trace_lines(&[changed.to_str().unwrap(), "--seed", "3", "--until", "400us"]);
+    assert_eq!(attr(&dom, "data-events"), lines.len().to_string());
+    assert_eq!(attr(&dom, "data-until-us"), "400");
+    let unchanged = trace_lines(&[LESSON2, "--until", "400us"]);
+    assert_ne!(
+        unchanged.len(),
+        lines.len(),
+        "the test tells the runs apart"
+    );
+    assert!(
+        dom.contains(&format!(
+            "2 stations on 1500 m, seed 3, {} events from 0 to 400 µs",
+            lines.len()
+        )),
+        "the subtitle names the bus and the seed"
+    );
+    assert!(dom.contains("<span class=\"station-pos\">1500 m</span>"));
+
+    // S0's history (#station=0) is the trace's, instant by instant: the
+    // positions, the frame size and the seed all reached the run.
+    let mine: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["station"] == 0 && !l["event"].as_str().unwrap().starts_with("signal-"))
+        .collect();
+    let rows = history_rows(&dom);
+    assert_eq!(rows.len(), mine.len(), "{rows:?}");
+    for (row, line) in rows.iter().zip(&mine) {
+        let t: f64 = row.0.parse().unwrap();
+        assert!(
+            (t - line["time_us"].as_f64().unwrap()).abs() < 1e-6,
+            "{row:?} {line}"
+        );
+        assert_eq!(row.1, line["event"].as_str().unwrap());
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r.1 == "tx-start" && r.2.contains("100 B to S1")),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter().any(|r| r.1 == "collision"),
+        "the stations still collide: {rows:?}"
+    );
+
+    // The page's address is the run's: its link to itself keeps the query
+    // (with its commas as typed).
+    let address = url.replace("%2C", ",");
+    assert!(
+        dom.contains(&format!(
+            "<a id=\"share\" href=\"{}\">",
+            html_text(&address)
+        )),
+        "share link to {address}"
+    );
+
+    // The form posted to /run (here by a page that submits the same
+    // fields, but the policy left empty: the scenario's, BEB): the page
+    // takes the address of the same run, without the empty field.
+    let inputs: String = form_urlencoded_pairs(query)
+        .iter()
+        .map(|(n, v)| {
+            let v = if n == "policy" { "" } else { v };
+            format!("<input name=\"{n}\" value=\"{v}\">")
+        })
+        .collect();
+    let poster = dir.join("post.html");
+    std::fs::write(
+        &poster,
+        format!(
+            "<!DOCTYPE html><form method=\"post\" action=\"http://{}/run\">{inputs}</form>\
+             <script>document.forms[0].submit()</script>",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let dom = dump_dom(&browser, &poster, "");
+    assert_eq!(attr(&dom, "data-events"), lines.len().to_string());
+    assert_eq!(attr(&dom, "data-errors"), "");
+    let address = html_text(&format!(
+        "http://{}/?{}",
+        server.addr,
+        query.replace("&policy=beb", "").replace("%2C", ",")
+    ));
+    assert!(
+        dom.contains(&format!("<a id=\"share\" href=\"{address}\">")),
+        "the posted page's address is {address}"
+    );
+    let _ = server.stop();
+}
+
+/// The (name, value) pairs of a query string whose only escape is %2C.
+fn form_urlencoded_pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .map(|p| {
+            let (n, v) = p.split_once('=').unwrap();
+            (n.to_string(), v.replace("%2C", ","))
+        })
+        .collect()
+}
+
+#[test]
+fn serve_in_a_browser_shows_validates_message_for_a_bad_address() {
+    let Some(browser) = chromium() else { return };
+    let server = Server::start(LESSON2);
+    let dir = temp_dir("serve-browser-bad");
+    // Asked through /run (as the form does): the address becomes /?...
+    let dom = dump_dom_of(
+        &browser,
+        &format!("http://{}/run?length=1000m", server.addr),
+    );
+    assert_eq!(attr(&dom, "data-errors"), "", "no script error");
+    let start = dom
+        .find("<p id=\"error\" role=\"alert\">")
+        .expect("the error shown, not hidden");
+    let shown = &dom[start + "<p id=\"error\" role=\"alert\">".len()..];
+    let shown = &shown[..shown.find("</p>").unwrap()];
+    assert!(shown.starts_with("form.toml:"), "{shown}");
+    assert_eq!(
+        after_place(shown),
+        html_text(&validate_says_of_a_short_bus(&dir))
+    );
+    // The run shown is the scenario as given, and the address keeps what was asked.
+    let lines = trace_lines(&[LESSON2, "--until", "2ms"]);
+    assert_eq!(attr(&dom, "data-events"), lines.len().to_string());
+    assert!(dom.contains(&format!(
+        "<a id=\"share\" href=\"http://{0}/?length=1000m\">http://{0}/?length=1000m</a>",
+        server.addr
+    )));
+    let _ = server.stop();
+}
+
+// ---- csmacd serve against slow and stalled clients ----
+
+/// The status of the response on `stream`, read within `limit` (the status
+/// line only: the server may keep the connection open after it).
+fn status_within(stream: &mut TcpStream, limit: Duration) -> u16 {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => got.push(byte[0]),
+            Ok(_) => panic!(
+                "closed before a status line: {:?}",
+                String::from_utf8_lossy(&got)
+            ),
+            Err(e) => panic!("no status line within {limit:?}: {e}"),
+        }
+    }
+    String::from_utf8_lossy(&got)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {got:?}"))
+}
+
+/// Opens a connection and sends a POST's headers declaring `length` bytes
+/// of form, and `sent` of them; the rest never comes.
+fn stalled_post(addr: &str, length: usize, sent: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /run HTTP/1.1\r\nHost: {addr}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {length}\r\n\r\n{sent}"
+    )
+    .unwrap();
+    s.flush().unwrap();
+    s
+}
+
+#[test]
+fn serve_answers_others_while_a_client_stalls() {
+    let server = Server::start(LESSON2);
+    // A form of 5000 bytes (padded with empty fields, which are skipped),
+    // of which the first 7 arrive; more than tiny_http reads ahead by
+    // itself, so the server's own read waits on it.
+    let form = format!("{:&<5000}", "seed=3&until=300us");
+    let mut stalled = stalled_post(&server.addr, form.len(), &form[..7]);
+    std::thread::sleep(Duration::from_secs(1));
+    // Another client is answered meanwhile (a server that waits for the
+    // stalled body never answers it).
+    let mut other = TcpStream::connect(&server.addr).unwrap();
+    write!(
+        other,
+        "GET /?seed=3 HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.addr
+    )
+    .unwrap();
+    assert_eq!(status_within(&mut other, Duration::from_secs(20)), 200);
+    // A form longer than the server reads is refused before it is read.
+    let mut long = stalled_post(&server.addr, 10_000_000, "");
+    assert_eq!(status_within(&mut long, Duration::from_secs(20)), 413);
+    // The stalled client sends the rest of its form: it gets its run.
+    stalled.write_all(&form.as_bytes()[7..]).unwrap();
+    assert_eq!(status_within(&mut stalled, Duration::from_secs(20)), 200);
+    let out = server.stop();
+    assert!(out.status.success(), "{out:?}");
 }

@@ -872,6 +872,13 @@
     $("f-policy").value = f.policy;
     $("caps").textContent = f.caps;
     $("scenario-toml").textContent = f.scenario;
+    // The address asks for this run again (the form's fields in its query
+    // string), also after the form was posted to /run.
+    if (location.protocol === "http:" || location.protocol === "https:") {
+      history.replaceState(null, "", "/" + (f.query ? "?" + f.query : "") + location.hash);
+    }
+    $("share").href = location.href;
+    $("share").textContent = location.href;
   }
 
   // ---- a fragment chooses an instant: #t=123.4, #step=3, #station=1 ----

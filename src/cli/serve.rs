@@ -1,8 +1,11 @@
 //! `csmacd serve`: the view page on 127.0.0.1 with a form that changes the
 //! scenario (stations, positions, bus length, frame size, policy, seed) and
-//! runs it again. Two routes: `/` (the scenario as given) and `/run` (the
-//! form's fields, GET or POST). Each run is capped so no request can hang
-//! the server; Ctrl-C stops it.
+//! runs it again. Two routes: `/` (the scenario as given, or changed by the
+//! form's fields in its query string, so that a run has an address) and
+//! `/run` (the form's fields, GET or POST). Each run is capped so no request
+//! can hang the server. A few workers make the runs side by side; a
+//! request's body is read first, on a thread of its own, so a client that
+//! sends it slowly or stops holds up no one else. Ctrl-C stops it.
 
 use super::trace::parse_until;
 use super::{CliError, CliResult};
@@ -16,7 +19,7 @@ use crate::traffic::Arrivals;
 use anyhow::anyhow;
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
 use toml::{Table, Value};
 
 /// Serve the interactive view on 127.0.0.1, with a form to change the
@@ -26,10 +29,13 @@ use toml::{Table, Value};
 Open the printed URL in a browser. The form changes the stations per group
 (e.g. 1,1), every station's position in order (e.g. 0m,500m), the bus
 length, the frame size, the backoff policy, the seed and the window shown;
-an empty field keeps the scenario's value. Bad input gets the message
-`csmacd validate` gives, shown in the page (HTTP 400). Each run is capped:
-at most 10 ms simulated, 1000 stations, about 100000 frames queued and 20000
-events shown. Listens on 127.0.0.1 only; Ctrl-C stops it.
+an empty field keeps the scenario's value. The page's address holds the
+fields (e.g. /?positions=0m,500m&seed=3): bookmark or share it to show the
+same run. Bad input gets the message `csmacd validate` gives, shown in the
+page (HTTP 400). Each run is capped: at most 10 ms simulated, 1000 stations,
+about 100000 frames queued and 20000 events shown; a form is at most 64 KiB.
+Four runs are made at once, and a client that sends its form slowly holds up
+no one else. Listens on 127.0.0.1 only; Ctrl-C stops it.
 
 Examples:
   csmacd serve                                    # lesson 2's scenario
@@ -48,8 +54,11 @@ const MAX_UNTIL_PS: Time = 10_000_000_000;
 const MAX_STATIONS: usize = 1000;
 /// The most frames one request's run may queue (estimated before it runs).
 const MAX_ARRIVALS: f64 = 100_000.0;
-/// The most bytes of a form read from a request.
-const MAX_BODY: u64 = 64 * 1024;
+/// The most bytes of a form read from a request (more: 413).
+const MAX_BODY: usize = 64 * 1024;
+/// The requests run side by side (a run is work for a core; more at once
+/// would only share the cores).
+const WORKERS: usize = 4;
 
 /// The scenario the server starts from.
 struct Base {
@@ -83,24 +92,138 @@ pub fn run(args: ServeArgs) -> CliResult {
     };
     let first = build(&base, &[]).map_err(|e| CliError::usage(anyhow!("{}", e.message)))?;
     let server = tiny_http::Server::http(("127.0.0.1", args.port))
-        .map(Arc::new)
         .map_err(|e| CliError::failure(anyhow!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
     let addr = server
         .server_addr()
         .to_ip()
         .ok_or_else(|| CliError::failure(anyhow!("the server has no IP address")))?;
-    let stopper = Arc::clone(&server);
-    ctrlc::set_handler(move || stopper.unblock())
-        .map_err(|e| CliError::failure(anyhow!("cannot catch Ctrl-C: {e}")))?;
+    // Ctrl-C, or a listener that failed, ends the command.
+    let (stop, stopped) = mpsc::channel::<Option<String>>();
+    let on_signal = stop.clone();
+    ctrlc::set_handler(move || {
+        let _ = on_signal.send(None);
+    })
+    .map_err(|e| CliError::failure(anyhow!("cannot catch Ctrl-C: {e}")))?;
     println!("csmacd serve: http://{addr}/  (Ctrl-C stops)");
     use std::io::Write;
     std::io::stdout().flush().map_err(CliError::failure)?;
-    for mut request in server.incoming_requests() {
-        let (status, body) = handle(&base, &first, &mut request);
-        let _ = reply(request, status, body);
+    let served = Arc::new(Served { base, first });
+    let (jobs, queue) = mpsc::channel::<Job>();
+    let queue = Arc::new(Mutex::new(queue));
+    for _ in 0..WORKERS {
+        let queue = Arc::clone(&queue);
+        let served = Arc::clone(&served);
+        std::thread::spawn(move || loop {
+            // The lock is held only while waiting for the next job.
+            let Ok(job) = queue.lock().expect("only recv holds the lock").recv() else {
+                return;
+            };
+            answer(&served, job);
+        });
     }
+    // Requests without a body go straight to the workers; a body is read
+    // on a thread of its own first, so a client that sends it slowly, or
+    // stops, holds that thread only.
+    std::thread::spawn(move || loop {
+        match server.recv() {
+            Ok(request) if carries_body(&request) => {
+                let jobs = jobs.clone();
+                std::thread::spawn(move || {
+                    if let Some(job) = read_body(request) {
+                        let _ = jobs.send(job);
+                    }
+                });
+            }
+            Ok(request) => {
+                let form = Ok(form_of(&request, String::new()));
+                let _ = jobs.send(Job { request, form });
+            }
+            Err(e) => {
+                let _ = stop.send(Some(e.to_string()));
+                return;
+            }
+        }
+    });
+    let failed = stopped.recv().ok().flatten();
     eprintln!("csmacd serve: stopped");
-    Ok(())
+    match failed {
+        None => Ok(()),
+        Some(e) => Err(CliError::failure(anyhow!(
+            "the server stopped listening: {e}"
+        ))),
+    }
+}
+
+/// The scenario the server starts from, and its run (the page of `/`).
+struct Served {
+    base: Base,
+    first: Built,
+}
+
+/// A request for a worker: its body, if it had one, read to its end, and
+/// the form's text or why there is none.
+struct Job {
+    request: tiny_http::Request,
+    form: Result<String, (u16, String)>,
+}
+
+/// Whether a request has a body to read. tiny_http reads a body only when
+/// asked, and what is left of it when the request is dropped, which waits
+/// for a client that stalls.
+fn carries_body(request: &tiny_http::Request) -> bool {
+    request.body_length().is_some_and(|n| n > 0)
+        || request
+            .headers()
+            .iter()
+            .any(|h| h.field.equiv("Transfer-Encoding"))
+}
+
+/// The form's text of a request: its body for a POST, else its query string.
+fn form_of(request: &tiny_http::Request, body: String) -> String {
+    if *request.method() == tiny_http::Method::Post {
+        body
+    } else {
+        let url = request.url();
+        url.split_once('?').map_or("", |(_, q)| q).to_string()
+    }
+}
+
+/// Reads the body of `request` to its end (at most `MAX_BODY` bytes, UTF-8)
+/// and makes the request a job. A longer body is answered 413 here, before
+/// a byte of it is read when its length is declared: the rest of it is read
+/// when the request is dropped, on this thread rather than a worker's.
+fn read_body(mut request: tiny_http::Request) -> Option<Job> {
+    let mut body = Vec::new();
+    let read = if request.body_length().is_some_and(|n| n > MAX_BODY) {
+        Ok(MAX_BODY + 1)
+    } else {
+        request
+            .as_reader()
+            .take(MAX_BODY as u64 + 1)
+            .read_to_end(&mut body)
+    };
+    let form = match read {
+        Ok(n) if n > MAX_BODY => {
+            let message =
+                format!("the form is longer than this server reads: at most {MAX_BODY} bytes\n");
+            let _ = reply(request, 413, message);
+            return None;
+        }
+        Ok(_) => String::from_utf8(body)
+            .map(|text| form_of(&request, text))
+            .map_err(|_| (400, "the form must be UTF-8 text".to_string())),
+        Err(e) => Err((400, format!("the form could not be read: {e}"))),
+    };
+    Some(Job { request, form })
+}
+
+/// A worker's answer to a job: the page, or why there is none.
+fn answer(served: &Served, job: Job) {
+    let (status, body) = match job.form {
+        Ok(text) => handle(served, job.request.url(), &text),
+        Err((status, message)) => (status, page(&served.first, &[], Some(message.into()))),
+    };
+    let _ = reply(job.request, status, body);
 }
 
 /// A run the form asked for, checked and within the caps.
@@ -110,49 +233,36 @@ struct Built {
     form: FormView,
 }
 
-/// The status and page of one request.
-fn handle(base: &Base, first: &Built, request: &mut tiny_http::Request) -> (u16, String) {
-    let url = request.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-    match path {
-        "/" => (200, page(first, None, None)),
-        "/run" => {
-            let mut text = query.to_string();
-            if *request.method() == tiny_http::Method::Post {
-                let mut body = String::new();
-                let read = request
-                    .as_reader()
-                    .take(MAX_BODY + 1)
-                    .read_to_string(&mut body);
-                if read.is_err() || body.len() as u64 > MAX_BODY {
-                    let message =
-                        format!("the form must be UTF-8 text of at most {MAX_BODY} bytes");
-                    return (400, page(first, None, Some(message.into())));
-                }
-                text = body;
-            }
-            let fields: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
-                .into_owned()
-                .collect();
-            match build(base, &fields) {
-                Ok(b) => (200, page(&b, None, None)),
-                Err(refused) => (400, page(first, Some(&fields), Some(refused))),
-            }
-        }
-        _ => (
+/// The status and page of a request for `url` with the form's `text`.
+fn handle(served: &Served, url: &str, text: &str) -> (u16, String) {
+    let path = url.split_once('?').map_or(url, |(p, _)| p);
+    if path != "/" && path != "/run" {
+        return (
             404,
             "not found: this server has two routes, / (the page) and /run (the form)\n".into(),
-        ),
+        );
+    }
+    let fields: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
+        .into_owned()
+        .collect();
+    if fields.is_empty() {
+        return (200, page(&served.first, &[], None));
+    }
+    match build(&served.base, &fields) {
+        Ok(b) => (200, page(&b, &fields, None)),
+        Err(refused) => (400, page(&served.first, &fields, Some(refused))),
     }
 }
 
-/// The page of a run; `fields` (what was typed) and `error` when the
-/// request could not be run.
-fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>) -> String {
+/// The page of a run: `asked` holds the fields of the request (the address
+/// that asks for this page again is made of them); when the request was
+/// refused, they fill the form as typed and `refused` says why.
+fn page(b: &Built, asked: &[(String, String)], refused: Option<Refused>) -> String {
     let mut v = view::of_scenario(&b.sc, &b.window);
     let mut form = b.form.clone();
-    if let Some(fields) = fields {
-        for (name, value) in fields {
+    form.query = address_query(asked);
+    if let Some(r) = refused {
+        for (name, value) in asked {
             let slot = match name.as_str() {
                 "stations" => &mut form.stations,
                 "positions" => &mut form.positions,
@@ -165,8 +275,6 @@ fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>
             };
             slot.clone_from(value);
         }
-    }
-    if let Some(r) = refused {
         v.left_out.insert(
             0,
             "The form could not be run (the message above says why): the run shown is the scenario as given."
@@ -179,6 +287,18 @@ fn page(b: &Built, fields: Option<&[(String, String)]>, refused: Option<Refused>
     }
     v.form = Some(form);
     view::page(&v)
+}
+
+/// The query string of the address that asks for the same page: the fields
+/// given, in their order, empty ones (which keep the scenario's value) left
+/// out. Commas stay commas (a query string may hold them), so the address
+/// reads as the form does: `positions=0m,500m`.
+fn address_query(fields: &[(String, String)]) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in fields.iter().filter(|(_, v)| !v.trim().is_empty()) {
+        query.append_pair(name, value);
+    }
+    query.finish().replace("%2C", ",")
 }
 
 /// The form's fields, in the order the page shows them.
@@ -314,6 +434,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
         .into());
     }
     let form = FormView {
+        query: String::new(),
         stations: sc
             .groups
             .iter()
@@ -433,7 +554,7 @@ fn frames_queued(sc: &Scenario, until: Time) -> f64 {
 }
 
 fn reply(request: tiny_http::Request, status: u16, body: String) -> std::io::Result<()> {
-    let kind = if status == 404 {
+    let kind = if status == 404 || status == 413 {
         "text/plain; charset=utf-8"
     } else {
         "text/html; charset=utf-8"

@@ -105,6 +105,9 @@ impl From<&Check> for Question {
 /// The fields of the serve form, filled with what the shown run used.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FormView {
+    /// The query string of the page's address: the fields asked for, which
+    /// the page puts in the address bar so that it can be bookmarked or shared.
+    pub query: String,
     pub stations: String,
     pub positions: String,
     pub length: String,
