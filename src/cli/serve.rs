@@ -189,13 +189,14 @@ fn form_of(request: &tiny_http::Request, body: String) -> String {
 }
 
 /// Reads the body of `request` to its end (at most `MAX_BODY` bytes, UTF-8)
-/// and makes the request a job. A longer body is answered 413 here, before
-/// a byte of it is read when its length is declared: the rest of it is read
-/// when the request is dropped, on this thread rather than a worker's.
+/// and makes the request a job. A longer body is answered 413 here, on this
+/// thread rather than a worker's; see [`refuse_declared`] for one whose
+/// declared length is too long.
 fn read_body(mut request: tiny_http::Request) -> Option<Job> {
     let mut body = Vec::new();
     let read = if request.body_length().is_some_and(|n| n > MAX_BODY) {
-        Ok(MAX_BODY + 1)
+        refuse_declared(request);
+        return None;
     } else {
         request
             .as_reader()
@@ -215,6 +216,25 @@ fn read_body(mut request: tiny_http::Request) -> Option<Job> {
         Err(e) => Err((400, format!("the form could not be read: {e}"))),
     };
     Some(Job { request, form })
+}
+
+/// Answers 413 to a request that declares a body longer than `MAX_BODY`,
+/// without reading any of it. tiny_http, when a request is dropped, reads
+/// what is left of its body into one buffer of the declared size, so that
+/// a request declaring a terabyte would abort the server: this request's
+/// connection is answered, then left to the client to close and never
+/// dropped (the connection and its thread stay until the server stops).
+fn refuse_declared(request: tiny_http::Request) {
+    let message = format!("the form is longer than this server reads: at most {MAX_BODY} bytes\n");
+    let header =
+        tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/plain; charset=utf-8"[..])
+            .expect("a valid header");
+    let response = tiny_http::Response::from_string(message)
+        .with_status_code(413)
+        .with_header(header);
+    // The upgrade writes the answer and hands over the connection, body
+    // reader included; forgetting it skips that reader's drop.
+    std::mem::forget(request.upgrade("close", response));
 }
 
 /// A worker's answer to a job: the page, or why there is none.
