@@ -172,7 +172,7 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
     }
     if w.until < sc.duration {
         left_out.push(format!(
-            "The run goes on to {} µs; this page shows it up to {} µs (a later --until shows more).",
+            "The run goes on to {} µs; this page shows it up to {} µs (a later --until, or \"show until\" on a served page, shows more).",
             us(sc.duration),
             us(w.until)
         ));
