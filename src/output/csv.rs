@@ -132,18 +132,27 @@ pub fn table_csv(points: &[PointRuns], k: usize) -> Vec<u8> {
         return Vec::new();
     };
     let header = table_header(points.first().map_or(&[], |p| p.axes), spec);
-    let mut rows = Vec::new();
+    // Row by row into the text: a crowd's table has a row per station, and
+    // holding every row's cells as strings first took several times the
+    // memory of the text itself.
+    let mut w = ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    // Writing to a Vec cannot fail.
+    let _ = w.write_record(&header);
+    let mut row: Vec<String> = Vec::new();
     for p in points {
         for (r, run) in p.runs.iter().enumerate() {
             for cells in &run.tables[k] {
-                let mut row: Vec<String> = p.axes.iter().map(|(_, v)| v.clone()).collect();
+                row.clear();
+                row.extend(p.axes.iter().map(|(_, v)| v.clone()));
                 row.push(r.to_string());
                 row.extend(cells.iter().map(cell));
-                rows.push(row);
+                let _ = w.write_record(&row);
             }
         }
     }
-    csv_bytes(&header, &rows)
+    w.into_inner().unwrap_or_default()
 }
 
 /// stations.csv: one row per point, replication and station.
