@@ -7,7 +7,7 @@ use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
 use crate::engine::Time;
 use crate::ethernet::Access;
-use crate::mem::{grow_huge, prefetch_lines};
+use crate::mem::prefetch_lines;
 use crate::traffic::Arrivals;
 use rand::RngExt;
 
@@ -124,7 +124,7 @@ impl<O: Observer> Sim<'_, O> {
             self.signals
                 .range(
                     seq.saturating_sub(self.base_id)
-                        .min(self.signals.len() as u64) as usize..,
+                        .min(self.signals.len() as u64) as usize,
                 )
                 .filter(|s| s.station as usize != i)
                 .map(|s| s.start + between(self.hub, me, s.prop, false))
@@ -190,7 +190,7 @@ impl<O: Observer> Sim<'_, O> {
                 }
             }
         } else {
-            for s in self.signals.range(self.live_index(t)..) {
+            for s in self.signals.range(self.live_index(t)) {
                 let j = s.station as usize;
                 if j == i {
                     continue;
@@ -225,9 +225,6 @@ impl<O: Observer> Sim<'_, O> {
         self.next_id += 1;
         if let Some(ix) = &mut self.index {
             ix.add(i, id, t, full_end);
-        }
-        if self.signals.len() == self.signals.capacity() {
-            grow_huge(&mut self.signals);
         }
         self.signals.push_back(Signal {
             id,
