@@ -1,7 +1,7 @@
 //! The 802.3 MAC's transitions: contend, defer, transmit, collisionDetect and
 //! jam, backoff, discard, and the check of a frame at its destination.
 
-use super::medium::Signal;
+use super::medium::{Signal, NO_WAITERS};
 use super::station::{Frame, Mac};
 use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
@@ -82,7 +82,7 @@ impl<O: Observer> Sim<'_, O> {
             Err(_) if self.access == Access::CsmaCdNonPersistent => self.sense_later(now, i),
             Err((ctx, on)) => {
                 self.stations[i].mac = Mac::DeferringOnSignal { on, ctx };
-                self.signal_mut(on).waiters.push(i as u32);
+                self.signals.add_waiter(on, i as u32);
                 self.observer
                     .on(now, i as u32, &MacEvent::Defer { until: None });
             }
@@ -235,7 +235,7 @@ impl<O: Observer> Sim<'_, O> {
             fixed: false,
             collided: false,
             frame,
-            waiters: Vec::new(),
+            waiters: NO_WAITERS,
         });
         let s = &mut self.stations[i];
         s.mac = Mac::Transmitting { signal: id };
@@ -325,18 +325,19 @@ impl<O: Observer> Sim<'_, O> {
         let Mac::Transmitting { signal } = self.stations[i].mac else {
             return;
         };
-        let (collided, frame, mut waiters, start, was_fixed) = {
+        let (collided, frame, waiting, start, was_fixed) = {
             let s = self.signal_mut(signal);
             let was_fixed = s.fixed;
             s.fixed = true;
             (
                 s.collided,
                 s.frame,
-                std::mem::take(&mut s.waiters),
+                std::mem::replace(&mut s.waiters, NO_WAITERS),
                 s.start,
                 was_fixed,
             )
         };
+        let mut waiters = self.signals.release_waiters(waiting);
         if !was_fixed {
             self.index_fixed(i, signal, t);
         }

@@ -12,6 +12,7 @@ use super::topology::between;
 use super::{IndexUse, Observer, Sim};
 use crate::engine::Time;
 use signal_index::{BusIndex, Trees};
+pub(in crate::ethernet) use signal_list::NO_WAITERS;
 
 /// One transmission on the bus: present at station j on [start + d, end + d).
 #[derive(Debug)]
@@ -27,8 +28,10 @@ pub(in crate::ethernet) struct Signal {
     pub(in crate::ethernet) fixed: bool,
     pub(in crate::ethernet) collided: bool,
     pub(in crate::ethernet) frame: Frame,
-    /// Stations whose deferral waits for this signal's end to be known.
-    pub(in crate::ethernet) waiters: Vec<u32>,
+    /// Stations whose deferral waits for this signal's end to be known: a
+    /// place among the signal list's waiter lists, or [`NO_WAITERS`]
+    /// (almost every signal: a list in each would double its size).
+    pub(in crate::ethernet) waiters: u32,
 }
 
 /// A signal as one station sees it: present there on [arrive, leave).
@@ -384,7 +387,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.prune_next = now + self.ifs_part1;
         while let Some(s) = self.signals.front() {
-            if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
+            if s.fixed && s.waiters == NO_WAITERS && s.end + self.horizon < now {
                 self.signals.pop_front();
                 self.base_id += 1;
             } else {

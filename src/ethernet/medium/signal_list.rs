@@ -24,7 +24,14 @@ pub(in crate::ethernet) struct SignalList {
     mask: usize,
     /// An emptied chunk, kept for the next one needed.
     spare: Option<Vec<Signal>>,
+    /// The stations waiting for a signal's end, for the few signals that
+    /// have any (see [`Signal::waiters`]), and the places free among them.
+    waiting: Vec<Vec<u32>>,
+    free_waiting: Vec<u32>,
 }
+
+/// [`Signal::waiters`] of a signal no station waits for.
+pub(in crate::ethernet) const NO_WAITERS: u32 = u32::MAX;
 
 impl SignalList {
     /// An empty list for a bus of `stations` stations: chunks of about half
@@ -43,6 +50,8 @@ impl SignalList {
             shift,
             mask: (1 << shift) - 1,
             spare: None,
+            waiting: Vec::new(),
+            free_waiting: Vec::new(),
         }
     }
 
@@ -115,6 +124,30 @@ impl SignalList {
         self.spare = Some(chunk);
         self.head = 0;
         self.origin += (self.mask + 1) as u64;
+    }
+
+    /// Station `i`'s deferral waits for the end of signal `id`.
+    pub(in crate::ethernet) fn add_waiter(&mut self, id: u64, i: u32) {
+        let mut place = self.by_id(id).waiters;
+        if place == NO_WAITERS {
+            place = self.free_waiting.pop().unwrap_or_else(|| {
+                self.waiting.push(Vec::new());
+                (self.waiting.len() - 1) as u32
+            });
+            self.by_id_mut(id).waiters = place;
+        }
+        self.waiting[place as usize].push(i);
+    }
+
+    /// The stations of a signal's waiter list `place` (taken from the
+    /// signal), in the order they began to wait; the place is free again.
+    #[inline]
+    pub(in crate::ethernet) fn release_waiters(&mut self, place: u32) -> Vec<u32> {
+        if place == NO_WAITERS {
+            return Vec::new();
+        }
+        self.free_waiting.push(place);
+        std::mem::take(&mut self.waiting[place as usize])
     }
 
     /// The signals from position `from` on, in order.
@@ -200,7 +233,7 @@ mod tests {
                 bytes: 64,
                 dst: 0,
             },
-            waiters: Vec::new(),
+            waiters: NO_WAITERS,
         }
     }
 
@@ -246,5 +279,31 @@ mod tests {
             }
         }
         assert!(list.chunks.len() <= ids.len() / 64 + 2);
+    }
+
+    /// A signal fills one cache line (docs/performance.md, "Memory").
+    #[test]
+    fn a_signal_is_64_bytes() {
+        assert_eq!(std::mem::size_of::<Signal>(), 64);
+    }
+
+    /// Waiter lists are kept per signal, in order, and their places reused.
+    #[test]
+    fn waiters_per_signal() {
+        let mut list = SignalList::new(1);
+        for id in 0..3 {
+            list.push_back(signal(id));
+        }
+        list.add_waiter(1, 5);
+        list.add_waiter(2, 6);
+        list.add_waiter(1, 4);
+        assert_eq!(list.by_id(0).waiters, NO_WAITERS);
+        let place = std::mem::replace(&mut list.by_id_mut(1).waiters, NO_WAITERS);
+        assert_eq!(list.release_waiters(place), vec![5, 4]);
+        assert_eq!(list.release_waiters(NO_WAITERS), Vec::<u32>::new());
+        list.add_waiter(0, 9);
+        assert_eq!(list.by_id(0).waiters, place);
+        let other = list.by_id(2).waiters;
+        assert_eq!(list.release_waiters(other), vec![6]);
     }
 }
