@@ -1,11 +1,12 @@
 //! The list of signals on the bus, in id order: pushed at the back as
 //! transmissions start, dropped from the front once they can no longer
-//! matter, read by position (an id less the first id) and scanned from a
-//! position on. It is held in chunks of a fixed number of signals, each its
-//! own allocation: the list takes the room of the signals it holds (plus at
-//! most two chunks), a crowd's wave of signals grows it by chunks without
-//! ever copying one, and the chunks its front drops are given back (one is
-//! kept for the next push, so that a steady run reuses its memory).
+//! matter, read by id and scanned from a position (an id less the first
+//! held) on. It is held in chunks of a fixed number of signals, each its
+//! own allocation: a crowd's wave of signals grows it by chunks without
+//! ever copying one, and a chunk goes once its front has passed it (one is
+//! kept for the next push, so that a steady run reuses its memory). The
+//! list takes the room of the signals it holds plus at most two chunks (the
+//! first's dropped signals, the last's free room) and the one kept.
 
 use super::Signal;
 use crate::mem::huge_vec;
@@ -19,7 +20,7 @@ pub(in crate::ethernet) struct SignalList {
     /// The id of the first chunk's first signal (ids are given in push
     /// order from 0).
     origin: u64,
-    /// Signals per chunk: `1 << shift`, less one.
+    /// Signals per chunk: `1 << shift`; `mask` is one less.
     shift: u32,
     mask: usize,
     /// An emptied chunk, kept for the next one needed.
@@ -37,7 +38,7 @@ impl SignalList {
     /// An empty list for a bus of `stations` stations: chunks of about half
     /// a signal per station (small runs keep a few signals, in the cache;
     /// a crowd's waves hold a few per station), from 64 to 65 536 signals
-    /// (4 MiB, on huge pages: a crowd reads its signals at random by id).
+    /// (4 MiB, asked for on huge pages: a crowd reads its signals at random by id).
     pub(in crate::ethernet) fn new(stations: usize) -> Self {
         let shift = (stations.next_power_of_two().trailing_zeros())
             .saturating_sub(1)
