@@ -1,8 +1,6 @@
 //! Memory hints for the big arrays of crowds: prefetches and huge pages.
 //! Hints only: nothing here changes a result. The core's only `unsafe`.
 
-use std::collections::VecDeque;
-
 /// Hints the processor to load the cache lines of `*v`; no effect on results.
 #[inline]
 pub(crate) fn prefetch_lines<T: ?Sized>(v: &T) {
@@ -44,15 +42,6 @@ pub(crate) fn huge_vec<T>(n: usize) -> Vec<T> {
         }
     }
     v
-}
-
-/// Doubles a full deque's room on memory asked for as [`huge_vec`] does
-/// (a plain `push_back` would grow it onto small pages): a crowd's signal
-/// list outgrows its first room, and is then read at random by id.
-pub(crate) fn grow_huge<T>(d: &mut VecDeque<T>) {
-    let mut v = huge_vec((2 * d.capacity()).max(16));
-    v.extend(d.drain(..));
-    *d = VecDeque::from(v);
 }
 
 /// [`huge_vec`] holding `n` copies of `value`.

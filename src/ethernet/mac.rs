@@ -1,13 +1,13 @@
 //! The 802.3 MAC's transitions: contend, defer, transmit, collisionDetect and
 //! jam, backoff, discard, and the check of a frame at its destination.
 
-use super::medium::Signal;
+use super::medium::{Signal, NO_WAITERS};
 use super::station::{Frame, Mac};
 use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
 use crate::engine::Time;
 use crate::ethernet::Access;
-use crate::mem::{grow_huge, prefetch_lines};
+use crate::mem::prefetch_lines;
 use crate::traffic::Arrivals;
 use rand::RngExt;
 
@@ -82,7 +82,7 @@ impl<O: Observer> Sim<'_, O> {
             Err(_) if self.access == Access::CsmaCdNonPersistent => self.sense_later(now, i),
             Err((ctx, on)) => {
                 self.stations[i].mac = Mac::DeferringOnSignal { on, ctx };
-                self.signal_mut(on).waiters.push(i as u32);
+                self.signals.add_waiter(on, i as u32);
                 self.observer
                     .on(now, i as u32, &MacEvent::Defer { until: None });
             }
@@ -124,7 +124,7 @@ impl<O: Observer> Sim<'_, O> {
             self.signals
                 .range(
                     seq.saturating_sub(self.base_id)
-                        .min(self.signals.len() as u64) as usize..,
+                        .min(self.signals.len() as u64) as usize,
                 )
                 .filter(|s| s.station as usize != i)
                 .map(|s| s.start + between(self.hub, me, s.prop, false))
@@ -190,7 +190,7 @@ impl<O: Observer> Sim<'_, O> {
                 }
             }
         } else {
-            for s in self.signals.range(self.live_index(t)..) {
+            for s in self.signals.range(self.live_index(t)) {
                 let j = s.station as usize;
                 if j == i {
                     continue;
@@ -226,9 +226,6 @@ impl<O: Observer> Sim<'_, O> {
         if let Some(ix) = &mut self.index {
             ix.add(i, id, t, full_end);
         }
-        if self.signals.len() == self.signals.capacity() {
-            grow_huge(&mut self.signals);
-        }
         self.signals.push_back(Signal {
             id,
             station: i as u32,
@@ -238,7 +235,7 @@ impl<O: Observer> Sim<'_, O> {
             fixed: false,
             collided: false,
             frame,
-            waiters: Vec::new(),
+            waiters: NO_WAITERS,
         });
         let s = &mut self.stations[i];
         s.mac = Mac::Transmitting { signal: id };
@@ -328,18 +325,19 @@ impl<O: Observer> Sim<'_, O> {
         let Mac::Transmitting { signal } = self.stations[i].mac else {
             return;
         };
-        let (collided, frame, mut waiters, start, was_fixed) = {
+        let (collided, frame, waiting, start, was_fixed) = {
             let s = self.signal_mut(signal);
             let was_fixed = s.fixed;
             s.fixed = true;
             (
                 s.collided,
                 s.frame,
-                std::mem::take(&mut s.waiters),
+                std::mem::replace(&mut s.waiters, NO_WAITERS),
                 s.start,
                 was_fixed,
             )
         };
+        let mut waiters = self.signals.release_waiters(waiting);
         if !was_fixed {
             self.index_fixed(i, signal, t);
         }

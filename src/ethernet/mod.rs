@@ -42,7 +42,8 @@ use crate::seed::{self, Stream};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
 use medium::signal_index::{self as bus, BusIndex};
-use medium::{Seen, Signal};
+use medium::signal_list::SignalList;
+use medium::Seen;
 use metrics::Recorder;
 use station::{FrameQueue, Mac, Station};
 use std::collections::VecDeque;
@@ -123,7 +124,7 @@ struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
     events: EventQueue<Event>,
     stations: Vec<Station>,
-    signals: VecDeque<Signal>,
+    signals: SignalList,
     /// Id of `signals[0]`.
     base_id: u64,
     next_id: u64,
@@ -256,14 +257,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             events: EventQueue::with_capacity(n.min(1 << 20) + 16),
             recorder: Recorder::new(sc, pos),
             stations,
-            // A crowd's first wave puts a signal per station on the bus:
-            // room for it from the start (no doubling and copying on the
-            // way), on huge pages like the other big arrays.
-            signals: if indexed {
-                VecDeque::from(huge_vec(n))
-            } else {
-                VecDeque::new()
-            },
+            signals: SignalList::new(n),
             base_id: 0,
             next_id: 0,
             ifg: m.ifg_ps,

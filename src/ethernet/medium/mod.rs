@@ -5,12 +5,14 @@
 mod bucket_lists;
 pub(super) mod index_life;
 pub(super) mod signal_index;
+pub(super) mod signal_list;
 
 use super::station::Frame;
 use super::topology::between;
 use super::{IndexUse, Observer, Sim};
 use crate::engine::Time;
 use signal_index::{BusIndex, Trees};
+pub(in crate::ethernet) use signal_list::NO_WAITERS;
 
 /// One transmission on the bus: present at station j on [start + d, end + d).
 #[derive(Debug)]
@@ -26,8 +28,10 @@ pub(in crate::ethernet) struct Signal {
     pub(in crate::ethernet) fixed: bool,
     pub(in crate::ethernet) collided: bool,
     pub(in crate::ethernet) frame: Frame,
-    /// Stations whose deferral waits for this signal's end to be known.
-    pub(in crate::ethernet) waiters: Vec<u32>,
+    /// Stations whose deferral waits for this signal's end to be known: a
+    /// place among the signal list's waiter lists, or [`NO_WAITERS`]
+    /// (almost every signal: a list in each would double its size).
+    pub(in crate::ethernet) waiters: u32,
 }
 
 /// A signal as one station sees it: present there on [arrive, leave).
@@ -95,11 +99,11 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(in crate::ethernet) fn signal(&self, id: u64) -> &Signal {
-        &self.signals[(id - self.base_id) as usize]
+        self.signals.by_id(id)
     }
 
     pub(in crate::ethernet) fn signal_mut(&mut self, id: u64) -> &mut Signal {
-        &mut self.signals[(id - self.base_id) as usize]
+        self.signals.by_id_mut(id)
     }
 
     /// The earliest time >= `t0` at which station `i` may send, by 802.3's
@@ -127,7 +131,7 @@ impl<O: Observer> Sim<'_, O> {
         // covers no cand >= t0, its drop is too old to start a gap that
         // reaches cand, and it arrived before any gap that does.
         let mut seen = std::mem::take(&mut self.scratch);
-        let live = self.signals.range(self.live_index(t0)..);
+        let live = self.signals.range(self.live_index(t0));
         // Every signal is written, and kept by advancing past it: whether
         // one is kept is a coin toss in a crowd, which a branch would
         // mispredict.
@@ -156,7 +160,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         seen.truncate(kept);
         if hub.is_some() {
-            let own = self.signals.range(self.live_index(t0)..);
+            let own = self.signals.range(self.live_index(t0));
             seen.extend(
                 own.filter_map(|s| self.enforced_back(i, s))
                     .filter(|e| e.leave + ifg > t0),
@@ -383,7 +387,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.prune_next = now + self.ifs_part1;
         while let Some(s) = self.signals.front() {
-            if s.fixed && s.waiters.is_empty() && s.end + self.horizon < now {
+            if s.fixed && s.waiters == NO_WAITERS && s.end + self.horizon < now {
                 self.signals.pop_front();
                 self.base_id += 1;
             } else {
@@ -431,7 +435,7 @@ impl<O: Observer> Sim<'_, O> {
             return ix.present(i, t, self.trees(t));
         }
         let me = self.stations[i].prop;
-        self.signals.range(self.live_index(t)..).any(|s| {
+        self.signals.range(self.live_index(t)).any(|s| {
             let j = s.station as usize;
             let d = between(self.hub, me, s.prop, j == i);
             let foreign = j != i && sensed(s.start + d, d == 0, t) && t < s.end + d;
