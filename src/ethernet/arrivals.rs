@@ -34,12 +34,11 @@ impl<O: Observer> Sim<'_, O> {
                 alpha,
                 ..
             } => {
-                let s = &mut self.stations[i];
-                let (on_until, first) = s.rng_traffic.with(|r| {
+                let (on_until, first) = self.stations[i].rng_traffic.with(|r| {
                     let on = pareto_ps(r, alpha, mean_on as f64);
                     (on, exponential_ps(r, 1e12 / rate))
                 });
-                s.on_until = on_until;
+                self.extras.on_until[i] = on_until;
                 self.schedule_on_off(i, first);
             }
         }
@@ -55,20 +54,20 @@ impl<O: Observer> Sim<'_, O> {
         } = *self.group_arrivals(i)
         {
             let s = &mut self.stations[i];
+            let on_until = &mut self.extras.on_until[i];
             // Exponential interarrivals are memoryless, so an arrival that
             // falls past the on period restarts at the next on period.
             // An arrival past the duration is never processed, so stop there:
             // with saturated times, `next` could otherwise never fall inside.
             let duration = self.sc.duration;
-            while next >= s.on_until && next < duration {
-                let on_until = s.on_until;
+            while next >= *on_until && next < duration {
                 let (on_start, on, gap) = s.rng_traffic.with(|r| {
                     let off = pareto_ps(r, alpha, mean_off as f64);
                     let on_start = on_until.saturating_add(off);
                     let on = pareto_ps(r, alpha, mean_on as f64);
                     (on_start, on, exponential_ps(r, 1e12 / rate))
                 });
-                s.on_until = on_start.saturating_add(on);
+                *on_until = on_start.saturating_add(on);
                 next = on_start.saturating_add(gap);
             }
             self.events.push(next, Event::Arrival(i as u32));

@@ -15,7 +15,8 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn add_frame(&mut self, t: Time, i: usize) {
         let n = self.stations.len() as u32;
         let law = self.frame_law(i);
-        let fixed_dst = self.sc.groups[self.stations[i].group as usize].destination;
+        let g = &self.sc.groups[self.stations[i].group as usize];
+        let (fixed_dst, capacity) = (g.destination, g.queue);
         let s = &mut self.stations[i];
         let (bytes, dst) = s.rng_traffic.with(|rng| {
             let bytes = law.sample(rng);
@@ -33,7 +34,7 @@ impl<O: Observer> Sim<'_, O> {
             };
             (bytes, dst)
         });
-        let queued = s.queue.len() < s.capacity;
+        let queued = s.queue.len() < capacity;
         self.recorder.arrival(t, i, bytes, queued);
         self.observer
             .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
@@ -66,10 +67,8 @@ impl<O: Observer> Sim<'_, O> {
     /// Station `i` has a frame at the head of its queue and may contend,
     /// deferring as it must from time `from` (<= now).
     pub(super) fn contend(&mut self, now: Time, i: usize, from: Time) {
-        if self.stations[i].burst_next {
+        if self.extras.continues_burst(i) {
             // Inside a burst the carrier never dropped: no deferral.
-            self.stations[i].burst_next = false;
-            self.stations[i].burst_frame = true;
             return self.start_tx(now, i);
         }
         if self.access != Access::CsmaCd && self.contend_by_mode(now, i) {
@@ -146,10 +145,13 @@ impl<O: Observer> Sim<'_, O> {
         // Preamble, frame and, at 1 Gb/s, the carrier extension: the sender
         // watches for collisions through all of it. A later frame of a burst
         // is its filled gap, preamble and frame, never extended.
-        let full_end = if self.stations[i].burst_frame {
+        let in_burst = self.extras.in_burst(i);
+        let full_end = if in_burst {
             t + m.ifg_ps + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps
         } else {
-            self.stations[i].burst_start = t;
+            if let Some(b) = self.extras.bursts.get_mut(i) {
+                b.start = t;
+            }
             t + m.preamble_ps + m.frame_on_wire_ps(frame.bytes)
         };
         let me = self.stations[i].prop;
@@ -256,7 +258,7 @@ impl<O: Observer> Sim<'_, O> {
             self.events.push(full_end, Event::TxEnd(i as u32, s.timer));
         }
         let attempt = s.collisions + 1;
-        if s.burst_frame {
+        if in_burst {
             let until = t + self.sc.medium.ifg_ps;
             self.observer.on(t, i as u32, &MacEvent::BurstGap { until });
         }
@@ -292,7 +294,7 @@ impl<O: Observer> Sim<'_, O> {
         // The preamble is always finished, then the jam is sent. In a burst,
         // after its first frame, every collision is late, and the preamble
         // follows the filled gap.
-        let in_burst = self.stations[i].burst_frame;
+        let in_burst = self.extras.in_burst(i);
         let lead = if in_burst { m.ifg_ps } else { 0 } + m.preamble_ps;
         let jam_start = t.max(start + lead);
         let jam_end = jam_start + m.jam_ps;
@@ -353,7 +355,9 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.stations[i].own_end = t;
         self.stations[i].detect_at = Time::MAX;
-        self.stations[i].burst_frame = false;
+        if let Some(b) = self.extras.bursts.get_mut(i) {
+            b.frame = false;
+        }
         if collided {
             self.recorder.collision_ended(start, t, i);
             let spec = self.spec(i);
@@ -403,11 +407,12 @@ impl<O: Observer> Sim<'_, O> {
             s.backoff.on_success(spec);
             self.recorder.success(t, i);
             self.observer.on(t, i as u32, &MacEvent::TxSuccess);
-            let m = &self.sc.medium;
             // The burst goes on with the next frame, if one is queued (see
             // `contend`), while the burst timer is below the limit.
-            self.stations[i].burst_next =
-                m.frame_bursting && t - self.stations[i].burst_start < m.burst_limit_ps;
+            let limit = self.sc.medium.burst_limit_ps;
+            if let Some(b) = self.extras.bursts.get_mut(i) {
+                b.next = t - b.start < limit;
+            }
             if let Access::CsmaCdPPersistent { .. } = self.access {
                 // The sender contends for its next frame after the stations
                 // that waited on this one, so that they start their slots
@@ -415,7 +420,9 @@ impl<O: Observer> Sim<'_, O> {
                 self.wake_waiters(t, signal, std::mem::take(&mut waiters));
             }
             self.next_frame(t, i);
-            self.stations[i].burst_next = false;
+            if let Some(b) = self.extras.bursts.get_mut(i) {
+                b.next = false;
+            }
         }
         self.wake_waiters(t, signal, waiters);
         self.prune(t);

@@ -44,7 +44,7 @@ use event::Event;
 use medium::signal_index::{self as bus, BusIndex};
 use medium::{Seen, Signal};
 use metrics::Recorder;
-use station::{FrameQueue, Mac, Station};
+use station::{Extras, FrameQueue, Mac, Station};
 use std::collections::VecDeque;
 
 /// Runs one replication of `sc` with the given run seed.
@@ -123,6 +123,8 @@ struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
     events: EventQueue<Event>,
     stations: Vec<Station>,
+    /// What only some scenarios keep per station (see [`Extras`]).
+    extras: Extras,
     signals: VecDeque<Signal>,
     /// Id of `signals[0]`.
     base_id: u64,
@@ -215,17 +217,12 @@ impl<'a, O: Observer> Sim<'a, O> {
                     prop: paths.props[i],
                     group: gi as u32,
                     queue: FrameQueue::default(),
-                    capacity: g.queue,
                     mac: Mac::Idle,
                     collisions: 0,
                     timer: 0,
                     detect_token: 0,
                     detect_at: Time::MAX,
                     own_end: Time::MAX,
-                    on_until: 0,
-                    burst_start: 0,
-                    burst_next: false,
-                    burst_frame: false,
                     backoff: BackoffState::new(&g.backoff),
                     rng_traffic: Stream::new(
                         seed::derive(run_seed, &[seed::TRAFFIC, i as u64]),
@@ -256,6 +253,13 @@ impl<'a, O: Observer> Sim<'a, O> {
             events: EventQueue::with_capacity(n.min(1 << 20) + 16),
             recorder: Recorder::new(sc, pos),
             stations,
+            extras: Extras::new(
+                n,
+                sc.groups
+                    .iter()
+                    .any(|g| matches!(g.arrivals, Arrivals::OnOff { .. })),
+                m.frame_bursting,
+            ),
             // A crowd's first wave puts a signal per station on the bus:
             // room for it from the start (no doubling and copying on the
             // way), on huge pages like the other big arrays.

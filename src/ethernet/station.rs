@@ -74,14 +74,15 @@ impl FrameQueue {
     }
 }
 
-/// A station's state: three cache lines, fetched ahead of its events in
-/// crowds (see [`Sim::prefetch`]).
+/// A station's state: three cache lines (192 bytes), fetched ahead of its
+/// events in crowds (see [`Sim::prefetch`]). What only some scenarios use
+/// (on-off periods, frame bursting) is kept beside it in [`Extras`], and
+/// the queue's capacity is its group's.
 #[repr(align(64))]
 pub(in crate::ethernet) struct Station {
     pub(in crate::ethernet) prop: Time,
     pub(in crate::ethernet) group: u32,
     pub(in crate::ethernet) queue: FrameQueue,
-    pub(in crate::ethernet) capacity: usize,
     pub(in crate::ethernet) mac: Mac,
     /// Collisions of the head-of-line frame so far (n).
     pub(in crate::ethernet) collisions: u32,
@@ -91,18 +92,69 @@ pub(in crate::ethernet) struct Station {
     /// When its own last transmission ended (Time::MAX: none yet); see
     /// [`Station::own_end`].
     pub(in crate::ethernet) own_end: Time,
-    pub(in crate::ethernet) on_until: Time,
-    /// Frame bursting: when the current burst's first transmission started.
-    pub(in crate::ethernet) burst_start: Time,
-    /// Frame bursting: the next frame continues the burst (set at a
-    /// successful end while the burst timer is below the limit).
-    pub(in crate::ethernet) burst_next: bool,
-    /// Frame bursting: the current transmission is a later frame of a
-    /// burst (filled gap, preamble, frame without extension).
-    pub(in crate::ethernet) burst_frame: bool,
     pub(in crate::ethernet) backoff: BackoffState,
     pub(in crate::ethernet) rng_traffic: Stream,
     pub(in crate::ethernet) rng_backoff: Stream,
+}
+
+/// A station's frame-bursting state (1000BASE-X half duplex).
+#[derive(Clone, Copy, Default)]
+pub(in crate::ethernet) struct Burst {
+    /// When the current burst's first transmission started.
+    pub(in crate::ethernet) start: Time,
+    /// The next frame continues the burst (set at a successful end while
+    /// the burst timer is below the limit).
+    pub(in crate::ethernet) next: bool,
+    /// The current transmission is a later frame of a burst (filled gap,
+    /// preamble, frame without extension).
+    pub(in crate::ethernet) frame: bool,
+}
+
+/// Per-station state that only some scenarios use, indexed by station and
+/// empty in the others: a million stations that never burst and never go
+/// on and off carry none of it.
+#[derive(Default)]
+pub(in crate::ethernet) struct Extras {
+    /// On-off traffic: when each station's current on period ends (empty
+    /// when no group has on-off arrivals).
+    pub(in crate::ethernet) on_until: Vec<Time>,
+    /// Frame bursting (empty when the medium does not burst).
+    pub(in crate::ethernet) bursts: Vec<Burst>,
+}
+
+impl Extras {
+    pub(in crate::ethernet) fn new(stations: usize, on_off: bool, bursting: bool) -> Self {
+        Extras {
+            on_until: if on_off {
+                vec![0; stations]
+            } else {
+                Vec::new()
+            },
+            bursts: if bursting {
+                vec![Burst::default(); stations]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// Whether station `i` is inside a burst and sends its next frame
+    /// without deferring (and then as a later frame of the burst).
+    pub(in crate::ethernet) fn continues_burst(&mut self, i: usize) -> bool {
+        match self.bursts.get_mut(i) {
+            Some(b) if b.next => {
+                b.next = false;
+                b.frame = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether station `i`'s current transmission is a later frame of a burst.
+    pub(in crate::ethernet) fn in_burst(&self, i: usize) -> bool {
+        self.bursts.get(i).is_some_and(|b| b.frame)
+    }
 }
 
 impl Station {
@@ -120,9 +172,14 @@ impl Station {
 
 #[cfg(test)]
 mod tests {
-    use super::{Frame, FrameQueue};
+    use super::{Frame, FrameQueue, Station};
     use crate::engine::Time;
     use std::collections::VecDeque;
+
+    #[test]
+    fn a_station_is_three_cache_lines() {
+        assert_eq!(std::mem::size_of::<Station>(), 192);
+    }
 
     #[test]
     fn frame_queue_is_first_in_first_out() {
