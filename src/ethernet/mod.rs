@@ -389,6 +389,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             sc,
             events,
             stations,
+            extras,
             signals,
             recorder,
             index,
@@ -399,7 +400,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
-        drop((events, stations, signals, index, spare_index, dying));
+        drop((events, stations, extras, signals, index, spare_index, dying));
         recorder.finish(sc, &queued)
     }
 }
