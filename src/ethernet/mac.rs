@@ -2,7 +2,7 @@
 //! jam, backoff, discard, and the check of a frame at its destination.
 
 use super::medium::Signal;
-use super::station::{Frame, Mac};
+use super::station::{Draws, Frame, Mac};
 use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
 use crate::engine::Time;
@@ -18,22 +18,24 @@ impl<O: Observer> Sim<'_, O> {
         let g = &self.sc.groups[self.stations[i].group as usize];
         let (fixed_dst, capacity) = (g.destination, g.queue);
         let s = &mut self.stations[i];
-        let (bytes, dst) = s.rng_traffic.with(|rng| {
-            let bytes = law.sample(rng);
-            let dst = match fixed_dst {
-                Some(d) => d as u32,
-                None if n > 1 => {
-                    let r = rng.random_range(0..n - 1);
-                    if r >= i as u32 {
-                        r + 1
-                    } else {
-                        r
+        let (bytes, dst) = self
+            .generators
+            .with(i, Draws::Traffic, &mut s.streams_at, |rng| {
+                let bytes = law.sample(rng);
+                let dst = match fixed_dst {
+                    Some(d) => d as u32,
+                    None if n > 1 => {
+                        let r = rng.random_range(0..n - 1);
+                        if r >= i as u32 {
+                            r + 1
+                        } else {
+                            r
+                        }
                     }
-                }
-                None => i as u32,
-            };
-            (bytes, dst)
-        });
+                    None => i as u32,
+                };
+                (bytes, dst)
+            });
         let queued = s.queue.len() < capacity;
         self.recorder.arrival(t, i, bytes, queued);
         self.observer
@@ -185,9 +187,11 @@ impl<O: Observer> Sim<'_, O> {
                 }
             }
             for (j, sid) in near.into_iter().flatten() {
-                debug_assert!(self.stations[j].mac == Mac::Transmitting { signal: sid });
+                debug_assert!(
+                    matches!(self.stations[j].mac, Mac::Transmitting { signal, .. } if signal == sid)
+                );
                 let arrive = t + self.delay(i, j);
-                if arrive < self.stations[j].detect_at && arrive < self.signal(sid).end {
+                if arrive < self.stations[j].detect_at() && arrive < self.signal(sid).end {
                     updates.push((j, arrive));
                 }
             }
@@ -205,9 +209,12 @@ impl<O: Observer> Sim<'_, O> {
                 // (detect and tx_end fix it before the sender moves on), so this
                 // needs no look at the sender's state.
                 if !s.fixed {
-                    debug_assert!(self.stations[j].mac == Mac::Transmitting { signal: s.id });
+                    debug_assert!(matches!(
+                        self.stations[j].mac,
+                        Mac::Transmitting { signal, .. } if signal == s.id
+                    ));
                     let arrive = t + d;
-                    if arrive < self.stations[j].detect_at && arrive < s.end {
+                    if arrive < self.stations[j].detect_at() && arrive < s.end {
                         updates.push((j, arrive));
                     }
                 }
@@ -215,7 +222,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         for &(j, at) in &updates {
             let sj = &mut self.stations[j];
-            sj.detect_at = at;
+            sj.set_detect_at(at);
             sj.detect_token = sj.detect_token.wrapping_add(1);
             self.events
                 .push(at, Event::CollisionDetect(j as u32, sj.detect_token));
@@ -243,8 +250,10 @@ impl<O: Observer> Sim<'_, O> {
             waiters: Vec::new(),
         });
         let s = &mut self.stations[i];
-        s.mac = Mac::Transmitting { signal: id };
-        s.detect_at = detect;
+        s.mac = Mac::Transmitting {
+            signal: id,
+            detect_at: detect,
+        };
         s.detect_token = s.detect_token.wrapping_add(1);
         if detect < full_end {
             self.events
@@ -276,7 +285,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn detect(&mut self, t: Time, i: usize) {
-        let Mac::Transmitting { signal } = self.stations[i].mac else {
+        let Mac::Transmitting { signal, .. } = self.stations[i].mac else {
             return;
         };
         if !self.detects_collisions {
@@ -309,8 +318,8 @@ impl<O: Observer> Sim<'_, O> {
         let st = &mut self.stations[i];
         // The jam's end draws a backoff: its generator, out of line and
         // seldom in cache in a crowd, can load during the jam.
-        st.rng_backoff.prefetch();
-        st.detect_at = Time::MAX;
+        self.generators.prefetch(i, Draws::Backoff);
+        st.set_detect_at(Time::MAX);
         st.timer = st.timer.wrapping_add(1);
         self.events.push(jam_end, Event::TxEnd(i as u32, st.timer));
         self.recorder.collision_detected(t, i, late);
@@ -327,7 +336,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn tx_end(&mut self, t: Time, i: usize) {
-        let Mac::Transmitting { signal } = self.stations[i].mac else {
+        let Mac::Transmitting { signal, .. } = self.stations[i].mac else {
             return;
         };
         let (collided, frame, mut waiters, start, was_fixed) = {
@@ -354,7 +363,7 @@ impl<O: Observer> Sim<'_, O> {
             self.channel.observe_success();
         }
         self.stations[i].own_end = t;
-        self.stations[i].detect_at = Time::MAX;
+        self.stations[i].set_detect_at(Time::MAX);
         if let Some(b) = self.extras.bursts.get_mut(i) {
             b.frame = false;
         }
@@ -375,9 +384,11 @@ impl<O: Observer> Sim<'_, O> {
                 self.next_frame(t, i);
             } else {
                 let slot = self.sc.medium.slot_ps;
-                let draw = s
-                    .rng_backoff
-                    .with(|r| s.backoff.draw(spec, n, slot, &self.channel, r));
+                let draw = self
+                    .generators
+                    .with(i, Draws::Backoff, &mut s.streams_at, |r| {
+                        s.backoff.draw(spec, n, slot, &self.channel, r)
+                    });
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
                 // Saturating: a wait past the end of the clock means "never again in
@@ -482,7 +493,10 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn send_now(&mut self, t: Time, i: usize) {
         if let Access::CsmaCdPPersistent { p } = self.access {
             let s = &mut self.stations[i];
-            if s.rng_backoff.with(|r| r.random::<f64>()) >= p {
+            let u: f64 = self
+                .generators
+                .with(i, Draws::Backoff, &mut s.streams_at, |r| r.random());
+            if u >= p {
                 // Wait a slot and sense again.
                 let at = t + self.sc.medium.slot_ps;
                 s.mac = Mac::Backoff;
@@ -506,9 +520,11 @@ impl<O: Observer> Sim<'_, O> {
         let s = &mut self.stations[i];
         let mut probe = s.backoff.clone();
         let n = s.collisions.max(1);
-        let draw = s
-            .rng_backoff
-            .with(|r| probe.draw(spec, n, slot, &self.channel, r));
+        let draw = self
+            .generators
+            .with(i, Draws::Backoff, &mut s.streams_at, |r| {
+                probe.draw(spec, n, slot, &self.channel, r)
+            });
         let at = now + slot + draw.delay;
         s.mac = Mac::Backoff;
         s.timer = s.timer.wrapping_add(1);

@@ -526,7 +526,11 @@ impl Recorder {
         }
         if intact {
             count(Counter::Delivered, &mut s.delivered, 1);
-            count(Counter::DeliveredBits, &mut s.delivered_bits, 8 * u64::from(bytes));
+            count(
+                Counter::DeliveredBits,
+                &mut s.delivered_bits,
+                8 * u64::from(bytes),
+            );
             let (sum, over) = s.delay_sum_ps.overflowing_add(delay);
             s.delay_sum_ps = sum;
             if over {
@@ -535,7 +539,11 @@ impl Recorder {
             self.delivered_bits += 8 * bytes as u128;
             self.delays[self.group_of[i] as usize].push(delay);
         } else {
-            count(Counter::UndetectedCollisions, &mut s.undetected_collisions, 1);
+            count(
+                Counter::UndetectedCollisions,
+                &mut s.undetected_collisions,
+                1,
+            );
         }
     }
 
@@ -558,38 +566,36 @@ impl Recorder {
             .zip(groups)
             .zip(self.positions.iter().zip(queued))
             .enumerate()
-            .map(
-                |(id, ((r, group), (&position_m, &queued_at_end)))| {
-                    let w = |c, low| carries.wide(id, c, low);
-                    StationResult {
-                        id,
-                        group,
-                        position_m,
-                        arrived: w(Counter::Arrived, r.arrived),
-                        delivered: w(Counter::Delivered, r.delivered),
-                        delivered_bits: w(Counter::DeliveredBits, r.delivered_bits),
-                        attempts: w(Counter::Attempts, r.attempts),
-                        collisions: w(Counter::Collisions, r.collisions),
-                        late_collisions: w(Counter::LateCollisions, r.late_collisions),
-                        undetected_collisions: w(
-                            Counter::UndetectedCollisions,
-                            r.undetected_collisions,
-                        ),
-                        dropped_excessive: w(Counter::DroppedExcessive, r.dropped_excessive),
-                        dropped_queue: w(Counter::DroppedQueue, r.dropped_queue),
-                        delay_sum_ps: carries.wide_delay_sum(id, r.delay_sum_ps),
-                        total_arrived: w(Counter::TotalArrived, r.total_arrived),
-                        total_delivered: w(Counter::TotalDelivered, r.total_delivered),
-                        total_lost: w(Counter::TotalLost, r.total_lost),
-                        total_dropped_excessive: w(
-                            Counter::TotalDroppedExcessive,
-                            r.total_dropped_excessive,
-                        ),
-                        total_dropped_queue: w(Counter::TotalDroppedQueue, r.total_dropped_queue),
-                        queued_at_end,
-                    }
-                },
-            )
+            .map(|(id, ((r, group), (&position_m, &queued_at_end)))| {
+                let w = |c, low| carries.wide(id, c, low);
+                StationResult {
+                    id,
+                    group,
+                    position_m,
+                    arrived: w(Counter::Arrived, r.arrived),
+                    delivered: w(Counter::Delivered, r.delivered),
+                    delivered_bits: w(Counter::DeliveredBits, r.delivered_bits),
+                    attempts: w(Counter::Attempts, r.attempts),
+                    collisions: w(Counter::Collisions, r.collisions),
+                    late_collisions: w(Counter::LateCollisions, r.late_collisions),
+                    undetected_collisions: w(
+                        Counter::UndetectedCollisions,
+                        r.undetected_collisions,
+                    ),
+                    dropped_excessive: w(Counter::DroppedExcessive, r.dropped_excessive),
+                    dropped_queue: w(Counter::DroppedQueue, r.dropped_queue),
+                    delay_sum_ps: carries.wide_delay_sum(id, r.delay_sum_ps),
+                    total_arrived: w(Counter::TotalArrived, r.total_arrived),
+                    total_delivered: w(Counter::TotalDelivered, r.total_delivered),
+                    total_lost: w(Counter::TotalLost, r.total_lost),
+                    total_dropped_excessive: w(
+                        Counter::TotalDroppedExcessive,
+                        r.total_dropped_excessive,
+                    ),
+                    total_dropped_queue: w(Counter::TotalDroppedQueue, r.total_dropped_queue),
+                    queued_at_end,
+                }
+            })
             .collect();
         let rt = sc.medium.bit_rate * sc.measured_s();
         let sum = |f: fn(&StationResult) -> u64| stations.iter().map(f).sum::<u64>() as f64;

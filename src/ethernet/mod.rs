@@ -38,13 +38,12 @@ pub use topology::{paths, Paths, Topology};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
-use crate::seed::{self, Stream};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
 use medium::signal_index::{self as bus, BusIndex};
 use medium::{Seen, Signal};
 use metrics::Recorder;
-use station::{Extras, FrameQueue, Mac, Station};
+use station::{Extras, FrameQueue, Generators, Mac, Station};
 use std::collections::VecDeque;
 
 /// Runs one replication of `sc` with the given run seed.
@@ -79,7 +78,7 @@ pub enum IndexUse {
 }
 
 /// Stations from which their random streams are parked between uses (see
-/// [`Stream`]): two live generators take some 700 bytes per station.
+/// [`Generators`]): two live generators take some 700 bytes per station.
 const PARK_FROM: usize = 1 << 16;
 
 /// Runs one replication with the bus index used as `index` says, whatever
@@ -125,6 +124,7 @@ struct Sim<'a, O: Observer> {
     stations: Vec<Station>,
     /// What only some scenarios keep per station (see [`Extras`]).
     extras: Extras,
+    generators: Generators,
     signals: VecDeque<Signal>,
     /// Id of `signals[0]`.
     base_id: u64,
@@ -221,17 +221,9 @@ impl<'a, O: Observer> Sim<'a, O> {
                     collisions: 0,
                     timer: 0,
                     detect_token: 0,
-                    detect_at: Time::MAX,
                     own_end: Time::MAX,
                     backoff: BackoffState::new(&g.backoff),
-                    rng_traffic: Stream::new(
-                        seed::derive(run_seed, &[seed::TRAFFIC, i as u64]),
-                        parked,
-                    ),
-                    rng_backoff: Stream::new(
-                        seed::derive(run_seed, &[seed::BACKOFF, i as u64]),
-                        parked,
-                    ),
+                    streams_at: [0; 2],
                 });
             }
         }
@@ -260,6 +252,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                     .any(|g| matches!(g.arrivals, Arrivals::OnOff { .. })),
                 m.frame_bursting,
             ),
+            generators: Generators::new(run_seed, n, parked),
             // A crowd's first wave puts a signal per station on the bus:
             // room for it from the start (no doubling and copying on the
             // way), on huge pages like the other big arrays.
@@ -390,6 +383,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             events,
             stations,
             extras,
+            generators,
             signals,
             recorder,
             index,
@@ -400,7 +394,16 @@ impl<'a, O: Observer> Sim<'a, O> {
         let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
-        drop((events, stations, extras, signals, index, spare_index, dying));
+        drop((
+            events,
+            stations,
+            extras,
+            generators,
+            signals,
+            index,
+            spare_index,
+            dying,
+        ));
         recorder.finish(sc, &queued)
     }
 }
