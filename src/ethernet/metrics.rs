@@ -355,6 +355,12 @@ impl Recorder {
         }
     }
 
+    /// What the recorder keeps per station while the run goes on: its
+    /// counters, its position and its group.
+    pub fn bytes_per_station() -> usize {
+        std::mem::size_of::<Row>() + std::mem::size_of::<f64>() + std::mem::size_of::<u32>()
+    }
+
     /// Starts loading station `i`'s row (see `Sim::prefetch`).
     #[inline]
     pub fn prefetch(&self, i: usize) {

@@ -158,6 +158,16 @@ impl Generators {
         Generators { run_seed, live }
     }
 
+    /// What the generators take per station beside it (parked: nothing,
+    /// their positions are in the station).
+    pub(in crate::ethernet) fn bytes_per_station(parked: bool) -> usize {
+        if parked {
+            0
+        } else {
+            std::mem::size_of::<[ChaCha8Rng; 2]>()
+        }
+    }
+
     fn seed(run_seed: u64, i: usize, d: Draws) -> u64 {
         let tag = match d {
             Draws::Traffic => seed::TRAFFIC,
