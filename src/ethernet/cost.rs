@@ -3,24 +3,47 @@
 //! its work (sweeps start the longest points first).
 
 use super::medium::signal_index::{BusIndex, CROWD};
-use super::Scenario;
+use super::medium::Signal;
+use super::metrics::Recorder;
+use super::station::{Burst, Generators, Station};
+use super::topology::Topology;
+use super::{Scenario, PARK_FROM};
+use crate::engine::Time;
 use crate::traffic::Arrivals;
 use crate::units::PS_PER_S;
+use std::mem::size_of;
 
 impl Scenario {
     /// An upper estimate of the memory a run of this scenario needs, in bytes:
-    /// per station its MAC state, its result row and the frames its queue can
-    /// hold (saturated: one; burst: the burst, up to the queue; other kinds:
+    /// per station its MAC state, its random generators, its counters, its
+    /// result row and the frames its queue can hold (saturated: one; burst: the burst, up to the queue; other kinds:
     /// the expected arrivals over the duration plus one, up to the queue),
+    /// plus, in crowds, the bus index and the signals of the first waves,
     /// plus the per-station result rows of every replication, which are kept
     /// until the output is written. Checked before any work is done.
     pub fn memory_estimate_bytes(&self) -> f64 {
-        // Sizes of sim::Station (with its two boxed generators),
-        // sim::StationResult and a queued frame, rounded up; exactness does
-        // not matter, the order of magnitude does.
-        const STATION_BYTES: f64 = 1024.0;
+        // Sizes of sim::StationResult and a queued frame, rounded up;
+        // exactness does not matter, the order of magnitude does.
         const RESULT_BYTES: f64 = 192.0;
         const FRAME_BYTES: f64 = 24.0;
+        // A station's state, its generators (parked in crowds on a line,
+        // see Sim::new), its counters, and what on-off traffic and frame
+        // bursting keep beside it.
+        let n = self.station_count();
+        let parked = n >= PARK_FROM && !matches!(self.medium.topology, Topology::Hub { .. });
+        let on_off = self
+            .groups
+            .iter()
+            .any(|g| matches!(g.arrivals, Arrivals::OnOff { .. }));
+        let station_bytes = (size_of::<Station>()
+            + Generators::bytes_per_station(parked)
+            + Recorder::bytes_per_station()
+            + if on_off { size_of::<Time>() } else { 0 }
+            + if self.medium.frame_bursting {
+                size_of::<Burst>()
+            } else {
+                0
+            }) as f64;
         let duration_s = self.duration as f64 / PS_PER_S;
         let mut per_run = 0.0;
         for g in &self.groups {
@@ -35,10 +58,18 @@ impl Scenario {
                 }
             }
             .min(g.queue as f64);
-            per_run += g.count as f64 * (STATION_BYTES + RESULT_BYTES + queued * FRAME_BYTES);
+            per_run += g.count as f64 * (station_bytes + RESULT_BYTES + queued * FRAME_BYTES);
         }
-        if self.station_count() >= CROWD {
-            per_run += self.station_count() as f64 * BusIndex::bytes_per_station() as f64;
+        if n >= CROWD {
+            // The bus index, and the signals of a crowd's first waves: the
+            // list holds about one per station, and while it grows by
+            // doubling the old and new arrays are held at once (6 signals'
+            // room per station at the 10^5 burst's peak); the index's move
+            // queues and spill lists take as much again as 2 more.
+            const SIGNALS_PER_STATION: f64 = 8.0;
+            per_run += n as f64
+                * (BusIndex::bytes_per_station() as f64
+                    + SIGNALS_PER_STATION * size_of::<Signal>() as f64);
         }
         let results = self.max_replications() as f64 * self.station_count() as f64 * RESULT_BYTES;
         per_run + results

@@ -2,7 +2,7 @@
 //! jam, backoff, discard, and the check of a frame at its destination.
 
 use super::medium::{Signal, NO_WAITERS};
-use super::station::{Frame, Mac};
+use super::station::{Draws, Frame, Mac};
 use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
 use crate::engine::Time;
@@ -15,25 +15,28 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn add_frame(&mut self, t: Time, i: usize) {
         let n = self.stations.len() as u32;
         let law = self.frame_law(i);
-        let fixed_dst = self.sc.groups[self.stations[i].group as usize].destination;
+        let g = &self.sc.groups[self.stations[i].group as usize];
+        let (fixed_dst, capacity) = (g.destination, g.queue);
         let s = &mut self.stations[i];
-        let (bytes, dst) = s.rng_traffic.with(|rng| {
-            let bytes = law.sample(rng);
-            let dst = match fixed_dst {
-                Some(d) => d as u32,
-                None if n > 1 => {
-                    let r = rng.random_range(0..n - 1);
-                    if r >= i as u32 {
-                        r + 1
-                    } else {
-                        r
+        let (bytes, dst) = self
+            .generators
+            .with(i, Draws::Traffic, &mut s.streams_at, |rng| {
+                let bytes = law.sample(rng);
+                let dst = match fixed_dst {
+                    Some(d) => d as u32,
+                    None if n > 1 => {
+                        let r = rng.random_range(0..n - 1);
+                        if r >= i as u32 {
+                            r + 1
+                        } else {
+                            r
+                        }
                     }
-                }
-                None => i as u32,
-            };
-            (bytes, dst)
-        });
-        let queued = s.queue.len() < s.capacity;
+                    None => i as u32,
+                };
+                (bytes, dst)
+            });
+        let queued = s.queue.len() < capacity;
         self.recorder.arrival(t, i, bytes, queued);
         self.observer
             .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
@@ -66,10 +69,8 @@ impl<O: Observer> Sim<'_, O> {
     /// Station `i` has a frame at the head of its queue and may contend,
     /// deferring as it must from time `from` (<= now).
     pub(super) fn contend(&mut self, now: Time, i: usize, from: Time) {
-        if self.stations[i].burst_next {
+        if self.extras.continues_burst(i) {
             // Inside a burst the carrier never dropped: no deferral.
-            self.stations[i].burst_next = false;
-            self.stations[i].burst_frame = true;
             return self.start_tx(now, i);
         }
         if self.access != Access::CsmaCd && self.contend_by_mode(now, i) {
@@ -146,10 +147,13 @@ impl<O: Observer> Sim<'_, O> {
         // Preamble, frame and, at 1 Gb/s, the carrier extension: the sender
         // watches for collisions through all of it. A later frame of a burst
         // is its filled gap, preamble and frame, never extended.
-        let full_end = if self.stations[i].burst_frame {
+        let in_burst = self.extras.in_burst(i);
+        let full_end = if in_burst {
             t + m.ifg_ps + m.preamble_ps + 8 * frame.bytes as Time * m.bit_ps
         } else {
-            self.stations[i].burst_start = t;
+            if let Some(b) = self.extras.bursts.get_mut(i) {
+                b.start = t;
+            }
             t + m.preamble_ps + m.frame_on_wire_ps(frame.bytes)
         };
         let me = self.stations[i].prop;
@@ -183,9 +187,11 @@ impl<O: Observer> Sim<'_, O> {
                 }
             }
             for (j, sid) in near.into_iter().flatten() {
-                debug_assert!(self.stations[j].mac == Mac::Transmitting { signal: sid });
+                debug_assert!(
+                    matches!(self.stations[j].mac, Mac::Transmitting { signal, .. } if signal == sid)
+                );
                 let arrive = t + self.delay(i, j);
-                if arrive < self.stations[j].detect_at && arrive < self.signal(sid).end {
+                if arrive < self.stations[j].detect_at() && arrive < self.signal(sid).end {
                     updates.push((j, arrive));
                 }
             }
@@ -203,9 +209,12 @@ impl<O: Observer> Sim<'_, O> {
                 // (detect and tx_end fix it before the sender moves on), so this
                 // needs no look at the sender's state.
                 if !s.fixed {
-                    debug_assert!(self.stations[j].mac == Mac::Transmitting { signal: s.id });
+                    debug_assert!(matches!(
+                        self.stations[j].mac,
+                        Mac::Transmitting { signal, .. } if signal == s.id
+                    ));
                     let arrive = t + d;
-                    if arrive < self.stations[j].detect_at && arrive < s.end {
+                    if arrive < self.stations[j].detect_at() && arrive < s.end {
                         updates.push((j, arrive));
                     }
                 }
@@ -213,7 +222,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         for &(j, at) in &updates {
             let sj = &mut self.stations[j];
-            sj.detect_at = at;
+            sj.set_detect_at(at);
             sj.detect_token = sj.detect_token.wrapping_add(1);
             self.events
                 .push(at, Event::CollisionDetect(j as u32, sj.detect_token));
@@ -238,8 +247,10 @@ impl<O: Observer> Sim<'_, O> {
             waiters: NO_WAITERS,
         });
         let s = &mut self.stations[i];
-        s.mac = Mac::Transmitting { signal: id };
-        s.detect_at = detect;
+        s.mac = Mac::Transmitting {
+            signal: id,
+            detect_at: detect,
+        };
         s.detect_token = s.detect_token.wrapping_add(1);
         if detect < full_end {
             self.events
@@ -253,7 +264,7 @@ impl<O: Observer> Sim<'_, O> {
             self.events.push(full_end, Event::TxEnd(i as u32, s.timer));
         }
         let attempt = s.collisions + 1;
-        if s.burst_frame {
+        if in_burst {
             let until = t + self.sc.medium.ifg_ps;
             self.observer.on(t, i as u32, &MacEvent::BurstGap { until });
         }
@@ -271,7 +282,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn detect(&mut self, t: Time, i: usize) {
-        let Mac::Transmitting { signal } = self.stations[i].mac else {
+        let Mac::Transmitting { signal, .. } = self.stations[i].mac else {
             return;
         };
         if !self.detects_collisions {
@@ -289,7 +300,7 @@ impl<O: Observer> Sim<'_, O> {
         // The preamble is always finished, then the jam is sent. In a burst,
         // after its first frame, every collision is late, and the preamble
         // follows the filled gap.
-        let in_burst = self.stations[i].burst_frame;
+        let in_burst = self.extras.in_burst(i);
         let lead = if in_burst { m.ifg_ps } else { 0 } + m.preamble_ps;
         let jam_start = t.max(start + lead);
         let jam_end = jam_start + m.jam_ps;
@@ -304,8 +315,8 @@ impl<O: Observer> Sim<'_, O> {
         let st = &mut self.stations[i];
         // The jam's end draws a backoff: its generator, out of line and
         // seldom in cache in a crowd, can load during the jam.
-        st.rng_backoff.prefetch();
-        st.detect_at = Time::MAX;
+        self.generators.prefetch(i, Draws::Backoff);
+        st.set_detect_at(Time::MAX);
         st.timer = st.timer.wrapping_add(1);
         self.events.push(jam_end, Event::TxEnd(i as u32, st.timer));
         self.recorder.collision_detected(t, i, late);
@@ -322,7 +333,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn tx_end(&mut self, t: Time, i: usize) {
-        let Mac::Transmitting { signal } = self.stations[i].mac else {
+        let Mac::Transmitting { signal, .. } = self.stations[i].mac else {
             return;
         };
         let (collided, frame, waiting, start, was_fixed) = {
@@ -350,8 +361,10 @@ impl<O: Observer> Sim<'_, O> {
             self.channel.observe_success();
         }
         self.stations[i].own_end = t;
-        self.stations[i].detect_at = Time::MAX;
-        self.stations[i].burst_frame = false;
+        self.stations[i].set_detect_at(Time::MAX);
+        if let Some(b) = self.extras.bursts.get_mut(i) {
+            b.frame = false;
+        }
         if collided {
             self.recorder.collision_ended(start, t, i);
             let spec = self.spec(i);
@@ -369,9 +382,11 @@ impl<O: Observer> Sim<'_, O> {
                 self.next_frame(t, i);
             } else {
                 let slot = self.sc.medium.slot_ps;
-                let draw = s
-                    .rng_backoff
-                    .with(|r| s.backoff.draw(spec, n, slot, &self.channel, r));
+                let draw = self
+                    .generators
+                    .with(i, Draws::Backoff, &mut s.streams_at, |r| {
+                        s.backoff.draw(spec, n, slot, &self.channel, r)
+                    });
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
                 // Saturating: a wait past the end of the clock means "never again in
@@ -401,11 +416,12 @@ impl<O: Observer> Sim<'_, O> {
             s.backoff.on_success(spec);
             self.recorder.success(t, i);
             self.observer.on(t, i as u32, &MacEvent::TxSuccess);
-            let m = &self.sc.medium;
             // The burst goes on with the next frame, if one is queued (see
             // `contend`), while the burst timer is below the limit.
-            self.stations[i].burst_next =
-                m.frame_bursting && t - self.stations[i].burst_start < m.burst_limit_ps;
+            let limit = self.sc.medium.burst_limit_ps;
+            if let Some(b) = self.extras.bursts.get_mut(i) {
+                b.next = t - b.start < limit;
+            }
             if let Access::CsmaCdPPersistent { .. } = self.access {
                 // The sender contends for its next frame after the stations
                 // that waited on this one, so that they start their slots
@@ -413,7 +429,9 @@ impl<O: Observer> Sim<'_, O> {
                 self.wake_waiters(t, signal, std::mem::take(&mut waiters));
             }
             self.next_frame(t, i);
-            self.stations[i].burst_next = false;
+            if let Some(b) = self.extras.bursts.get_mut(i) {
+                b.next = false;
+            }
         }
         self.wake_waiters(t, signal, waiters);
         self.prune(t);
@@ -473,7 +491,10 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn send_now(&mut self, t: Time, i: usize) {
         if let Access::CsmaCdPPersistent { p } = self.access {
             let s = &mut self.stations[i];
-            if s.rng_backoff.with(|r| r.random::<f64>()) >= p {
+            let u: f64 = self
+                .generators
+                .with(i, Draws::Backoff, &mut s.streams_at, |r| r.random());
+            if u >= p {
                 // Wait a slot and sense again.
                 let at = t + self.sc.medium.slot_ps;
                 s.mac = Mac::Backoff;
@@ -497,9 +518,11 @@ impl<O: Observer> Sim<'_, O> {
         let s = &mut self.stations[i];
         let mut probe = s.backoff.clone();
         let n = s.collisions.max(1);
-        let draw = s
-            .rng_backoff
-            .with(|r| probe.draw(spec, n, slot, &self.channel, r));
+        let draw = self
+            .generators
+            .with(i, Draws::Backoff, &mut s.streams_at, |r| {
+                probe.draw(spec, n, slot, &self.channel, r)
+            });
         let at = now + slot + draw.delay;
         s.mac = Mac::Backoff;
         s.timer = s.timer.wrapping_add(1);

@@ -170,33 +170,106 @@ pub struct RunResult {
 }
 
 /// A station's counters while the run goes on: the fields of
-/// [`StationResult`] that change, on two cache lines of their own (a crowd
-/// fetches them ahead of the station's events; id, group and position are
-/// only needed at the end).
+/// [`StationResult`] that change, on one cache line of their own (a crowd
+/// fetches it ahead of the station's events; id, group and position are
+/// only needed at the end). Counts are kept in 32 bits and the delay sum in
+/// 64: what overflows is carried into [`Carries`], so every count stays
+/// exact however long the run (a carry comes at most once per 2^32 of a
+/// station's frames or bits; a crowd's stations never get there).
 #[derive(Clone, Copy, Default)]
 #[repr(align(64))]
 struct Row {
-    arrived: u64,
-    delivered: u64,
-    delivered_bits: u64,
-    attempts: u64,
-    collisions: u64,
-    late_collisions: u64,
-    undetected_collisions: u64,
-    dropped_excessive: u64,
-    dropped_queue: u64,
-    total_arrived: u64,
-    total_delivered: u64,
-    total_lost: u64,
-    total_dropped_excessive: u64,
-    total_dropped_queue: u64,
-    delay_sum_ps: u128,
+    arrived: u32,
+    delivered: u32,
+    delivered_bits: u32,
+    attempts: u32,
+    collisions: u32,
+    late_collisions: u32,
+    undetected_collisions: u32,
+    dropped_excessive: u32,
+    dropped_queue: u32,
+    total_arrived: u32,
+    total_delivered: u32,
+    total_lost: u32,
+    total_dropped_excessive: u32,
+    total_dropped_queue: u32,
+    delay_sum_ps: u64,
+}
+
+/// A counter of [`Row`], naming its carries.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Counter {
+    Arrived,
+    Delivered,
+    DeliveredBits,
+    Attempts,
+    Collisions,
+    LateCollisions,
+    UndetectedCollisions,
+    DroppedExcessive,
+    DroppedQueue,
+    TotalArrived,
+    TotalDelivered,
+    TotalLost,
+    TotalDroppedExcessive,
+    TotalDroppedQueue,
+}
+
+/// Adds `v` to a 32-bit count, returning what overflowed, in units of 2^32.
+#[inline]
+fn add(count: &mut u32, v: u64) -> u64 {
+    let sum = u64::from(*count) + v;
+    *count = sum as u32;
+    sum >> 32
+}
+
+/// The high parts of the counters that overflowed [`Row`]'s widths: per
+/// station and counter, in units of 2^32; per station, the delay sum's in
+/// units of 2^64. Looked up, never iterated: the order of a hash map does
+/// not reach the results.
+#[derive(Default)]
+struct Carries {
+    counts: std::collections::HashMap<(usize, Counter), u64>,
+    delay_sums: std::collections::HashMap<usize, u64>,
+}
+
+impl Carries {
+    #[cold]
+    fn count(&mut self, i: usize, c: Counter, units: u64) {
+        *self.counts.entry((i, c)).or_default() += units;
+    }
+
+    #[cold]
+    fn delay_sum(&mut self, i: usize) {
+        *self.delay_sums.entry(i).or_default() += 1;
+    }
+
+    /// The whole value of counter `c` of station `i`, whose low part is `low`.
+    fn wide(&self, i: usize, c: Counter, low: u32) -> u64 {
+        let high = if self.counts.is_empty() {
+            0
+        } else {
+            self.counts.get(&(i, c)).copied().unwrap_or(0)
+        };
+        (high << 32) + u64::from(low)
+    }
+
+    /// The whole delay sum of station `i`, whose low part is `low`.
+    fn wide_delay_sum(&self, i: usize, low: u64) -> u128 {
+        let high = if self.delay_sums.is_empty() {
+            0
+        } else {
+            self.delay_sums.get(&i).copied().unwrap_or(0)
+        };
+        (u128::from(high) << 64) + u128::from(low)
+    }
 }
 
 pub(super) struct Recorder {
     warmup: Time,
     duration: Time,
     st: Vec<Row>,
+    carries: Carries,
     positions: Vec<f64>,
     /// Each station's group.
     group_of: Vec<u32>,
@@ -247,6 +320,7 @@ impl Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
             st: crate::mem::huge_filled(positions.len(), Row::default()),
+            carries: Carries::default(),
             positions,
             group_of,
             delays: vec![Vec::new(); groups],
@@ -281,11 +355,26 @@ impl Recorder {
         }
     }
 
+    /// What the recorder keeps per station while the run goes on: its
+    /// counters, its position and its group.
+    pub fn bytes_per_station() -> usize {
+        std::mem::size_of::<Row>() + std::mem::size_of::<f64>() + std::mem::size_of::<u32>()
+    }
+
     /// Starts loading station `i`'s row (see `Sim::prefetch`).
     #[inline]
     pub fn prefetch(&self, i: usize) {
         if let Some(r) = self.st.get(i) {
             crate::mem::prefetch_lines(r);
+        }
+    }
+
+    /// Counts one more of station `i`'s counter `c`.
+    #[inline]
+    fn count(&mut self, i: usize, c: Counter, field: impl FnOnce(&mut Row) -> &mut u32) {
+        let over = add(field(&mut self.st[i]), 1);
+        if over > 0 {
+            self.carries.count(i, c, over);
         }
     }
 
@@ -297,17 +386,23 @@ impl Recorder {
         if !queued {
             self.burst_done(t, i);
         }
-        let s = &mut self.st[i];
-        s.total_arrived += 1;
+        let (s, carries) = (&mut self.st[i], &mut self.carries);
+        let mut count = |c, n: &mut u32| {
+            let over = add(n, 1);
+            if over > 0 {
+                carries.count(i, c, over);
+            }
+        };
+        count(Counter::TotalArrived, &mut s.total_arrived);
         if !queued {
-            s.total_dropped_queue += 1;
+            count(Counter::TotalDroppedQueue, &mut s.total_dropped_queue);
         }
         if t >= self.warmup && t < self.duration {
-            s.arrived += 1;
+            count(Counter::Arrived, &mut s.arrived);
             self.arrived_bits += 8 * bytes as u128;
             self.group_arrived_bits[self.group_of[i] as usize] += 8 * bytes as u128;
             if !queued {
-                s.dropped_queue += 1;
+                count(Counter::DroppedQueue, &mut s.dropped_queue);
             }
         }
     }
@@ -318,14 +413,14 @@ impl Recorder {
         }
         self.on_air += 1;
         if self.in_window(t) {
-            self.st[i].attempts += 1;
+            self.count(i, Counter::Attempts, |r| &mut r.attempts);
             self.attempted_bits += 8 * bytes as u128;
         }
     }
 
     pub fn collision_detected(&mut self, t: Time, i: usize, late: bool) {
         if late && self.in_window(t) {
-            self.st[i].late_collisions += 1;
+            self.count(i, Counter::LateCollisions, |r| &mut r.late_collisions);
         }
     }
 
@@ -357,7 +452,7 @@ impl Recorder {
         }
         self.episode_end = self.episode_end.max(t);
         if self.in_window(t) {
-            self.st[i].collisions += 1;
+            self.count(i, Counter::Collisions, |r| &mut r.collisions);
             if new_episode {
                 self.episodes += 1;
             }
@@ -382,9 +477,11 @@ impl Recorder {
 
     pub fn discard(&mut self, t: Time, i: usize) {
         self.burst_done(t, i);
-        self.st[i].total_dropped_excessive += 1;
+        self.count(i, Counter::TotalDroppedExcessive, |r| {
+            &mut r.total_dropped_excessive
+        });
         if self.in_window(t) {
-            self.st[i].dropped_excessive += 1;
+            self.count(i, Counter::DroppedExcessive, |r| &mut r.dropped_excessive);
         }
     }
 
@@ -418,23 +515,41 @@ impl Recorder {
             self.burst_delivered += 1;
         }
         let w = self.in_window(end);
-        let s = &mut self.st[i];
+        let (s, carries) = (&mut self.st[i], &mut self.carries);
+        let mut count = |c, n: &mut u32, v| {
+            let over = add(n, v);
+            if over > 0 {
+                carries.count(i, c, over);
+            }
+        };
         if intact {
-            s.total_delivered += 1;
+            count(Counter::TotalDelivered, &mut s.total_delivered, 1);
         } else {
-            s.total_lost += 1;
+            count(Counter::TotalLost, &mut s.total_lost, 1);
         }
         if !w {
             return;
         }
         if intact {
-            s.delivered += 1;
-            s.delivered_bits += 8 * bytes as u64;
-            s.delay_sum_ps += delay as u128;
+            count(Counter::Delivered, &mut s.delivered, 1);
+            count(
+                Counter::DeliveredBits,
+                &mut s.delivered_bits,
+                8 * u64::from(bytes),
+            );
+            let (sum, over) = s.delay_sum_ps.overflowing_add(delay);
+            s.delay_sum_ps = sum;
+            if over {
+                carries.delay_sum(i);
+            }
             self.delivered_bits += 8 * bytes as u128;
             self.delays[self.group_of[i] as usize].push(delay);
         } else {
-            s.undetected_collisions += 1;
+            count(
+                Counter::UndetectedCollisions,
+                &mut s.undetected_collisions,
+                1,
+            );
         }
     }
 
@@ -451,34 +566,42 @@ impl Recorder {
             .enumerate()
             .flat_map(|(gi, g)| std::iter::repeat_n(gi, g.count));
         let rows = std::mem::take(&mut self.st);
+        let carries = std::mem::take(&mut self.carries);
         let stations: Vec<StationResult> = rows
             .into_iter()
             .zip(groups)
             .zip(self.positions.iter().zip(queued))
             .enumerate()
-            .map(
-                |(id, ((r, group), (&position_m, &queued_at_end)))| StationResult {
+            .map(|(id, ((r, group), (&position_m, &queued_at_end)))| {
+                let w = |c, low| carries.wide(id, c, low);
+                StationResult {
                     id,
                     group,
                     position_m,
-                    arrived: r.arrived,
-                    delivered: r.delivered,
-                    delivered_bits: r.delivered_bits,
-                    attempts: r.attempts,
-                    collisions: r.collisions,
-                    late_collisions: r.late_collisions,
-                    undetected_collisions: r.undetected_collisions,
-                    dropped_excessive: r.dropped_excessive,
-                    dropped_queue: r.dropped_queue,
-                    delay_sum_ps: r.delay_sum_ps,
-                    total_arrived: r.total_arrived,
-                    total_delivered: r.total_delivered,
-                    total_lost: r.total_lost,
-                    total_dropped_excessive: r.total_dropped_excessive,
-                    total_dropped_queue: r.total_dropped_queue,
+                    arrived: w(Counter::Arrived, r.arrived),
+                    delivered: w(Counter::Delivered, r.delivered),
+                    delivered_bits: w(Counter::DeliveredBits, r.delivered_bits),
+                    attempts: w(Counter::Attempts, r.attempts),
+                    collisions: w(Counter::Collisions, r.collisions),
+                    late_collisions: w(Counter::LateCollisions, r.late_collisions),
+                    undetected_collisions: w(
+                        Counter::UndetectedCollisions,
+                        r.undetected_collisions,
+                    ),
+                    dropped_excessive: w(Counter::DroppedExcessive, r.dropped_excessive),
+                    dropped_queue: w(Counter::DroppedQueue, r.dropped_queue),
+                    delay_sum_ps: carries.wide_delay_sum(id, r.delay_sum_ps),
+                    total_arrived: w(Counter::TotalArrived, r.total_arrived),
+                    total_delivered: w(Counter::TotalDelivered, r.total_delivered),
+                    total_lost: w(Counter::TotalLost, r.total_lost),
+                    total_dropped_excessive: w(
+                        Counter::TotalDroppedExcessive,
+                        r.total_dropped_excessive,
+                    ),
+                    total_dropped_queue: w(Counter::TotalDroppedQueue, r.total_dropped_queue),
                     queued_at_end,
-                },
-            )
+                }
+            })
             .collect();
         let rt = sc.medium.bit_rate * sc.measured_s();
         let sum = |f: fn(&StationResult) -> u64| stations.iter().map(f).sum::<u64>() as f64;
@@ -577,5 +700,47 @@ impl Recorder {
             events: self.events,
             busy_ps: self.busy_ps,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{add, Carries, Counter, Row};
+
+    #[test]
+    fn a_row_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Row>(), 64);
+    }
+
+    #[test]
+    fn counts_past_their_width_stay_exact() {
+        // Against the same sums in 64 and 128 bits: increments across 2^32,
+        // a jump of several times 2^32 at once, and a delay sum across 2^64.
+        let mut carries = Carries::default();
+        let mut low = u32::MAX - 1;
+        let mut exact = u64::from(low);
+        for v in [1, 1, 1, 8_000_000, 3 * u64::from(u32::MAX), 1] {
+            let over = add(&mut low, v);
+            if over > 0 {
+                carries.count(7, Counter::Attempts, over);
+            }
+            exact += v;
+        }
+        assert_eq!(carries.wide(7, Counter::Attempts, low), exact);
+        assert_eq!(carries.wide(7, Counter::Delivered, 5), 5);
+        assert_eq!(carries.wide(6, Counter::Attempts, 5), 5);
+
+        let mut sum = u64::MAX - 10;
+        let mut exact = u128::from(sum);
+        for d in [5, 6, u64::MAX, 1] {
+            let (s, over) = sum.overflowing_add(d);
+            sum = s;
+            if over {
+                carries.delay_sum(3);
+            }
+            exact += u128::from(d);
+        }
+        assert_eq!(carries.wide_delay_sum(3, sum), exact);
+        assert_eq!(carries.wide_delay_sum(2, 9), 9);
     }
 }

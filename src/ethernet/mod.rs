@@ -38,14 +38,13 @@ pub use topology::{paths, Paths, Topology};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
-use crate::seed::{self, Stream};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
 use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
 use medium::Seen;
 use metrics::Recorder;
-use station::{FrameQueue, Mac, Station};
+use station::{Extras, FrameQueue, Generators, Mac, Station};
 use std::collections::VecDeque;
 
 /// Runs one replication of `sc` with the given run seed.
@@ -80,7 +79,7 @@ pub enum IndexUse {
 }
 
 /// Stations from which their random streams are parked between uses (see
-/// [`Stream`]): two live generators take some 700 bytes per station.
+/// [`Generators`]): two live generators take some 700 bytes per station.
 const PARK_FROM: usize = 1 << 16;
 
 /// Runs one replication with the bus index used as `index` says, whatever
@@ -124,6 +123,9 @@ struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
     events: EventQueue<Event>,
     stations: Vec<Station>,
+    /// What only some scenarios keep per station (see [`Extras`]).
+    extras: Extras,
+    generators: Generators,
     signals: SignalList,
     /// Id of `signals[0]`.
     base_id: u64,
@@ -216,26 +218,13 @@ impl<'a, O: Observer> Sim<'a, O> {
                     prop: paths.props[i],
                     group: gi as u32,
                     queue: FrameQueue::default(),
-                    capacity: g.queue,
                     mac: Mac::Idle,
                     collisions: 0,
                     timer: 0,
                     detect_token: 0,
-                    detect_at: Time::MAX,
                     own_end: Time::MAX,
-                    on_until: 0,
-                    burst_start: 0,
-                    burst_next: false,
-                    burst_frame: false,
                     backoff: BackoffState::new(&g.backoff),
-                    rng_traffic: Stream::new(
-                        seed::derive(run_seed, &[seed::TRAFFIC, i as u64]),
-                        parked,
-                    ),
-                    rng_backoff: Stream::new(
-                        seed::derive(run_seed, &[seed::BACKOFF, i as u64]),
-                        parked,
-                    ),
+                    streams_at: [0; 2],
                 });
             }
         }
@@ -257,6 +246,14 @@ impl<'a, O: Observer> Sim<'a, O> {
             events: EventQueue::with_capacity(n.min(1 << 20) + 16),
             recorder: Recorder::new(sc, pos),
             stations,
+            extras: Extras::new(
+                n,
+                sc.groups
+                    .iter()
+                    .any(|g| matches!(g.arrivals, Arrivals::OnOff { .. })),
+                m.frame_bursting,
+            ),
+            generators: Generators::new(run_seed, n, parked),
             signals: SignalList::new(n),
             base_id: 0,
             next_id: 0,
@@ -379,6 +376,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             sc,
             events,
             stations,
+            extras,
+            generators,
             signals,
             recorder,
             index,
@@ -389,7 +388,16 @@ impl<'a, O: Observer> Sim<'a, O> {
         let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
-        drop((events, stations, signals, index, spare_index, dying));
+        drop((
+            events,
+            stations,
+            extras,
+            generators,
+            signals,
+            index,
+            spare_index,
+            dying,
+        ));
         recorder.finish(sc, &queued)
     }
 }

@@ -3,7 +3,9 @@
 
 use crate::backoff::BackoffState;
 use crate::engine::Time;
-use crate::seed::Stream;
+use crate::seed;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
@@ -30,82 +32,259 @@ pub(in crate::ethernet) enum Mac {
         seq: u64,
         since: Time,
     },
-    /// Sending signal `signal` (preamble, frame, and jam if it collides).
-    Transmitting { signal: u64 },
+    /// Sending signal `signal` (preamble, frame, and jam if it collides);
+    /// a collision will be detected at `detect_at` (Time::MAX: none known).
+    Transmitting { signal: u64, detect_at: Time },
 }
 
 /// A station's FIFO of frames, with the head of the line kept inline: the
 /// frame a station sends is then on the station's own cache lines, not
 /// behind a pointer (most stations hold one frame or none, and never need
-/// the rest's list at all).
-#[derive(Default)]
+/// the rest's list at all). An empty head is marked by a destination no
+/// station has ([`NO_FRAME`]), which keeps the head at 16 bytes.
 pub(in crate::ethernet) struct FrameQueue {
-    pub(in crate::ethernet) head: Option<Frame>,
+    head: Frame,
     /// Boxed: one pointer in the station instead of a list header.
     #[allow(clippy::box_collection)]
-    pub(in crate::ethernet) rest: Option<Box<VecDeque<Frame>>>,
+    rest: Option<Box<VecDeque<Frame>>>,
+}
+
+/// The destination of an empty head: stations are numbered in `u32` below
+/// their count, so none is `u32::MAX` (a run of 2^32 stations would need
+/// over 500 GiB and is refused).
+const NO_FRAME: u32 = u32::MAX;
+
+impl Default for FrameQueue {
+    fn default() -> Self {
+        FrameQueue {
+            head: Frame {
+                arrival: 0,
+                bytes: 0,
+                dst: NO_FRAME,
+            },
+            rest: None,
+        }
+    }
 }
 
 impl FrameQueue {
     pub(in crate::ethernet) fn len(&self) -> usize {
-        usize::from(self.head.is_some()) + self.rest.as_ref().map_or(0, |r| r.len())
+        usize::from(!self.is_empty()) + self.rest.as_ref().map_or(0, |r| r.len())
     }
 
     pub(in crate::ethernet) fn is_empty(&self) -> bool {
-        self.head.is_none()
+        self.head.dst == NO_FRAME
     }
 
     pub(in crate::ethernet) fn front(&self) -> Option<&Frame> {
-        self.head.as_ref()
+        (!self.is_empty()).then_some(&self.head)
     }
 
     pub(in crate::ethernet) fn push_back(&mut self, f: Frame) {
-        if self.head.is_none() {
-            self.head = Some(f);
+        assert!(f.dst != NO_FRAME, "station {} does not exist", f.dst);
+        if self.is_empty() {
+            self.head = f;
         } else {
             self.rest.get_or_insert_default().push_back(f);
         }
     }
 
     pub(in crate::ethernet) fn pop_front(&mut self) -> Option<Frame> {
-        let f = self.head.take();
-        self.head = self.rest.as_mut().and_then(|r| r.pop_front());
+        let f = self.front().copied();
+        self.head.dst = NO_FRAME;
+        if let Some(next) = self.rest.as_mut().and_then(|r| r.pop_front()) {
+            self.head = next;
+        }
         f
     }
 }
 
-/// A station's state: three cache lines, fetched ahead of its events in
-/// crowds (see [`Sim::prefetch`]).
+/// A station's state: two cache lines (128 bytes), fetched ahead of its
+/// events in crowds (see [`Sim::prefetch`]). What only some scenarios use
+/// (on-off periods, frame bursting) is kept beside it in [`Extras`], its
+/// random generators in [`Generators`], and the queue's capacity is its
+/// group's.
 #[repr(align(64))]
 pub(in crate::ethernet) struct Station {
     pub(in crate::ethernet) prop: Time,
     pub(in crate::ethernet) group: u32,
-    pub(in crate::ethernet) queue: FrameQueue,
-    pub(in crate::ethernet) capacity: usize,
-    pub(in crate::ethernet) mac: Mac,
     /// Collisions of the head-of-line frame so far (n).
     pub(in crate::ethernet) collisions: u32,
     pub(in crate::ethernet) timer: u32,
     pub(in crate::ethernet) detect_token: u32,
-    pub(in crate::ethernet) detect_at: Time,
+    pub(in crate::ethernet) queue: FrameQueue,
+    pub(in crate::ethernet) mac: Mac,
     /// When its own last transmission ended (Time::MAX: none yet); see
     /// [`Station::own_end`].
     pub(in crate::ethernet) own_end: Time,
-    pub(in crate::ethernet) on_until: Time,
-    /// Frame bursting: when the current burst's first transmission started.
-    pub(in crate::ethernet) burst_start: Time,
-    /// Frame bursting: the next frame continues the burst (set at a
-    /// successful end while the burst timer is below the limit).
-    pub(in crate::ethernet) burst_next: bool,
-    /// Frame bursting: the current transmission is a later frame of a
-    /// burst (filled gap, preamble, frame without extension).
-    pub(in crate::ethernet) burst_frame: bool,
     pub(in crate::ethernet) backoff: BackoffState,
-    pub(in crate::ethernet) rng_traffic: Stream,
-    pub(in crate::ethernet) rng_backoff: Stream,
+    /// Where its traffic and backoff streams stand when the generators are
+    /// parked (see [`Generators`]).
+    pub(in crate::ethernet) streams_at: [u64; 2],
+}
+
+/// One of a station's two random streams.
+#[derive(Clone, Copy)]
+pub(in crate::ethernet) enum Draws {
+    /// Frame sizes, destinations and arrival times.
+    Traffic = 0,
+    /// Backoff waits and p-persistence.
+    Backoff = 1,
+}
+
+/// The stations' random generators: ChaCha8, one per station and stream,
+/// seeded from the run's seed, the stream and the station's number. Live:
+/// the generators themselves, beside the stations (a generator carries a
+/// 256-byte buffer). Parked, in crowds: none kept, each rebuilt at its
+/// station's word position for each use. Both give the same numbers: a
+/// stream is addressed by word position.
+pub(in crate::ethernet) struct Generators {
+    run_seed: u64,
+    live: Vec<[ChaCha8Rng; 2]>,
+}
+
+impl Generators {
+    pub(in crate::ethernet) fn new(run_seed: u64, stations: usize, parked: bool) -> Self {
+        let live = if parked {
+            Vec::new()
+        } else {
+            (0..stations)
+                .map(|i| {
+                    [Draws::Traffic, Draws::Backoff]
+                        .map(|d| ChaCha8Rng::seed_from_u64(Self::seed(run_seed, i, d)))
+                })
+                .collect()
+        };
+        Generators { run_seed, live }
+    }
+
+    /// What the generators take per station beside it (parked: nothing,
+    /// their positions are in the station).
+    pub(in crate::ethernet) fn bytes_per_station(parked: bool) -> usize {
+        if parked {
+            0
+        } else {
+            std::mem::size_of::<[ChaCha8Rng; 2]>()
+        }
+    }
+
+    fn seed(run_seed: u64, i: usize, d: Draws) -> u64 {
+        let tag = match d {
+            Draws::Traffic => seed::TRAFFIC,
+            Draws::Backoff => seed::BACKOFF,
+        };
+        seed::derive(run_seed, &[tag, i as u64])
+    }
+
+    /// Runs `f` with station `i`'s generator `d`, at `at` if parked, and
+    /// moves `at` past what `f` drew.
+    #[inline]
+    pub(in crate::ethernet) fn with<R>(
+        &mut self,
+        i: usize,
+        d: Draws,
+        at: &mut [u64; 2],
+        f: impl FnOnce(&mut ChaCha8Rng) -> R,
+    ) -> R {
+        if let Some(pair) = self.live.get_mut(i) {
+            return f(&mut pair[d as usize]);
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(Self::seed(self.run_seed, i, d));
+        let at = &mut at[d as usize];
+        rng.set_word_pos(u128::from(*at));
+        let out = f(&mut rng);
+        // A station would have to draw 2^64 words (2^70 bytes) to pass u64.
+        *at = rng.get_word_pos() as u64;
+        out
+    }
+
+    /// Starts loading station `i`'s live generator `d`, which the next draw
+    /// reads (no effect on the numbers).
+    #[inline]
+    pub(in crate::ethernet) fn prefetch(&self, i: usize, d: Draws) {
+        if let Some(pair) = self.live.get(i) {
+            crate::mem::prefetch_lines(&pair[d as usize]);
+        }
+    }
+}
+
+/// A station's frame-bursting state (1000BASE-X half duplex).
+#[derive(Clone, Copy, Default)]
+pub(in crate::ethernet) struct Burst {
+    /// When the current burst's first transmission started.
+    pub(in crate::ethernet) start: Time,
+    /// The next frame continues the burst (set at a successful end while
+    /// the burst timer is below the limit).
+    pub(in crate::ethernet) next: bool,
+    /// The current transmission is a later frame of a burst (filled gap,
+    /// preamble, frame without extension).
+    pub(in crate::ethernet) frame: bool,
+}
+
+/// Per-station state that only some scenarios use, indexed by station and
+/// empty in the others: a million stations that never burst and never go
+/// on and off carry none of it.
+#[derive(Default)]
+pub(in crate::ethernet) struct Extras {
+    /// On-off traffic: when each station's current on period ends (empty
+    /// when no group has on-off arrivals).
+    pub(in crate::ethernet) on_until: Vec<Time>,
+    /// Frame bursting (empty when the medium does not burst).
+    pub(in crate::ethernet) bursts: Vec<Burst>,
+}
+
+impl Extras {
+    pub(in crate::ethernet) fn new(stations: usize, on_off: bool, bursting: bool) -> Self {
+        Extras {
+            on_until: if on_off {
+                vec![0; stations]
+            } else {
+                Vec::new()
+            },
+            bursts: if bursting {
+                vec![Burst::default(); stations]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// Whether station `i` is inside a burst and sends its next frame
+    /// without deferring (and then as a later frame of the burst).
+    pub(in crate::ethernet) fn continues_burst(&mut self, i: usize) -> bool {
+        match self.bursts.get_mut(i) {
+            Some(b) if b.next => {
+                b.next = false;
+                b.frame = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether station `i`'s current transmission is a later frame of a burst.
+    pub(in crate::ethernet) fn in_burst(&self, i: usize) -> bool {
+        self.bursts.get(i).is_some_and(|b| b.frame)
+    }
 }
 
 impl Station {
+    /// When a collision will be detected at the station, while it
+    /// transmits (Time::MAX: none known, or not transmitting).
+    pub(in crate::ethernet) fn detect_at(&self) -> Time {
+        match self.mac {
+            Mac::Transmitting { detect_at, .. } => detect_at,
+            _ => Time::MAX,
+        }
+    }
+
+    /// Sets when a collision will be detected at the transmitting station.
+    pub(in crate::ethernet) fn set_detect_at(&mut self, at: Time) {
+        if let Mac::Transmitting { detect_at, .. } = &mut self.mac {
+            *detect_at = at;
+        }
+    }
+
     /// When its own last transmission ended, if it has sent.
     pub(in crate::ethernet) fn own_end(&self) -> Option<Time> {
         (self.own_end != Time::MAX).then_some(self.own_end)
@@ -120,9 +299,14 @@ impl Station {
 
 #[cfg(test)]
 mod tests {
-    use super::{Frame, FrameQueue};
+    use super::{Frame, FrameQueue, Station};
     use crate::engine::Time;
     use std::collections::VecDeque;
+
+    #[test]
+    fn a_station_is_two_cache_lines() {
+        assert_eq!(std::mem::size_of::<Station>(), 128);
+    }
 
     #[test]
     fn frame_queue_is_first_in_first_out() {
