@@ -94,22 +94,22 @@ wall() {
     exit 1
   }
   t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc -l
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
 best_ns=
 best_cs=
 for r in $(seq 1 "$runs"); do
   t=$(wall ns "$work/saturated.tcl" "$n" "$secs")
   ns_frames=$(sed -n 's/^delivered //p' "$work/last")
-  [ -z "$best_ns" ] || [ "$(echo "$t < $best_ns" | bc -l)" = 1 ] && best_ns=$t
+  if [ -z "$best_ns" ] || awk -v a="$t" -v b="$best_ns" 'BEGIN { exit !(a < b) }'; then best_ns=$t; fi
   printf 'run %d  ns-2    %8.3f s  %s frames\n' "$r" "$t" "$ns_frames"
   t=$(wall "$CSMACD" run "$work/saturated.toml" --out "$work/out" --force -j 1)
   cs_frames=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "delivered") c = i }
     NR == 2 { printf "%d", $c }' "$work/out/summary.csv")
-  [ -z "$best_cs" ] || [ "$(echo "$t < $best_cs" | bc -l)" = 1 ] && best_cs=$t
+  if [ -z "$best_cs" ] || awk -v a="$t" -v b="$best_cs" 'BEGIN { exit !(a < b) }'; then best_cs=$t; fi
   printf 'run %d  csmacd  %8.3f s  %s frames\n' "$r" "$t" "$cs_frames"
 done
 printf '\n%d saturated stations, 64-byte frames, %d s simulated, best of %d:\n' "$n" "$secs" "$runs"
 printf '  ns-2 Mac/802_3  %8.3f s  %s frames delivered\n' "$best_ns" "$ns_frames"
 printf '  csmacd          %8.3f s  %s frames delivered\n' "$best_cs" "$cs_frames"
-printf '  csmacd is %.0fx faster\n' "$(echo "$best_ns / $best_cs" | bc -l)"
+awk -v a="$best_ns" -v b="$best_cs" 'BEGIN { printf "  csmacd is %.0fx faster\n", a / b }'
