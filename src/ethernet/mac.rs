@@ -96,7 +96,7 @@ impl<O: Observer> Sim<'_, O> {
         let s = &mut self.stations[i];
         s.mac = Mac::DeferringGap {
             restart_before,
-            seq: self.next_id,
+            seq: self.signals.next_id(),
             since: now,
         };
         s.timer = s.timer.wrapping_add(1);
@@ -124,7 +124,7 @@ impl<O: Observer> Sim<'_, O> {
         } else {
             self.signals
                 .range(
-                    seq.saturating_sub(self.base_id)
+                    seq.saturating_sub(self.signals.first_id())
                         .min(self.signals.len() as u64) as usize,
                 )
                 .filter(|s| s.station as usize != i)
@@ -230,8 +230,7 @@ impl<O: Observer> Sim<'_, O> {
         updates.clear();
         self.updates = updates;
         self.note_start(i, t);
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.signals.next_id();
         if let Some(ix) = &mut self.index {
             ix.add(i, id, t, full_end);
         }

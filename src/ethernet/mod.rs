@@ -127,9 +127,6 @@ struct Sim<'a, O: Observer> {
     extras: Extras,
     generators: Generators,
     signals: SignalList,
-    /// Id of `signals[0]`.
-    base_id: u64,
-    next_id: u64,
     ifg: Time,
     /// The first two thirds of the gap, during which carrier restarts it.
     ifs_part1: Time,
@@ -255,8 +252,6 @@ impl<'a, O: Observer> Sim<'a, O> {
             ),
             generators: Generators::new(run_seed, n, parked),
             signals: SignalList::new(n),
-            base_id: 0,
-            next_id: 0,
             ifg: m.ifg_ps,
             ifs_part1: m.ifg_ps * 2 / 3,
             horizon,

@@ -27,7 +27,7 @@ impl<O: Observer> Sim<'_, O> {
             BusIndex::new(&self.stations.iter().map(|s| s.prop).collect::<Vec<_>>())
         });
         let first = self.live_index(now);
-        for (id, s) in (self.base_id + first as u64..).zip(self.signals.range(first)) {
+        for (id, s) in (self.signals.first_id() + first as u64..).zip(self.signals.range(first)) {
             let i = s.station as usize;
             ix.add(i, id, s.start, s.end);
             if s.fixed {

@@ -389,13 +389,12 @@ impl<O: Observer> Sim<'_, O> {
         while let Some(s) = self.signals.front() {
             if s.fixed && s.waiters == NO_WAITERS && s.end + self.horizon < now {
                 self.signals.pop_front();
-                self.base_id += 1;
             } else {
                 break;
             }
         }
-        let mut k = self.live_from.max(self.base_id);
-        while k < self.next_id {
+        let mut k = self.live_from.max(self.signals.first_id());
+        while k < self.signals.next_id() {
             let s = self.signal(k);
             if s.fixed && s.end + self.max_delay + self.ifg <= now {
                 k += 1;
@@ -422,7 +421,8 @@ impl<O: Observer> Sim<'_, O> {
     /// resumed from the past) scans everything.
     pub(in crate::ethernet) fn live_index(&self, t: Time) -> usize {
         if t >= self.live_since {
-            (self.live_from.max(self.base_id) - self.base_id) as usize
+            let first = self.signals.first_id();
+            (self.live_from.max(first) - first) as usize
         } else {
             0
         }

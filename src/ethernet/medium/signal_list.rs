@@ -18,8 +18,10 @@ pub(in crate::ethernet) struct SignalList {
     head: usize,
     len: usize,
     /// The id of the first chunk's first signal (ids are given in push
-    /// order from 0).
+    /// order from 0), and of the first signal held (`origin + head`, kept
+    /// as it is read on every deferral).
     origin: u64,
+    first: u64,
     /// Signals per chunk: `1 << shift`; `mask` is one less.
     shift: u32,
     mask: usize,
@@ -48,12 +50,26 @@ impl SignalList {
             head: 0,
             len: 0,
             origin: 0,
+            first: 0,
             shift,
             mask: (1 << shift) - 1,
             spare: None,
             waiting: Vec::new(),
             free_waiting: Vec::new(),
         }
+    }
+
+    /// The id of the first signal held (of the next one pushed, when
+    /// none is).
+    #[inline]
+    pub(in crate::ethernet) fn first_id(&self) -> u64 {
+        self.first
+    }
+
+    /// The id the next signal pushed takes.
+    #[inline]
+    pub(in crate::ethernet) fn next_id(&self) -> u64 {
+        self.first_id() + self.len as u64
     }
 
     /// The number of signals held.
@@ -92,7 +108,7 @@ impl SignalList {
     /// Appends a signal; its id must be the next after the last one's.
     #[inline]
     pub(in crate::ethernet) fn push_back(&mut self, s: Signal) {
-        debug_assert_eq!(s.id, self.origin + (self.head + self.len) as u64);
+        debug_assert_eq!(s.id, self.next_id());
         match self.chunks.last_mut() {
             Some(c) if c.len() < c.capacity() => c.push(s),
             _ => self.push_in_new_chunk(s),
@@ -113,6 +129,7 @@ impl SignalList {
         debug_assert!(self.len > 0);
         self.len -= 1;
         self.head += 1;
+        self.first += 1;
         if self.head > self.mask {
             self.drop_first_chunk();
         }
