@@ -193,21 +193,18 @@ fn form_of(request: &tiny_http::Request, body: String) -> String {
 /// thread rather than a worker's; see [`refuse_declared`] for one whose
 /// declared length is too long.
 fn read_body(mut request: tiny_http::Request) -> Option<Job> {
-    let mut body = Vec::new();
-    let read = if request.body_length().is_some_and(|n| n > MAX_BODY) {
+    if request.body_length().is_some_and(|n| n > MAX_BODY) {
         refuse_declared(request);
         return None;
-    } else {
-        request
-            .as_reader()
-            .take(MAX_BODY as u64 + 1)
-            .read_to_end(&mut body)
-    };
+    }
+    let mut body = Vec::new();
+    let read = request
+        .as_reader()
+        .take(MAX_BODY as u64 + 1)
+        .read_to_end(&mut body);
     let form = match read {
         Ok(n) if n > MAX_BODY => {
-            let message =
-                format!("the form is longer than this server reads: at most {MAX_BODY} bytes\n");
-            let _ = reply(request, 413, message);
+            let _ = reply(request, 413, too_long());
             return None;
         }
         Ok(_) => String::from_utf8(body)
@@ -225,13 +222,7 @@ fn read_body(mut request: tiny_http::Request) -> Option<Job> {
 /// connection is answered, then left to the client to close and never
 /// dropped (the connection and its thread stay until the server stops).
 fn refuse_declared(request: tiny_http::Request) {
-    let message = format!("the form is longer than this server reads: at most {MAX_BODY} bytes\n");
-    let header =
-        tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/plain; charset=utf-8"[..])
-            .expect("a valid header");
-    let response = tiny_http::Response::from_string(message)
-        .with_status_code(413)
-        .with_header(header);
+    let response = response(413, too_long());
     // The upgrade writes the answer and hands over the connection, body
     // reader included; forgetting it skips that reader's drop.
     std::mem::forget(request.upgrade("close", response));
@@ -573,7 +564,13 @@ fn frames_queued(sc: &Scenario, until: Time) -> f64 {
         .sum()
 }
 
-fn reply(request: tiny_http::Request, status: u16, body: String) -> std::io::Result<()> {
+/// What a 413 says.
+fn too_long() -> String {
+    format!("the form is longer than this server reads: at most {MAX_BODY} bytes\n")
+}
+
+/// An answer: plain text for 404 and 413, else a page.
+fn response(status: u16, body: String) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     let kind = if status == 404 || status == 413 {
         "text/plain; charset=utf-8"
     } else {
@@ -581,9 +578,11 @@ fn reply(request: tiny_http::Request, status: u16, body: String) -> std::io::Res
     };
     let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes())
         .expect("a valid header");
-    request.respond(
-        tiny_http::Response::from_string(body)
-            .with_status_code(status)
-            .with_header(header),
-    )
+    tiny_http::Response::from_string(body)
+        .with_status_code(status)
+        .with_header(header)
+}
+
+fn reply(request: tiny_http::Request, status: u16, body: String) -> std::io::Result<()> {
+    request.respond(response(status, body))
 }
