@@ -76,17 +76,22 @@ impl Stream {
     pub fn with<R>(&mut self, f: impl FnOnce(&mut ChaCha8Rng) -> R) -> R {
         match self {
             Stream::Live(rng) => f(rng),
-            Stream::Parked { seed, word_pos } => {
-                let mut rng = ChaCha8Rng::seed_from_u64(*seed);
-                rng.set_word_pos(u128::from(*word_pos));
-                let out = f(&mut rng);
-                // A station would have to draw 2^64 words (2^70 bytes) to
-                // pass u64.
-                *word_pos = rng.get_word_pos() as u64;
-                out
-            }
+            Stream::Parked { seed, word_pos } => draw_parked(*seed, word_pos, f),
         }
     }
+}
+
+/// Runs `f` with the ChaCha8 stream of `seed` rebuilt at `word_pos`, and
+/// moves `word_pos` past what `f` drew: a parked stream gives the numbers
+/// the live one would, since a stream is addressed by word position.
+#[inline]
+pub fn draw_parked<R>(seed: u64, word_pos: &mut u64, f: impl FnOnce(&mut ChaCha8Rng) -> R) -> R {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_word_pos(u128::from(*word_pos));
+    let out = f(&mut rng);
+    // A stream would have to draw 2^64 words (2^70 bytes) to pass u64.
+    *word_pos = rng.get_word_pos() as u64;
+    out
 }
 
 #[cfg(test)]

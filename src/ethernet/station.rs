@@ -189,13 +189,7 @@ impl Generators {
         if let Some(pair) = self.live.get_mut(i) {
             return f(&mut pair[d as usize]);
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(Self::seed(self.run_seed, i, d));
-        let at = &mut at[d as usize];
-        rng.set_word_pos(u128::from(*at));
-        let out = f(&mut rng);
-        // A station would have to draw 2^64 words (2^70 bytes) to pass u64.
-        *at = rng.get_word_pos() as u64;
-        out
+        seed::draw_parked(Self::seed(self.run_seed, i, d), &mut at[d as usize], f)
     }
 
     /// Starts loading station `i`'s live generator `d`, which the next draw
