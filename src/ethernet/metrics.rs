@@ -234,6 +234,16 @@ struct Carries {
 }
 
 impl Carries {
+    /// Adds `v` to station `i`'s counter `c`, whose low part is `count`,
+    /// carrying what overflows.
+    #[inline]
+    fn add(&mut self, i: usize, c: Counter, count: &mut u32, v: u64) {
+        let over = add(count, v);
+        if over > 0 {
+            self.count(i, c, over);
+        }
+    }
+
     #[cold]
     fn count(&mut self, i: usize, c: Counter, units: u64) {
         *self.counts.entry((i, c)).or_default() += units;
@@ -372,10 +382,7 @@ impl Recorder {
     /// Counts one more of station `i`'s counter `c`.
     #[inline]
     fn count(&mut self, i: usize, c: Counter, field: impl FnOnce(&mut Row) -> &mut u32) {
-        let over = add(field(&mut self.st[i]), 1);
-        if over > 0 {
-            self.carries.count(i, c, over);
-        }
+        self.carries.add(i, c, field(&mut self.st[i]), 1);
     }
 
     fn in_window(&self, t: Time) -> bool {
@@ -387,22 +394,16 @@ impl Recorder {
             self.burst_done(t, i);
         }
         let (s, carries) = (&mut self.st[i], &mut self.carries);
-        let mut count = |c, n: &mut u32| {
-            let over = add(n, 1);
-            if over > 0 {
-                carries.count(i, c, over);
-            }
-        };
-        count(Counter::TotalArrived, &mut s.total_arrived);
+        carries.add(i, Counter::TotalArrived, &mut s.total_arrived, 1);
         if !queued {
-            count(Counter::TotalDroppedQueue, &mut s.total_dropped_queue);
+            carries.add(i, Counter::TotalDroppedQueue, &mut s.total_dropped_queue, 1);
         }
         if t >= self.warmup && t < self.duration {
-            count(Counter::Arrived, &mut s.arrived);
+            carries.add(i, Counter::Arrived, &mut s.arrived, 1);
             self.arrived_bits += 8 * bytes as u128;
             self.group_arrived_bits[self.group_of[i] as usize] += 8 * bytes as u128;
             if !queued {
-                count(Counter::DroppedQueue, &mut s.dropped_queue);
+                carries.add(i, Counter::DroppedQueue, &mut s.dropped_queue, 1);
             }
         }
     }
@@ -516,27 +517,18 @@ impl Recorder {
         }
         let w = self.in_window(end);
         let (s, carries) = (&mut self.st[i], &mut self.carries);
-        let mut count = |c, n: &mut u32, v| {
-            let over = add(n, v);
-            if over > 0 {
-                carries.count(i, c, over);
-            }
-        };
         if intact {
-            count(Counter::TotalDelivered, &mut s.total_delivered, 1);
+            carries.add(i, Counter::TotalDelivered, &mut s.total_delivered, 1);
         } else {
-            count(Counter::TotalLost, &mut s.total_lost, 1);
+            carries.add(i, Counter::TotalLost, &mut s.total_lost, 1);
         }
         if !w {
             return;
         }
         if intact {
-            count(Counter::Delivered, &mut s.delivered, 1);
-            count(
-                Counter::DeliveredBits,
-                &mut s.delivered_bits,
-                8 * u64::from(bytes),
-            );
+            carries.add(i, Counter::Delivered, &mut s.delivered, 1);
+            let bits = 8 * u64::from(bytes);
+            carries.add(i, Counter::DeliveredBits, &mut s.delivered_bits, bits);
             let (sum, over) = s.delay_sum_ps.overflowing_add(delay);
             s.delay_sum_ps = sum;
             if over {
@@ -545,11 +537,8 @@ impl Recorder {
             self.delivered_bits += 8 * bytes as u128;
             self.delays[self.group_of[i] as usize].push(delay);
         } else {
-            count(
-                Counter::UndetectedCollisions,
-                &mut s.undetected_collisions,
-                1,
-            );
+            let n = &mut s.undetected_collisions;
+            carries.add(i, Counter::UndetectedCollisions, n, 1);
         }
     }
 
