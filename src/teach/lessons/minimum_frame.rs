@@ -2,7 +2,7 @@
 //! against a 2500 m one, counting late and undetected collisions.
 
 use super::chart::{grid, wilson, Builder, LessonChart};
-use super::{check, metric_row, scenario_with, Lesson, LessonError, Outcome};
+use super::{check, metric_row, positive, scenario_with, Lesson, LessonError, Outcome};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
 use crate::ethernet::{self, MacEvent, Observer, RunResult};
@@ -224,17 +224,11 @@ pub(super) fn run(
             format!("{} µs", rt(sc)),
             2 * sc.max_delay_ps() > 512 * sc.medium.bit_ps,
         ),
-        check(
-            "over-long bus: late collisions",
-            "> 0",
-            format!("{}", g(&long, "late_collisions")),
-            g(&long, "late_collisions") > 0.0,
-        ),
-        check(
+        positive("over-long bus: late collisions", &long, "late_collisions"),
+        positive(
             "over-long bus: undetected collisions (frames lost silently)",
-            "> 0",
-            format!("{}", g(&long, "undetected_collisions")),
-            g(&long, "undetected_collisions") > 0.0,
+            &long,
+            "undetected_collisions",
         ),
         check(
             "2500 m bus: late collisions",
@@ -248,11 +242,10 @@ pub(super) fn run(
             format!("{}", g(&short, "undetected_collisions")),
             g(&short, "undetected_collisions") == 0.0,
         ),
-        check(
+        positive(
             "2500 m bus: collisions still happen, and are all detected",
-            "> 0",
-            format!("{}", g(&short, "collisions")),
-            g(&short, "collisions") > 0.0,
+            &short,
+            "collisions",
         ),
     ];
     let charts = length_charts(&sweep_lengths(lesson, overrides)?);

@@ -127,6 +127,12 @@ fn check(
     }
 }
 
+/// The check that run `r`'s metric `metric` is above zero.
+fn positive(what: &str, r: &RunResult, metric: &str) -> Check {
+    let v = r.metrics.get(metric);
+    check(what, "> 0", format!("{v}"), v > 0.0)
+}
+
 /// What running a lesson shows.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
