@@ -446,16 +446,73 @@ struct Entry {
     label: String,
     /// The series has no value to draw.
     empty: bool,
+    /// Where a series drawn later hides it: see [`hidden_under`].
+    under: Option<String>,
 }
 
 impl Entry {
     fn text(&self) -> String {
         if self.empty {
             format!("{}: no values", self.label)
+        } else if let Some(under) = &self.under {
+            format!("{} ({under})", self.label)
         } else {
             self.label.clone()
         }
     }
+}
+
+/// Where the series named `label` lies under one drawn after it: the
+/// later series whose values equal its own at the same x over the longest
+/// run of consecutive points, said as "under OTHER from X" (to its end),
+/// "from X to Y" or "throughout". Only a run of at least a quarter of the
+/// series' points (and three) is named: a reader would otherwise look in
+/// vain for a line that is drawn but hidden, as when two policies both
+/// stay at zero. Only lines are hidden so: markers stand side by side.
+fn hidden_under(chart: &Chart, label: &str) -> Option<String> {
+    if !chart.lines_only {
+        return None;
+    }
+    let mut best: Option<(usize, &Series, &Series, usize)> = None;
+    for (ia, a) in chart.series.iter().enumerate() {
+        if a.label != label {
+            continue;
+        }
+        for b in &chart.series[ia + 1..] {
+            if b.panel != a.panel || b.label == a.label {
+                continue;
+            }
+            let mut run = 0;
+            for (k, (p, q)) in a.points.iter().zip(&b.points).enumerate() {
+                let same = p.x == q.x && p.y.is_some() && p.y == q.y;
+                run = if same { run + 1 } else { 0 };
+                if run > 0 && best.is_none_or(|(n, ..)| run > n) {
+                    best = Some((run, a, b, k));
+                }
+            }
+        }
+    }
+    let (run, a, b, last) = best?;
+    if run < 3 || 4 * run < a.points.len() {
+        return None;
+    }
+    let first = last + 1 - run;
+    // In the x axis's unit, when its label ends with one ("time (s)"), not
+    // with words ("offered load (fraction of bit rate)").
+    let unit = chart
+        .x_label
+        .strip_suffix(')')
+        .and_then(|l| l.rsplit_once('('))
+        .filter(|(_, u)| u.chars().count() <= 5 && !u.contains(' '))
+        .map_or(String::new(), |(_, u)| format!(" {u}"));
+    let at = |k: usize| format!("{}{unit}", ticks::label(a.points[k].x));
+    let (from, to) = (at(first), at(last));
+    let tail = last + 1 == a.points.len();
+    Some(match (first == 0, tail) {
+        (true, true) => format!("under {} throughout", b.label),
+        (_, true) => format!("under {} from {from}", b.label),
+        _ => format!("under {} from {from} to {to}", b.label),
+    })
 }
 
 /// The legend's box: where, in how many columns.
@@ -519,6 +576,7 @@ fn legend_box(
                         style: styles.get(&l),
                         look,
                         empty,
+                        under: hidden_under(chart, &l),
                         label: l,
                     }
                 })
@@ -1068,6 +1126,84 @@ mod tests {
         assert_eq!(grid(4), (2, 2));
         assert_eq!(grid(5), (3, 2));
         assert_eq!(grid(16), (4, 4));
+    }
+
+    fn series(label: &str, ys: &[f64]) -> Series {
+        Series {
+            label: label.into(),
+            panel: 0,
+            points: ys
+                .iter()
+                .enumerate()
+                .map(|(k, &y)| super::super::Point {
+                    x: k as f64,
+                    y: Some(y),
+                    ci: None,
+                })
+                .collect(),
+            look: Look::Joined,
+        }
+    }
+
+    fn chart(series: Vec<Series>) -> Chart {
+        Chart {
+            title: String::new(),
+            x_label: "time (s)".into(),
+            y_label: String::new(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            categories: None,
+            series,
+            panels: Vec::new(),
+            legend: Legend::Entries { title: None },
+            caption: String::new(),
+            size: (800, 600),
+            shade: None,
+            lines_only: true,
+        }
+    }
+
+    /// A series hidden under one drawn later is named in the legend with
+    /// where it is hidden; the later one, a short coincidence and a series
+    /// drawn over an earlier one are not.
+    #[test]
+    fn hidden_series_are_named() {
+        let c = chart(vec![
+            series("a", &[5.0, 4.0, 0.0, 0.0, 0.0, 0.0]),
+            series("b", &[6.0, 3.0, 0.0, 0.0, 0.0, 0.0]),
+            series("c", &[5.0, 4.0, 9.0, 1.0, 1.0, 1.0]),
+        ]);
+        assert_eq!(hidden_under(&c, "a").as_deref(), Some("under b from 2 s"));
+        assert_eq!(hidden_under(&c, "b"), None);
+        assert_eq!(hidden_under(&c, "c"), None);
+        let c = chart(vec![
+            series("a", &[1.0, 1.0, 1.0, 1.0]),
+            series("b", &[1.0, 1.0, 1.0, 1.0]),
+        ]);
+        assert_eq!(hidden_under(&c, "a").as_deref(), Some("under b throughout"));
+        let c = chart(vec![
+            series("a", &[0.0, 1.0, 1.0, 1.0, 2.0, 3.0, 4.0, 5.0]),
+            series("b", &[9.0, 1.0, 1.0, 1.0, 9.0, 9.0, 9.0, 9.0]),
+        ]);
+        assert_eq!(
+            hidden_under(&c, "a").as_deref(),
+            Some("under b from 1 s to 3 s")
+        );
+        let c = chart(vec![
+            series(
+                "a",
+                &[
+                    0.0, 1.0, 1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0,
+                ],
+            ),
+            series(
+                "b",
+                &[
+                    9.0, 1.0, 1.0, 1.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0,
+                ],
+            ),
+        ]);
+        assert_eq!(hidden_under(&c, "a"), None, "3 of 13 points");
     }
 
     #[test]
