@@ -40,6 +40,7 @@ use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
+use medium::index_life::Graves;
 use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
 use medium::Seen;
@@ -159,12 +160,13 @@ struct Sim<'a, O: Observer> {
     /// Fixed signals in the index, by the time they next change trees:
     /// (when, id, station): to the fading tree at end + max_delay (gone from
     /// the wire), to the buried tree an interframe gap later (gone for any
-    /// query from then on), and out after the longest look-back. The last two
-    /// are queued in time order as they are pushed. (The order among equal
-    /// times does not matter: tree bounds do not depend on it.)
+    /// query from then on), and out after the longest look-back (by burial,
+    /// see [`Graves`]). The last two are queued in time order as they are
+    /// pushed. (The order among equal times does not matter: tree bounds do
+    /// not depend on it.)
     dying: EventQueue<(u64, u32)>,
     burying: VecDeque<(Time, u64, u32)>,
-    removing: VecDeque<(Time, u64, u32)>,
+    graves: Graves,
     /// The last time a signal left the wire tree, and the last time one was
     /// buried: a query about a later time need not look at those trees.
     fade_last: Time,
@@ -267,7 +269,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             index,
             dying: EventQueue::new(),
             burying: VecDeque::new(),
-            removing: VecDeque::new(),
+            graves: Graves::default(),
             fade_last: 0,
             bury_last: 0,
             removed_floor: 0,

@@ -99,6 +99,19 @@ impl Lists {
         }
     }
 
+    /// Removes the bucket's signals that `gone` picks, each place filled by
+    /// the last signal, as [`Lists::swap_remove`] does.
+    pub(super) fn remove_if(&mut self, b: usize, gone: impl Fn(&Key) -> bool) {
+        let mut pos = 0;
+        while pos < self.len[b] as usize {
+            if gone(&self.get(b)[pos]) {
+                self.swap_remove(b, pos);
+            } else {
+                pos += 1;
+            }
+        }
+    }
+
     pub(super) fn clear(&mut self) {
         self.len.fill(0);
         for s in &mut self.spill {
@@ -133,13 +146,14 @@ mod tests {
 
     /// The slot lists hold what plain vectors hold, in the same order, across
     /// the spill boundary both ways (a bucket grown past [`BUCKET`] signals
-    /// and shrunk back), with neighbouring buckets untouched.
+    /// and shrunk back, one signal at a time or several at once), with
+    /// neighbouring buckets untouched.
     #[test]
     fn lists_match_vectors_across_the_spill() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let mut lists = Lists::new(3);
         let mut model: Vec<Vec<Key>> = vec![Vec::new(); 3];
-        let (mut spilled, mut returned) = (0, 0);
+        let (mut spilled, mut returned, mut returned_at_once) = (0, 0, 0);
         let mut next = 0;
         for step in 0..20_000 {
             let b = rng.random_range(0..3);
@@ -151,6 +165,22 @@ mod tests {
                 spilled += usize::from(model[b].len() == BUCKET);
                 lists.push(b, k);
                 model[b].push(k);
+            } else if step % 7 == 0 {
+                // Several at once: those ending by a time, as removals of
+                // old signals take them.
+                let last_end = rng.random_range(0..next) * 3 + 1;
+                let gone = |k: &Key| k.end <= last_end;
+                let before = model[b].len();
+                let mut pos = 0;
+                while pos < model[b].len() {
+                    if gone(&model[b][pos]) {
+                        model[b].swap_remove(pos);
+                    } else {
+                        pos += 1;
+                    }
+                }
+                returned_at_once += usize::from(before > BUCKET && model[b].len() <= BUCKET);
+                lists.remove_if(b, gone);
             } else {
                 let pos = rng.random_range(0..model[b].len());
                 returned += usize::from(model[b].len() == BUCKET + 1);
@@ -171,8 +201,8 @@ mod tests {
             }
         }
         assert!(
-            spilled > 10 && returned > 10,
-            "spilled {spilled}, returned {returned}"
+            spilled > 10 && returned > 10 && returned_at_once > 10,
+            "spilled {spilled}, returned {returned}, {returned_at_once} at once"
         );
         for (c, m) in model.iter().enumerate() {
             let fixed: Vec<bool> = lists.get(c).iter().map(|k| k.fixed).collect();

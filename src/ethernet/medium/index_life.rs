@@ -4,6 +4,46 @@
 use super::signal_index::{BusIndex, BURIED, FADING, WIRE};
 use crate::engine::{EventQueue, Time};
 use crate::ethernet::{Observer, Sim};
+use std::collections::VecDeque;
+
+/// The buried signals waiting for their removal, by burial: the time of each
+/// collection that buried signals, with the number of buckets it buried them
+/// in, and those buckets, each listed once per burial. A removal takes out
+/// of a listed bucket every buried signal old enough to have been buried by
+/// that time, whichever burial buried it: 4 bytes per bucket and burial, where
+/// a queue of the signals themselves took 24 per signal.
+#[derive(Default)]
+pub(in crate::ethernet) struct Graves {
+    burials: VecDeque<(Time, u32)>,
+    buckets: VecDeque<u32>,
+    /// Per bucket, the time of the last burial that listed it.
+    listed: Vec<Time>,
+}
+
+impl Graves {
+    /// Lists `bucket` for the burial at `at` (the latest), once.
+    fn list(&mut self, at: Time, bucket: usize) {
+        if self.listed.len() <= bucket {
+            self.listed.resize(bucket + 1, Time::MAX);
+        }
+        if self.listed[bucket] == at {
+            return;
+        }
+        self.listed[bucket] = at;
+        self.buckets.push_back(bucket as u32);
+        match self.burials.back_mut() {
+            Some((t, n)) if *t == at => *n += 1,
+            _ => self.burials.push_back((at, 1)),
+        }
+    }
+
+    /// Empties the queue. (The burial times listed stay: later burials are
+    /// at later times.)
+    pub(in crate::ethernet) fn clear(&mut self) {
+        self.burials.clear();
+        self.buckets.clear();
+    }
+}
 
 /// Sets `out` to the stations of the leading entries of a time-ordered move
 /// queue that are due at `now`.
@@ -51,7 +91,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.dying = EventQueue::new();
         self.burying.clear();
-        self.removing.clear();
+        self.graves.clear();
     }
 
     /// Signal `id` of station `i` now ends at `end`, for good.
@@ -100,16 +140,29 @@ impl<O: Observer> Sim<'_, O> {
         ix.prefetch_moves(&due, FADING);
         for (_, id, station) in self.burying.drain(..due.len()) {
             ix.demote(station as usize, id, BURIED);
-            self.removing.push_back((now + keep, id, station));
+            self.graves.list(now, ix.bucket(station as usize));
         }
         if !due.is_empty() {
             self.bury_last = now;
         }
-        due_stations(self.removing.iter(), now, &mut due);
-        ix.prefetch_moves(&due, BURIED);
-        for (when, id, station) in self.removing.drain(..due.len()) {
-            ix.remove(station as usize, id);
-            self.removed_floor = self.removed_floor.max(when - keep);
+        // Out: the signals of each burial `keep` ago. A signal buried at `at`
+        // had left every station an interframe gap before (see above): its
+        // end + max_delay + ifg <= at, and every buried signal that old goes
+        // with it (those buried later only sooner than their own turn).
+        let graves = &mut self.graves;
+        while let Some(&(at, count)) = graves.burials.front() {
+            if at + keep > now {
+                break;
+            }
+            graves.burials.pop_front();
+            let count = count as usize;
+            ix.prefetch_buried(graves.buckets.range(..count).map(|&b| b as usize));
+            if let Some(last_end) = at.checked_sub(self.max_delay + self.ifg) {
+                for b in graves.buckets.drain(..count) {
+                    ix.remove_ended(b as usize, last_end);
+                }
+            }
+            self.removed_floor = self.removed_floor.max(at);
         }
         ix.flush();
         self.gc_stations = due;

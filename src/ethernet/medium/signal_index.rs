@@ -309,7 +309,7 @@ impl BusIndex {
         }
     }
 
-    fn bucket(&self, station: usize) -> usize {
+    pub fn bucket(&self, station: usize) -> usize {
         self.rank[station] as usize / BUCKET
     }
 
@@ -372,20 +372,23 @@ impl BusIndex {
         }
     }
 
-    /// Removes the signal from the [`BURIED`] tree. The bounds of its leaf
-    /// and ancestors keep counting it until an update passes through them:
-    /// recomputing them for every removal cost more than it saved. Looser
-    /// bounds are still exact for every query that looks at this tree: a
-    /// removed signal is real, with its final keys, and by the time of any
-    /// such query (not before `Sim::removed_floor`) it had ended everywhere
-    /// an interframe gap earlier, so it passes no test that answers from
-    /// bounds (an arrival after c, an end after c or in the gap window, an
-    /// id of a signal newer than a schedule); it only weakens pruning.
-    pub fn remove(&mut self, station: usize, id: u64) {
-        let b = self.bucket(station);
-        if let Some(pos) = self.keys[BURIED].get(b).iter().position(|k| k.id == id) {
-            self.keys[BURIED].swap_remove(b, pos);
-        }
+    /// Removes from the bucket's [`BURIED`] signals those that ended by
+    /// `last_end`. The bounds of its leaf and ancestors keep counting them
+    /// until an update passes through them: recomputing them for every
+    /// removal cost more than it saved. Looser bounds are still exact for
+    /// every query that looks at this tree: a removed signal is real, with its
+    /// final keys, and by the time of any such query (not before
+    /// `Sim::removed_floor`) it had ended everywhere an interframe gap
+    /// earlier, so it passes no test that answers from bounds (an arrival
+    /// after c, an end after c or in the gap window, an id of a signal newer
+    /// than a schedule); it only weakens pruning.
+    pub fn remove_ended(&mut self, bucket: usize, last_end: Time) {
+        self.keys[BURIED].remove_if(bucket, |k| k.end <= last_end);
+    }
+
+    /// Starts loading the [`BURIED`] signal lists of `buckets`.
+    pub fn prefetch_buried(&self, buckets: impl Iterator<Item = usize>) {
+        self.prefetch_buckets(BURIED, buckets);
     }
 
     fn mark(&mut self, bucket: usize, which: usize) {
@@ -397,7 +400,7 @@ impl BusIndex {
     }
 
     /// Brings the bounds up to date after [`BusIndex::demote`] and
-    /// [`BusIndex::remove`]: each changed leaf and each of their ancestors is
+    /// [`BusIndex::remove_ended`]: each changed leaf and each of their ancestors is
     /// recomputed once, however many signals moved.
     pub fn flush(&mut self) {
         for which in 0..3 {
