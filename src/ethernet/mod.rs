@@ -198,8 +198,10 @@ impl<'a, O: Observer> Sim<'a, O> {
     fn new(sc: &'a Scenario, run_seed: u64, observer: &'a mut O, index_use: IndexUse) -> Self {
         let n = sc.station_count();
         let paths = paths(sc, run_seed);
-        // The bus index orders stations along a line: a hub is no line.
-        let index_use = if paths.hub.is_some() {
+        // The bus index orders stations along a line: a hub is no line. It
+        // holds signals up to a length (jams cut short a frame's signal).
+        let longest = sc.max_tx_ps() + sc.medium.jam_ps;
+        let index_use = if paths.hub.is_some() || !BusIndex::holds(longest) {
             IndexUse::Off
         } else {
             index_use

@@ -4,15 +4,61 @@
 
 use crate::engine::Time;
 
-/// One signal as the index sees it.
+/// One signal as the index sees it, in 24 bytes: its end as a length from
+/// its start (see [`LONGEST`]), with whether that end is final in the
+/// length's top bit.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Key {
     pub(super) id: u64,
     pub(super) start: Time,
-    pub(super) end: Time,
+    len_fixed: u32,
     /// The sender's rank in position order.
     pub(super) rank: u32,
-    pub(super) fixed: bool,
+}
+
+/// The longest signal a [`Key`] holds, in ps (2.1 ms: a 1518-byte frame at
+/// 10 Mb/s is 1.21 ms on the wire). A run whose signals may be longer does
+/// without the index (see `Sim::new`).
+pub(super) const LONGEST: Time = (FIXED - 1) as Time;
+
+const FIXED: u32 = 1 << 31;
+
+impl Key {
+    /// Signal `id` of the station at `rank`, on [start, end), its end not
+    /// final.
+    #[inline]
+    pub(super) fn new(id: u64, start: Time, end: Time, rank: u32) -> Key {
+        Key {
+            id,
+            start,
+            len_fixed: Key::len(start, end),
+            rank,
+        }
+    }
+
+    #[inline]
+    fn len(start: Time, end: Time) -> u32 {
+        match u32::try_from(end - start) {
+            Ok(len) if len < FIXED => len,
+            _ => panic!("a signal longer than the bus index holds"),
+        }
+    }
+
+    #[inline]
+    pub(super) fn end(&self) -> Time {
+        self.start + (self.len_fixed & !FIXED) as Time
+    }
+
+    #[inline]
+    pub(super) fn fixed(&self) -> bool {
+        self.len_fixed & FIXED != 0
+    }
+
+    /// The signal now ends at `end`, for good.
+    #[inline]
+    pub(super) fn fix(&mut self, end: Time) {
+        self.len_fixed = Key::len(self.start, end) | FIXED;
+    }
 }
 
 /// Stations per leaf of the trees: a leaf's signals are scanned, which keeps
@@ -103,12 +149,9 @@ impl Lists {
     /// the last signal, as [`Lists::swap_remove`] does.
     pub(super) fn remove_if(&mut self, b: usize, gone: impl Fn(&Key) -> bool) {
         let mut pos = 0;
-        while pos < self.len[b] as usize {
-            if gone(&self.get(b)[pos]) {
-                self.swap_remove(b, pos);
-            } else {
-                pos += 1;
-            }
+        while let Some(k) = self.get(b)[pos..].iter().position(&gone) {
+            pos += k;
+            self.swap_remove(b, pos);
         }
     }
 
@@ -131,17 +174,42 @@ impl Lists {
 
 #[cfg(test)]
 mod tests {
-    use super::{Key, Lists, BUCKET};
+    use super::{Key, Lists, BUCKET, LONGEST};
     use rand::{RngExt, SeedableRng};
 
     fn key(id: u64) -> Key {
-        Key {
-            id,
-            start: id * 3,
-            end: id * 3 + 1,
-            rank: id as u32,
-            fixed: id.is_multiple_of(2),
+        let mut k = Key::new(id, id * 3, id * 3 + 1, id as u32);
+        if id.is_multiple_of(2) {
+            k.fix(id * 3 + 2);
         }
+        k
+    }
+
+    /// A key gives back what it was made with, at the limits of its fields,
+    /// and is 24 bytes.
+    #[test]
+    fn keys_hold_their_signals_at_the_limits() {
+        assert_eq!(std::mem::size_of::<Key>(), 24);
+        let start = 1 << 60;
+        let top = u32::MAX;
+        let mut k = Key::new(u64::MAX, start, start + LONGEST, top);
+        assert_eq!(
+            (k.id, k.start, k.end(), k.rank, k.fixed()),
+            (u64::MAX, start, start + LONGEST, top, false)
+        );
+        k.fix(start + 1);
+        assert_eq!((k.end(), k.rank, k.fixed()), (start + 1, top, true));
+        k.fix(start + LONGEST);
+        assert_eq!((k.end(), k.rank, k.fixed()), (start + LONGEST, top, true));
+        let k = Key::new(7, 0, 0, 0);
+        assert_eq!((k.end(), k.rank, k.fixed()), (0, 0, false));
+    }
+
+    /// A signal too long for a key is refused, never held wrong.
+    #[test]
+    #[should_panic(expected = "longer than the bus index holds")]
+    fn keys_refuse_longer_signals() {
+        Key::new(1, 5, 5 + LONGEST + 1, 0);
     }
 
     /// The slot lists hold what plain vectors hold, in the same order, across
@@ -169,7 +237,7 @@ mod tests {
                 // Several at once: those ending by a time, as removals of
                 // old signals take them.
                 let last_end = rng.random_range(0..next) * 3 + 1;
-                let gone = |k: &Key| k.end <= last_end;
+                let gone = |k: &Key| k.end() <= last_end;
                 let before = model[b].len();
                 let mut pos = 0;
                 while pos < model[b].len() {
@@ -195,8 +263,8 @@ mod tests {
             }
             if step % 97 == 0 {
                 if let Some(k) = lists.get_mut(b).first_mut() {
-                    k.fixed = !k.fixed;
-                    model[b][0].fixed = k.fixed;
+                    k.fix(k.end() + 1);
+                    model[b][0] = *k;
                 }
             }
         }
@@ -205,8 +273,9 @@ mod tests {
             "spilled {spilled}, returned {returned}, {returned_at_once} at once"
         );
         for (c, m) in model.iter().enumerate() {
-            let fixed: Vec<bool> = lists.get(c).iter().map(|k| k.fixed).collect();
-            let want: Vec<bool> = m.iter().map(|k| k.fixed).collect();
+            let fixed: Vec<(bool, u64)> =
+                lists.get(c).iter().map(|k| (k.fixed(), k.end())).collect();
+            let want: Vec<(bool, u64)> = m.iter().map(|k| (k.fixed(), k.end())).collect();
             assert_eq!(fixed, want);
         }
         lists.clear();

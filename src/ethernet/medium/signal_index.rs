@@ -22,7 +22,7 @@
 //! trees by how long ago they left the wire (see [`WIRE`] and
 //! `Sim::index_gc`).
 
-use super::bucket_lists::{Key, Lists, BUCKET};
+use super::bucket_lists::{Key, Lists, BUCKET, LONGEST};
 use crate::engine::Time;
 use std::cell::Cell;
 
@@ -208,6 +208,12 @@ impl BusIndex {
         }
     }
 
+    /// Whether the index holds signals up to `longest` ps long (see
+    /// [`LONGEST`]): a run whose signals may be longer does without it.
+    pub fn holds(longest: Time) -> bool {
+        longest <= LONGEST
+    }
+
     /// Empties the index, keeping its memory for the next use: every tree
     /// and signal list as [`BusIndex::new`] left them.
     pub fn clear(&mut self) {
@@ -234,9 +240,9 @@ impl BusIndex {
         let mut r = EMPTY;
         for k in self.keys[which].get(bucket) {
             let p = self.prop[k.rank as usize];
-            let (s, e) = (sx(k.start), sx(k.end));
-            l.add(s - p, e - p, k.id, k.fixed);
-            r.add(s + p, e + p, k.id, k.fixed);
+            let (s, e) = (sx(k.start), sx(k.end()));
+            l.add(s - p, e - p, k.id, k.fixed());
+            r.add(s + p, e + p, k.id, k.fixed());
         }
         [l, r]
     }
@@ -323,16 +329,7 @@ impl BusIndex {
     pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
         let r = self.rank[station];
         let b = r as usize / BUCKET;
-        self.keys[WIRE].push(
-            b,
-            Key {
-                id,
-                start,
-                end,
-                rank: r,
-                fixed: false,
-            },
-        );
+        self.keys[WIRE].push(b, Key::new(id, start, end, r));
         let p = self.prop[r as usize];
         let (s, e) = (sx(start), sx(end));
         let tree = &mut self.tree[WIRE];
@@ -351,11 +348,10 @@ impl BusIndex {
         let Some(k) = self.keys[WIRE].get_mut(b).iter_mut().find(|k| k.id == id) else {
             return;
         };
-        if k.end == end && k.fixed {
+        if k.end() == end && k.fixed() {
             return;
         }
-        k.end = end;
-        k.fixed = true;
+        k.fix(end);
         self.refresh(b, WIRE);
     }
 
@@ -383,7 +379,7 @@ impl BusIndex {
     /// after c, an end after c or in the gap window, an id of a signal newer
     /// than a schedule); it only weakens pruning.
     pub fn remove_ended(&mut self, bucket: usize, last_end: Time) {
-        self.keys[BURIED].remove_if(bucket, |k| k.end <= last_end);
+        self.keys[BURIED].remove_if(bucket, |k| k.end() <= last_end);
     }
 
     /// Starts loading the [`BURIED`] signal lists of `buckets`.
@@ -512,7 +508,7 @@ impl BusIndex {
                     continue;
                 }
                 let p = self.prop[r];
-                let (s, e) = (sx(k.start), sx(k.end));
+                let (s, e) = (sx(k.start), sx(k.end()));
                 let (a, b) = if side == LEFT {
                     (s - p, e - p)
                 } else {
@@ -796,7 +792,7 @@ impl BusIndex {
                 },
                 &mut |k, a, b| {
                     if a <= u && u < b {
-                        if !k.fixed && k.id < unfixed.get() {
+                        if !k.fixed() && k.id < unfixed.get() {
                             unfixed.set(k.id);
                         }
                         if b > side_best.get() {
@@ -887,7 +883,7 @@ impl BusIndex {
     pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
         let r = self.rank[i];
         let own = r as usize / BUCKET;
-        let unfixed = |b: usize| self.keys[WIRE].get(b).iter().filter(|k| !k.fixed);
+        let unfixed = |b: usize| self.keys[WIRE].get(b).iter().filter(|k| !k.fixed());
         let before = unfixed(own)
             .filter(|k| k.rank < r)
             .max_by_key(|k| k.rank)
