@@ -74,7 +74,9 @@ pub(super) const BUCKET: usize = 64;
 /// address translation miss (in a million-station crowd the lists span
 /// ~100 MB, far beyond what small pages' translation caches cover). A
 /// bucket that outgrows its run (rare: a station with two signals in one
-/// tree) moves its whole list to a spill vector until it shrinks back.
+/// tree) moves its whole list to a spill vector until it shrinks back. A
+/// spill vector grows a run at a time (doubling left a quarter of the room
+/// of a crowd's many spilled lists unused).
 pub(super) struct Lists {
     slots: Vec<Key>,
     len: Vec<u32>,
@@ -116,11 +118,14 @@ impl Lists {
         if n < BUCKET {
             self.slots[b * BUCKET + n] = k;
         } else {
+            let spill = &mut self.spill[b];
             if n == BUCKET {
-                let run = &self.slots[b * BUCKET..(b + 1) * BUCKET];
-                self.spill[b].extend_from_slice(run);
+                spill.reserve_exact(2 * BUCKET);
+                spill.extend_from_slice(&self.slots[b * BUCKET..(b + 1) * BUCKET]);
+            } else if spill.len() == spill.capacity() {
+                spill.reserve_exact(BUCKET);
             }
-            self.spill[b].push(k);
+            spill.push(k);
         }
         self.len[b] += 1;
     }
