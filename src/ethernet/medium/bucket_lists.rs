@@ -73,10 +73,11 @@ pub(super) const BUCKET: usize = 64;
 /// less, and prefetches need no header first) and reading it costs no
 /// address translation miss (in a million-station crowd the lists span
 /// ~100 MB, far beyond what small pages' translation caches cover). A
-/// bucket that outgrows its run (rare: a station with two signals in one
-/// tree) moves its whole list to a spill vector until it shrinks back. A
-/// spill vector grows a run at a time (doubling left a quarter of the room
-/// of a crowd's many spilled lists unused).
+/// bucket that outgrows its run (stations with two signals in one tree: rare
+/// on the wire, the rule among a crowd's buried signals) moves its whole list
+/// to a spill vector until it shrinks back. A spill vector grows a run at a
+/// time (doubling left a quarter of the room of a crowd's many spilled lists
+/// unused).
 pub(super) struct Lists {
     slots: Vec<Key>,
     len: Vec<u32>,

@@ -226,11 +226,15 @@ impl BusIndex {
     }
 
     /// Bytes per station, for the memory estimate: three trees of up to four
-    /// nodes per bucket, and per tree a slot for a signal of each station
-    /// (with a length and a spill list per bucket).
+    /// nodes per bucket, per tree a slot for a signal of each station (with a
+    /// length and a spill list per bucket), and per bucket the time of the
+    /// last burial that listed it (see `Graves`). The signals beyond a slot
+    /// each (in spill lists) and the queues that move signals down the trees
+    /// are counted with the signals on the bus.
     pub fn bytes_per_station() -> usize {
-        let per_bucket = std::mem::size_of::<u32>() + std::mem::size_of::<Vec<Key>>();
-        (3 * 4 * std::mem::size_of::<[Agg; 2]>() + 3 * per_bucket) / BUCKET
+        let per_bucket = 3 * (std::mem::size_of::<u32>() + std::mem::size_of::<Vec<Key>>())
+            + std::mem::size_of::<Time>();
+        (3 * 4 * std::mem::size_of::<[Agg; 2]>() + per_bucket) / BUCKET
             + 3 * std::mem::size_of::<Key>()
     }
 
