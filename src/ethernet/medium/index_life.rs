@@ -1,7 +1,7 @@
 //! The life of the signal index in a crowd: taken up while many signals can
 //! matter, set aside when few can, and signals moved down its trees in batches.
 
-use super::signal_index::{BusIndex, BURIED, FADING, WIRE};
+use super::signal_index::{BusIndex, FADING, WIRE};
 use crate::engine::{EventQueue, Time};
 use crate::ethernet::{Observer, Sim};
 use std::collections::VecDeque;
@@ -21,13 +21,14 @@ pub(in crate::ethernet) struct Graves {
 }
 
 impl Graves {
-    /// Lists `bucket` for the burial at `at` (the latest), once.
-    fn list(&mut self, at: Time, bucket: usize) {
+    /// Lists `bucket` for the burial at `at` (the latest), once: false if
+    /// it was listed already.
+    fn list(&mut self, at: Time, bucket: usize) -> bool {
         if self.listed.len() <= bucket {
             self.listed.resize(bucket + 1, Time::MAX);
         }
         if self.listed[bucket] == at {
-            return;
+            return false;
         }
         self.listed[bucket] = at;
         self.buckets.push_back(bucket as u32);
@@ -35,6 +36,7 @@ impl Graves {
             Some((t, n)) if *t == at => *n += 1,
             _ => self.burials.push_back((at, 1)),
         }
+        true
     }
 
     /// Empties the queue. (The burial times listed stay: later burials are
@@ -45,15 +47,34 @@ impl Graves {
     }
 }
 
-/// Sets `out` to the stations of the leading entries of a time-ordered move
-/// queue that are due at `now`.
-fn due_stations<'q>(
-    queue: impl Iterator<Item = &'q (Time, u64, u32)>,
-    now: Time,
-    out: &mut Vec<u32>,
-) {
-    out.clear();
-    out.extend(queue.take_while(|e| e.0 <= now).map(|e| e.2));
+/// Moves asked for at once: enough loads in flight to hide their latency,
+/// in scratch lists that stay small.
+const BATCH: usize = 1024;
+
+/// The signals off the wire, waiting for their burial: per signal, in time
+/// order, when it is due (an interframe gap after it left the wire) and its
+/// station. Its bucket's fading signals that ended long enough before go
+/// with it, so no id is kept: 12 bytes a signal.
+#[derive(Default)]
+pub(in crate::ethernet) struct Burying {
+    due: VecDeque<Time>,
+    stations: VecDeque<u32>,
+}
+
+impl Burying {
+    /// Moves to `out` the stations of up to [`BATCH`] signals due by `now`.
+    fn take_due(&mut self, now: Time, out: &mut Vec<u32>) {
+        out.clear();
+        while out.len() < BATCH && self.due.front().is_some_and(|&t| t <= now) {
+            self.due.pop_front();
+            out.extend(self.stations.pop_front());
+        }
+    }
+
+    pub(in crate::ethernet) fn clear(&mut self) {
+        self.due.clear();
+        self.stations.clear();
+    }
 }
 
 impl<O: Observer> Sim<'_, O> {
@@ -119,31 +140,47 @@ impl<O: Observer> Sim<'_, O> {
         let keep = 2 * self.horizon;
         // Each batch of moves first asks for the memory it will touch.
         let mut due = std::mem::take(&mut self.gc_stations);
+        let mut moves = std::mem::take(&mut self.gc_moves);
         // Off the wire: moved to the fading tree, and queued for burial.
-        let first = self.burying.len();
-        while self.dying.peek_time().is_some_and(|when| when <= now) {
-            let Some((when, (id, station))) = self.dying.pop() else {
+        loop {
+            moves.clear();
+            due.clear();
+            while moves.len() < BATCH && self.dying.peek_time().is_some_and(|when| when <= now) {
+                let Some((when, (id, station))) = self.dying.pop() else {
+                    break;
+                };
+                moves.push(id);
+                due.push(station);
+                self.burying.due.push_back(when + self.ifg);
+                self.burying.stations.push_back(station);
+            }
+            if due.is_empty() {
                 break;
-            };
-            self.burying.push_back((when + self.ifg, id, station));
-        }
-        let faded = self.burying.range(first..);
-        due_stations(faded.clone(), Time::MAX, &mut due);
-        ix.prefetch_moves(&due, WIRE);
-        for &(_, id, station) in faded {
-            ix.demote(station as usize, id, FADING);
-        }
-        if !due.is_empty() {
+            }
+            ix.prefetch_moves(&due, WIRE);
+            for (&id, &station) in moves.iter().zip(&due) {
+                ix.demote(station as usize, id, FADING);
+            }
             self.fade_last = now;
         }
-        due_stations(self.burying.iter(), now, &mut due);
-        ix.prefetch_moves(&due, FADING);
-        for (_, id, station) in self.burying.drain(..due.len()) {
-            ix.demote(station as usize, id, BURIED);
-            self.graves.list(now, ix.bucket(station as usize));
-        }
-        if !due.is_empty() {
-            self.bury_last = now;
+        // Buried: those due, and with each, the fading signals of its bucket
+        // due by now (once per bucket and burial: the bucket is listed for
+        // removal then).
+        if let Some(last_end) = now.checked_sub(self.max_delay + self.ifg) {
+            loop {
+                self.burying.take_due(now, &mut due);
+                if due.is_empty() {
+                    break;
+                }
+                ix.prefetch_moves(&due, FADING);
+                for &station in &due {
+                    let b = ix.bucket(station as usize);
+                    if self.graves.list(now, b) {
+                        ix.bury_ended(b, last_end);
+                    }
+                }
+                self.bury_last = now;
+            }
         }
         // Out: the signals of each burial `keep` ago. A signal buried at `at`
         // had left every station an interframe gap before (see above): its
@@ -166,5 +203,6 @@ impl<O: Observer> Sim<'_, O> {
         }
         ix.flush();
         self.gc_stations = due;
+        self.gc_moves = moves;
     }
 }

@@ -359,6 +359,26 @@ impl BusIndex {
         self.refresh(b, WIRE);
     }
 
+    /// Moves the bucket's [`FADING`] signals that ended by `last_end` to the
+    /// [`BURIED`] tree. The bounds are stale until [`BusIndex::flush`].
+    pub fn bury_ended(&mut self, bucket: usize, last_end: Time) {
+        let mut pos = 0;
+        let mut moved = false;
+        while let Some(k) = self.keys[FADING].get(bucket)[pos..]
+            .iter()
+            .position(|k| k.end() <= last_end)
+        {
+            pos += k;
+            let k = self.keys[FADING].swap_remove(bucket, pos);
+            self.keys[BURIED].push(bucket, k);
+            moved = true;
+        }
+        if moved {
+            self.mark(bucket, FADING);
+            self.mark(bucket, BURIED);
+        }
+    }
+
     /// Moves the signal from the tree before `to` to `to` ([`FADING`] or
     /// [`BURIED`]). The bounds are stale until [`BusIndex::flush`].
     pub fn demote(&mut self, station: usize, id: u64, to: usize) {
