@@ -127,13 +127,21 @@ impl<O: Observer> Sim<'_, O> {
     /// they have left every station; buried an interframe gap later, when from
     /// now on they cover nothing, start no running gap and arrive nowhere; and
     /// removed once no query can look back to before their burial.
+    #[inline]
     pub(in crate::ethernet) fn index_gc(&mut self, now: Time) {
+        if self.index.is_some() && now >= self.gc_next {
+            self.move_down(now);
+        }
+    }
+
+    /// [`Sim::index_gc`]'s moves, out of line: the run loop that asks for
+    /// them at every event stays small (without an index, or between
+    /// collections, nothing is due).
+    #[inline(never)]
+    fn move_down(&mut self, now: Time) {
         let Some(ix) = &mut self.index else {
             return;
         };
-        if now < self.gc_next {
-            return;
-        }
         self.gc_next = now + (self.ifs_part1 / 2).max(1);
         // Look-backs are shorter than a transmission plus the longest delay
         // and a gap; keep twice the horizon, and scan everything before that.
