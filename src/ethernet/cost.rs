@@ -65,7 +65,7 @@ impl Scenario {
             // the 10^6 burst's peak the signal list holds 2.4 signals per
             // station (151 bytes), the buried signals beyond the index's
             // slots 58 bytes and the queues that move signals down its trees
-            // 31: 4 signals' worth, counted twice over.
+            // 19: under 4 signals' worth, counted twice over.
             const SIGNALS_PER_STATION: f64 = 8.0;
             per_run += n as f64
                 * (BusIndex::bytes_per_station() as f64
