@@ -450,6 +450,17 @@ fn bus_index_is_exact_for_colocated_stations() {
     }
 }
 
+/// Signals longer than the index holds (a 1518-byte frame at 1 Mb/s is
+/// 12 ms on the wire) make a run do without it, with the same results.
+#[test]
+fn bus_index_gives_way_to_signals_longer_than_it_holds() {
+    let sc = scenario(
+        "duration = \"200ms\"\n[medium]\nbit_rate = \"1Mbps\"\n\
+         [[stations]]\ncount = 8\nframe = \"1518B\"\ntraffic = { kind = \"saturated\" }\n",
+    );
+    same_with_and_without_index(&sc, 5).unwrap();
+}
+
 /// Many saturated stations on a full-length bus: the busiest case, once, with
 /// a known seed.
 #[test]

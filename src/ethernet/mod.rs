@@ -40,12 +40,12 @@ use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
+use medium::index_life::{Burying, Graves};
 use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
 use medium::Seen;
 use metrics::Recorder;
 use station::{Extras, FrameQueue, Generators, Mac, Station};
-use std::collections::VecDeque;
 
 /// Runs one replication of `sc` with the given run seed.
 pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
@@ -157,14 +157,15 @@ struct Sim<'a, O: Observer> {
     index_use: IndexUse,
     spare_index: Option<BusIndex>,
     /// Fixed signals in the index, by the time they next change trees:
-    /// (when, id, station): to the fading tree at end + max_delay (gone from
-    /// the wire), to the buried tree an interframe gap later (gone for any
-    /// query from then on), and out after the longest look-back. The last two
-    /// are queued in time order as they are pushed. (The order among equal
-    /// times does not matter: tree bounds do not depend on it.)
+    /// (when, (id, station)) to the fading tree at end + max_delay (gone from
+    /// the wire); then to the buried tree an interframe gap later (gone for
+    /// any query from then on, see [`Burying`]); and out after the longest
+    /// look-back (by burial, see [`Graves`]). The last two are queued in time
+    /// order as they are pushed. (The order among equal times does not
+    /// matter: tree bounds do not depend on it.)
     dying: EventQueue<(u64, u32)>,
-    burying: VecDeque<(Time, u64, u32)>,
-    removing: VecDeque<(Time, u64, u32)>,
+    burying: Burying,
+    graves: Graves,
     /// The last time a signal left the wire tree, and the last time one was
     /// buried: a query about a later time need not look at those trees.
     fade_last: Time,
@@ -178,6 +179,7 @@ struct Sim<'a, O: Observer> {
     gc_next: Time,
     /// Reused by [`Sim::index_gc`], so that it allocates nothing.
     gc_stations: Vec<u32>,
+    gc_moves: Vec<u64>,
     /// [`Sim::prune`] looks again from this time on: pruning late is exact
     /// (scans only see a few more signals that can no longer matter), and
     /// running its loops at every transmission end costs more than it saves.
@@ -196,8 +198,10 @@ impl<'a, O: Observer> Sim<'a, O> {
     fn new(sc: &'a Scenario, run_seed: u64, observer: &'a mut O, index_use: IndexUse) -> Self {
         let n = sc.station_count();
         let paths = paths(sc, run_seed);
-        // The bus index orders stations along a line: a hub is no line.
-        let index_use = if paths.hub.is_some() {
+        // The bus index orders stations along a line: a hub is no line. It
+        // holds signals up to a length (jams cut short a frame's signal).
+        let longest = sc.max_tx_ps() + sc.medium.jam_ps;
+        let index_use = if paths.hub.is_some() || !BusIndex::holds(longest) {
             IndexUse::Off
         } else {
             index_use
@@ -266,8 +270,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             updates: Vec::new(),
             index,
             dying: EventQueue::new(),
-            burying: VecDeque::new(),
-            removing: VecDeque::new(),
+            burying: Burying::default(),
+            graves: Graves::default(),
             fade_last: 0,
             bury_last: 0,
             removed_floor: 0,
@@ -275,6 +279,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             spare_index: None,
             gc_next: 0,
             gc_stations: Vec::new(),
+            gc_moves: Vec::new(),
             prune_next: 0,
             hub: paths.hub,
             twin_group,

@@ -1,19 +1,80 @@
 //! The life of the signal index in a crowd: taken up while many signals can
 //! matter, set aside when few can, and signals moved down its trees in batches.
 
-use super::signal_index::{BusIndex, BURIED, FADING, WIRE};
+use super::signal_index::{BusIndex, FADING, WIRE};
 use crate::engine::{EventQueue, Time};
 use crate::ethernet::{Observer, Sim};
+use std::collections::VecDeque;
 
-/// Sets `out` to the stations of the leading entries of a time-ordered move
-/// queue that are due at `now`.
-fn due_stations<'q>(
-    queue: impl Iterator<Item = &'q (Time, u64, u32)>,
-    now: Time,
-    out: &mut Vec<u32>,
-) {
-    out.clear();
-    out.extend(queue.take_while(|e| e.0 <= now).map(|e| e.2));
+/// The buried signals waiting for their removal, by burial: the time of each
+/// collection that buried signals, with the number of buckets it buried them
+/// in, and those buckets, each listed once per burial. A removal takes out
+/// of a listed bucket every buried signal old enough to have been buried by
+/// that time, whichever burial buried it: 4 bytes per bucket and burial, where
+/// a queue of the signals themselves took 24 per signal.
+#[derive(Default)]
+pub(in crate::ethernet) struct Graves {
+    burials: VecDeque<(Time, u32)>,
+    buckets: VecDeque<u32>,
+    /// Per bucket, the time of the last burial that listed it.
+    listed: Vec<Time>,
+}
+
+impl Graves {
+    /// Lists `bucket` for the burial at `at` (the latest), once: false if
+    /// it was listed already.
+    fn list(&mut self, at: Time, bucket: usize) -> bool {
+        if self.listed.len() <= bucket {
+            self.listed.resize(bucket + 1, Time::MAX);
+        }
+        if self.listed[bucket] == at {
+            return false;
+        }
+        self.listed[bucket] = at;
+        self.buckets.push_back(bucket as u32);
+        match self.burials.back_mut() {
+            Some((t, n)) if *t == at => *n += 1,
+            _ => self.burials.push_back((at, 1)),
+        }
+        true
+    }
+
+    /// Empties the queue. (The burial times listed stay: later burials are
+    /// at later times.)
+    pub(in crate::ethernet) fn clear(&mut self) {
+        self.burials.clear();
+        self.buckets.clear();
+    }
+}
+
+/// Moves asked for at once: enough loads in flight to hide their latency,
+/// in scratch lists that stay small.
+const BATCH: usize = 1024;
+
+/// The signals off the wire, waiting for their burial: per signal, in time
+/// order, when it is due (an interframe gap after it left the wire) and its
+/// station. Its bucket's fading signals that ended long enough before go
+/// with it, so no id is kept: 12 bytes a signal.
+#[derive(Default)]
+pub(in crate::ethernet) struct Burying {
+    due: VecDeque<Time>,
+    stations: VecDeque<u32>,
+}
+
+impl Burying {
+    /// Moves to `out` the stations of up to [`BATCH`] signals due by `now`.
+    fn take_due(&mut self, now: Time, out: &mut Vec<u32>) {
+        out.clear();
+        while out.len() < BATCH && self.due.front().is_some_and(|&t| t <= now) {
+            self.due.pop_front();
+            out.extend(self.stations.pop_front());
+        }
+    }
+
+    pub(in crate::ethernet) fn clear(&mut self) {
+        self.due.clear();
+        self.stations.clear();
+    }
 }
 
 impl<O: Observer> Sim<'_, O> {
@@ -51,7 +112,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.dying = EventQueue::new();
         self.burying.clear();
-        self.removing.clear();
+        self.graves.clear();
     }
 
     /// Signal `id` of station `i` now ends at `end`, for good.
@@ -66,52 +127,90 @@ impl<O: Observer> Sim<'_, O> {
     /// they have left every station; buried an interframe gap later, when from
     /// now on they cover nothing, start no running gap and arrive nowhere; and
     /// removed once no query can look back to before their burial.
+    #[inline]
     pub(in crate::ethernet) fn index_gc(&mut self, now: Time) {
+        if self.index.is_some() && now >= self.gc_next {
+            self.move_down(now);
+        }
+    }
+
+    /// [`Sim::index_gc`]'s moves, out of line: the run loop that asks for
+    /// them at every event stays small (without an index, or between
+    /// collections, nothing is due).
+    #[inline(never)]
+    fn move_down(&mut self, now: Time) {
         let Some(ix) = &mut self.index else {
             return;
         };
-        if now < self.gc_next {
-            return;
-        }
         self.gc_next = now + (self.ifs_part1 / 2).max(1);
         // Look-backs are shorter than a transmission plus the longest delay
         // and a gap; keep twice the horizon, and scan everything before that.
         let keep = 2 * self.horizon;
         // Each batch of moves first asks for the memory it will touch.
         let mut due = std::mem::take(&mut self.gc_stations);
+        let mut moves = std::mem::take(&mut self.gc_moves);
         // Off the wire: moved to the fading tree, and queued for burial.
-        let first = self.burying.len();
-        while self.dying.peek_time().is_some_and(|when| when <= now) {
-            let Some((when, (id, station))) = self.dying.pop() else {
+        loop {
+            moves.clear();
+            due.clear();
+            while moves.len() < BATCH && self.dying.peek_time().is_some_and(|when| when <= now) {
+                let Some((when, (id, station))) = self.dying.pop() else {
+                    break;
+                };
+                moves.push(id);
+                due.push(station);
+                self.burying.due.push_back(when + self.ifg);
+                self.burying.stations.push_back(station);
+            }
+            if due.is_empty() {
                 break;
-            };
-            self.burying.push_back((when + self.ifg, id, station));
-        }
-        let faded = self.burying.range(first..);
-        due_stations(faded.clone(), Time::MAX, &mut due);
-        ix.prefetch_moves(&due, WIRE);
-        for &(_, id, station) in faded {
-            ix.demote(station as usize, id, FADING);
-        }
-        if !due.is_empty() {
+            }
+            ix.prefetch_moves(&due, WIRE);
+            for (&id, &station) in moves.iter().zip(&due) {
+                ix.demote(station as usize, id, FADING);
+            }
             self.fade_last = now;
         }
-        due_stations(self.burying.iter(), now, &mut due);
-        ix.prefetch_moves(&due, FADING);
-        for (_, id, station) in self.burying.drain(..due.len()) {
-            ix.demote(station as usize, id, BURIED);
-            self.removing.push_back((now + keep, id, station));
+        // Buried: those due, and with each, the fading signals of its bucket
+        // due by now (once per bucket and burial: the bucket is listed for
+        // removal then).
+        if let Some(last_end) = now.checked_sub(self.max_delay + self.ifg) {
+            loop {
+                self.burying.take_due(now, &mut due);
+                if due.is_empty() {
+                    break;
+                }
+                ix.prefetch_moves(&due, FADING);
+                for &station in &due {
+                    let b = ix.bucket(station as usize);
+                    if self.graves.list(now, b) {
+                        ix.bury_ended(b, last_end);
+                    }
+                }
+                self.bury_last = now;
+            }
         }
-        if !due.is_empty() {
-            self.bury_last = now;
-        }
-        due_stations(self.removing.iter(), now, &mut due);
-        ix.prefetch_moves(&due, BURIED);
-        for (when, id, station) in self.removing.drain(..due.len()) {
-            ix.remove(station as usize, id);
-            self.removed_floor = self.removed_floor.max(when - keep);
+        // Out: the signals of each burial `keep` ago. A signal buried at `at`
+        // had left every station an interframe gap before (see above): its
+        // end + max_delay + ifg <= at, and every buried signal that old goes
+        // with it (those buried later only sooner than their own turn).
+        let graves = &mut self.graves;
+        while let Some(&(at, count)) = graves.burials.front() {
+            if at + keep > now {
+                break;
+            }
+            graves.burials.pop_front();
+            let count = count as usize;
+            ix.prefetch_buried(graves.buckets.range(..count).map(|&b| b as usize));
+            if let Some(last_end) = at.checked_sub(self.max_delay + self.ifg) {
+                for b in graves.buckets.drain(..count) {
+                    ix.remove_ended(b as usize, last_end);
+                }
+            }
+            self.removed_floor = self.removed_floor.max(at);
         }
         ix.flush();
         self.gc_stations = due;
+        self.gc_moves = moves;
     }
 }

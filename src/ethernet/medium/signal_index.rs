@@ -22,7 +22,7 @@
 //! trees by how long ago they left the wire (see [`WIRE`] and
 //! `Sim::index_gc`).
 
-use super::bucket_lists::{Key, Lists, BUCKET};
+use super::bucket_lists::{Key, Lists, BUCKET, LONGEST};
 use crate::engine::Time;
 use std::cell::Cell;
 
@@ -208,6 +208,12 @@ impl BusIndex {
         }
     }
 
+    /// Whether the index holds signals up to `longest` ps long (see
+    /// [`LONGEST`]): a run whose signals may be longer does without it.
+    pub fn holds(longest: Time) -> bool {
+        longest <= LONGEST
+    }
+
     /// Empties the index, keeping its memory for the next use: every tree
     /// and signal list as [`BusIndex::new`] left them.
     pub fn clear(&mut self) {
@@ -220,11 +226,15 @@ impl BusIndex {
     }
 
     /// Bytes per station, for the memory estimate: three trees of up to four
-    /// nodes per bucket, and per tree a slot for a signal of each station
-    /// (with a length and a spill list per bucket).
+    /// nodes per bucket, per tree a slot for a signal of each station (with a
+    /// length and a spill list per bucket), and per bucket the time of the
+    /// last burial that listed it (see `Graves`). The signals beyond a slot
+    /// each (in spill lists) and the queues that move signals down the trees
+    /// are counted with the signals on the bus.
     pub fn bytes_per_station() -> usize {
-        let per_bucket = std::mem::size_of::<u32>() + std::mem::size_of::<Vec<Key>>();
-        (3 * 4 * std::mem::size_of::<[Agg; 2]>() + 3 * per_bucket) / BUCKET
+        let per_bucket = 3 * (std::mem::size_of::<u32>() + std::mem::size_of::<Vec<Key>>())
+            + std::mem::size_of::<Time>();
+        (3 * 4 * std::mem::size_of::<[Agg; 2]>() + per_bucket) / BUCKET
             + 3 * std::mem::size_of::<Key>()
     }
 
@@ -234,9 +244,9 @@ impl BusIndex {
         let mut r = EMPTY;
         for k in self.keys[which].get(bucket) {
             let p = self.prop[k.rank as usize];
-            let (s, e) = (sx(k.start), sx(k.end));
-            l.add(s - p, e - p, k.id, k.fixed);
-            r.add(s + p, e + p, k.id, k.fixed);
+            let (s, e) = (sx(k.start), sx(k.end()));
+            l.add(s - p, e - p, k.id, k.fixed());
+            r.add(s + p, e + p, k.id, k.fixed());
         }
         [l, r]
     }
@@ -309,7 +319,7 @@ impl BusIndex {
         }
     }
 
-    fn bucket(&self, station: usize) -> usize {
+    pub fn bucket(&self, station: usize) -> usize {
         self.rank[station] as usize / BUCKET
     }
 
@@ -323,16 +333,7 @@ impl BusIndex {
     pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
         let r = self.rank[station];
         let b = r as usize / BUCKET;
-        self.keys[WIRE].push(
-            b,
-            Key {
-                id,
-                start,
-                end,
-                rank: r,
-                fixed: false,
-            },
-        );
+        self.keys[WIRE].push(b, Key::new(id, start, end, r));
         let p = self.prop[r as usize];
         let (s, e) = (sx(start), sx(end));
         let tree = &mut self.tree[WIRE];
@@ -351,12 +352,31 @@ impl BusIndex {
         let Some(k) = self.keys[WIRE].get_mut(b).iter_mut().find(|k| k.id == id) else {
             return;
         };
-        if k.end == end && k.fixed {
+        if k.end() == end && k.fixed() {
             return;
         }
-        k.end = end;
-        k.fixed = true;
+        k.fix(end);
         self.refresh(b, WIRE);
+    }
+
+    /// Moves the bucket's [`FADING`] signals that ended by `last_end` to the
+    /// [`BURIED`] tree. The bounds are stale until [`BusIndex::flush`].
+    pub fn bury_ended(&mut self, bucket: usize, last_end: Time) {
+        let mut pos = 0;
+        let mut moved = false;
+        while let Some(k) = self.keys[FADING].get(bucket)[pos..]
+            .iter()
+            .position(|k| k.end() <= last_end)
+        {
+            pos += k;
+            let k = self.keys[FADING].swap_remove(bucket, pos);
+            self.keys[BURIED].push(bucket, k);
+            moved = true;
+        }
+        if moved {
+            self.mark(bucket, FADING);
+            self.mark(bucket, BURIED);
+        }
     }
 
     /// Moves the signal from the tree before `to` to `to` ([`FADING`] or
@@ -372,20 +392,23 @@ impl BusIndex {
         }
     }
 
-    /// Removes the signal from the [`BURIED`] tree. The bounds of its leaf
-    /// and ancestors keep counting it until an update passes through them:
-    /// recomputing them for every removal cost more than it saved. Looser
-    /// bounds are still exact for every query that looks at this tree: a
-    /// removed signal is real, with its final keys, and by the time of any
-    /// such query (not before `Sim::removed_floor`) it had ended everywhere
-    /// an interframe gap earlier, so it passes no test that answers from
-    /// bounds (an arrival after c, an end after c or in the gap window, an
-    /// id of a signal newer than a schedule); it only weakens pruning.
-    pub fn remove(&mut self, station: usize, id: u64) {
-        let b = self.bucket(station);
-        if let Some(pos) = self.keys[BURIED].get(b).iter().position(|k| k.id == id) {
-            self.keys[BURIED].swap_remove(b, pos);
-        }
+    /// Removes from the bucket's [`BURIED`] signals those that ended by
+    /// `last_end`. The bounds of its leaf and ancestors keep counting them
+    /// until an update passes through them: recomputing them for every
+    /// removal cost more than it saved. Looser bounds are still exact for
+    /// every query that looks at this tree: a removed signal is real, with its
+    /// final keys, and by the time of any such query (not before
+    /// `Sim::removed_floor`) it had ended everywhere an interframe gap
+    /// earlier, so it passes no test that answers from bounds (an arrival
+    /// after c, an end after c or in the gap window, an id of a signal newer
+    /// than a schedule); it only weakens pruning.
+    pub fn remove_ended(&mut self, bucket: usize, last_end: Time) {
+        self.keys[BURIED].remove_if(bucket, |k| k.end() <= last_end);
+    }
+
+    /// Starts loading the [`BURIED`] signal lists of `buckets`.
+    pub fn prefetch_buried(&self, buckets: impl Iterator<Item = usize>) {
+        self.prefetch_buckets(BURIED, buckets);
     }
 
     fn mark(&mut self, bucket: usize, which: usize) {
@@ -397,7 +420,7 @@ impl BusIndex {
     }
 
     /// Brings the bounds up to date after [`BusIndex::demote`] and
-    /// [`BusIndex::remove`]: each changed leaf and each of their ancestors is
+    /// [`BusIndex::remove_ended`]: each changed leaf and each of their ancestors is
     /// recomputed once, however many signals moved.
     pub fn flush(&mut self) {
         for which in 0..3 {
@@ -509,7 +532,7 @@ impl BusIndex {
                     continue;
                 }
                 let p = self.prop[r];
-                let (s, e) = (sx(k.start), sx(k.end));
+                let (s, e) = (sx(k.start), sx(k.end()));
                 let (a, b) = if side == LEFT {
                     (s - p, e - p)
                 } else {
@@ -793,7 +816,7 @@ impl BusIndex {
                 },
                 &mut |k, a, b| {
                     if a <= u && u < b {
-                        if !k.fixed && k.id < unfixed.get() {
+                        if !k.fixed() && k.id < unfixed.get() {
                             unfixed.set(k.id);
                         }
                         if b > side_best.get() {
@@ -884,7 +907,7 @@ impl BusIndex {
     pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
         let r = self.rank[i];
         let own = r as usize / BUCKET;
-        let unfixed = |b: usize| self.keys[WIRE].get(b).iter().filter(|k| !k.fixed);
+        let unfixed = |b: usize| self.keys[WIRE].get(b).iter().filter(|k| !k.fixed());
         let before = unfixed(own)
             .filter(|k| k.rank < r)
             .max_by_key(|k| k.rank)
