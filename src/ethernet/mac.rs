@@ -117,7 +117,11 @@ impl<O: Observer> Sim<'_, O> {
             return;
         };
         let me = self.stations[i].prop;
-        let first_new = if let (Some(ix), true) = (&self.index, since >= self.removed_floor) {
+        let first_new = if since >= restart_before {
+            // Signals with id >= seq started at or after `since`: none can
+            // arrive before it.
+            None
+        } else if let (Some(ix), true) = (&self.index, since >= self.removed_floor) {
             // Signals with id >= seq started at or after `since`: those moved
             // to the fading or buried trees were moved after it.
             ix.first_arrival_since(i, seq, restart_before, self.trees(since))

@@ -521,7 +521,15 @@ impl BusIndex {
             }
             return true;
         }
+        // The farthest stations first on either side: a walk's answer does
+        // not depend on the order, and in crowds this one prunes more.
         let mid = (nlo + nhi) / 2;
+        if side == RIGHT {
+            if mid < hi && !self.rec(which, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
+                return false;
+            }
+            return lo >= mid || self.rec(which, side, 2 * n, nlo, mid, lo, hi, node, leaf);
+        }
         if lo < mid && !self.rec(which, side, 2 * n, nlo, mid, lo, hi, node, leaf) {
             return false;
         }
