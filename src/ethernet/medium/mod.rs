@@ -268,11 +268,7 @@ impl<O: Observer> Sim<'_, O> {
                 Step::Restart(a) => cand = a,
             }
         };
-        debug_assert_eq!(
-            answer,
-            self.defer_walked(ix, i, t0),
-            "station {i} at {t0}"
-        );
+        debug_assert_eq!(answer, self.defer_walked(ix, i, t0), "station {i} at {t0}");
         answer
     }
 
