@@ -117,20 +117,34 @@ impl<O: Observer> Sim<'_, O> {
             return;
         };
         let me = self.stations[i].prop;
-        let first_new = if let (Some(ix), true) = (&self.index, since >= self.removed_floor) {
-            // Signals with id >= seq started at or after `since`: those moved
-            // to the fading or buried trees were moved after it.
-            ix.first_arrival_since(i, seq, restart_before, self.trees(since))
+        // Signals start in id order, and arrive nowhere before they start:
+        // none with id >= seq can reach i before `restart_before` when the
+        // first of them starts no earlier (in a crowd, the next collision
+        // starts a full gap after the last one's carrier dropped).
+        let none_new = seq >= self.signals.next_id()
+            || (seq >= self.signals.first_id() && self.signal(seq).start >= restart_before);
+        let looked = || {
+            if let (Some(ix), true) = (&self.index, since >= self.removed_floor) {
+                // Signals with id >= seq started at or after `since`: those
+                // moved to the fading or buried trees were moved after it.
+                ix.first_arrival_since(i, seq, restart_before, self.trees(since))
+            } else {
+                self.signals
+                    .range(
+                        seq.saturating_sub(self.signals.first_id())
+                            .min(self.signals.len() as u64) as usize,
+                    )
+                    .filter(|s| s.station as usize != i)
+                    .map(|s| s.start + between(self.hub, me, s.prop, false))
+                    .filter(|&a| a < restart_before)
+                    .min()
+            }
+        };
+        let first_new = if none_new {
+            debug_assert_eq!(looked(), None);
+            None
         } else {
-            self.signals
-                .range(
-                    seq.saturating_sub(self.signals.first_id())
-                        .min(self.signals.len() as u64) as usize,
-                )
-                .filter(|s| s.station as usize != i)
-                .map(|s| s.start + between(self.hub, me, s.prop, false))
-                .filter(|&a| a < restart_before)
-                .min()
+            looked()
         };
         match first_new {
             None => self.send_now(t, i),

@@ -11,7 +11,7 @@ use super::station::Frame;
 use super::topology::between;
 use super::{IndexUse, Observer, Sim};
 use crate::engine::Time;
-use signal_index::{BusIndex, Trees};
+use signal_index::{BusIndex, Latest, Trees};
 pub(in crate::ethernet) use signal_list::NO_WAITERS;
 
 /// One transmission on the bus: present at station j on [start + d, end + d).
@@ -259,31 +259,42 @@ impl<O: Observer> Sim<'_, O> {
         t0: Time,
     ) -> Result<(Time, Time), (Time, u64)> {
         let mut cand = t0;
-        loop {
+        let answer = loop {
             if let Some(answer) = self.defer_settled(ix, i, cand) {
-                debug_assert_eq!(
-                    Ok(answer),
-                    self.defer_walked(ix, i, cand),
-                    "station {i} at {cand}"
-                );
-                return Ok(answer);
+                break Ok(answer);
             }
-            match self.defer_walked_step(ix, i, cand) {
-                Step::Done(r) => return r,
+            match self.defer_walked_step(ix, i, cand, true) {
+                Step::Done(r) => break r,
                 Step::Restart(a) => cand = a,
             }
-        }
+        };
+        debug_assert_eq!(answer, self.defer_walked(ix, i, t0), "station {i} at {t0}");
+        answer
     }
 
     /// [`Sim::defer_indexed`] by the tree walks alone (for checks).
     fn defer_walked(&self, ix: &BusIndex, i: usize, t0: Time) -> Result<(Time, Time), (Time, u64)> {
         let mut cand = t0;
         loop {
-            match self.defer_walked_step(ix, i, cand) {
+            match self.defer_walked_step(ix, i, cand, false) {
                 Step::Done(r) => return r,
                 Step::Restart(a) => cand = a,
             }
         }
+    }
+
+    /// The latest arrivals at station `i` over the trees a query about
+    /// time `c` looks at, when every start among them has reached `i` by
+    /// `c`, no end still unknown arrives after `c` and its own signals
+    /// ended by `c`: then the busy period at `c` (if any) ends with the
+    /// latest end, and no start arrives after it. `None` otherwise.
+    fn arrived_by(&self, ix: &BusIndex, i: usize, c: Time) -> Option<Latest> {
+        if self.stations[i].own_end().is_some_and(|e| e > c) {
+            return None;
+        }
+        let seen = ix.latest(i, self.trees(c));
+        let c = c as i64;
+        (seen.start <= c && seen.unfixed_end <= c).then_some(seen)
     }
 
     /// The deferral from `cand` when every signal the index holds has
@@ -338,8 +349,11 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// One round of [`Sim::defer_indexed`] by tree walks: the answer, or
-    /// the arrival that restarts the gap.
-    fn defer_walked_step(&self, ix: &BusIndex, i: usize, cand: Time) -> Step {
+    /// the arrival that restarts the gap. With `roots`, the roots' bounds
+    /// answer what they can once every signal has reached `i` (see
+    /// [`Sim::arrived_by`]): in a crowd the follow-up questions of a busy
+    /// period mostly come after the collision's farthest signal arrived.
+    fn defer_walked_step(&self, ix: &BusIndex, i: usize, cand: Time, roots: bool) -> Step {
         let ifg = self.ifg;
         let part1 = self.ifs_part1;
         {
@@ -351,6 +365,12 @@ impl<O: Observer> Sim<'_, O> {
             let c = if let Some(first_end) = busy {
                 let mut c = first_end;
                 loop {
+                    if let Some(seen) = roots.then(|| self.arrived_by(ix, i, c)).flatten() {
+                        // Busy until the latest end (if after c), after
+                        // which nothing arrives to restart the gap.
+                        let end = c.max(seen.end.max(0) as Time);
+                        return Step::Done(Ok((end + ifg, end + part1)));
+                    }
                     match ix.busy_until(i, c, self.trees(c)) {
                         Err(id) => return Step::Done(Err((c, id))),
                         Ok(Some(e)) => c = e,
@@ -371,6 +391,10 @@ impl<O: Observer> Sim<'_, O> {
                     None => return Step::Done(Ok((cand, cand))),
                 }
             };
+            // No start arrives after c when every start had arrived by c.
+            if roots && ix.latest(i, self.trees(c)).start <= c as i64 {
+                return Step::Done(Ok((c + ifg, c + part1)));
+            }
             match ix.first_start_after(i, c, c + part1, self.trees(c)) {
                 Some(a) => Step::Restart(a),
                 None => Step::Done(Ok((c + ifg, c + part1))),

@@ -107,6 +107,22 @@ impl Agg {
         self.id_max = self.id_max.max(id);
     }
 
+    /// [`Agg::join`] of the bounds a fix can change (those of the ends and
+    /// of the unfixed signals), into `self`, whose other bounds are the
+    /// join's already. Whether anything changed.
+    #[inline]
+    fn rejoin_ends(&mut self, x: &Agg, y: &Agg) -> bool {
+        let joined = [
+            x.b_min.min(y.b_min),
+            x.b_max.max(y.b_max),
+            x.ua_min.min(y.ua_min),
+            x.ub_max.max(y.ub_max),
+        ];
+        let held = [self.b_min, self.b_max, self.ua_min, self.ub_max];
+        [self.b_min, self.b_max, self.ua_min, self.ub_max] = joined;
+        joined != held
+    }
+
     fn is_empty(&self) -> bool {
         self.a_min == i64::MAX
     }
@@ -251,25 +267,6 @@ impl BusIndex {
         [l, r]
     }
 
-    /// Recomputes a bucket's bounds in tree `which` and its ancestors', up to
-    /// the first that does not change.
-    fn refresh(&mut self, bucket: usize, which: usize) {
-        let leaf = self.leaf_bounds(bucket, which);
-        let tree = &mut self.tree[which];
-        let mut node = self.size + bucket;
-        tree[node] = leaf;
-        while node > 1 {
-            node /= 2;
-            let (x, y) = (&tree[2 * node], &tree[2 * node + 1]);
-            let joined = [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])];
-            if tree[node] == joined {
-                // The ancestors' bounds are unchanged too.
-                break;
-            }
-            tree[node] = joined;
-        }
-    }
-
     /// Starts loading the station's rank, which [`BusIndex::prefetch_path`]
     /// reads.
     #[inline]
@@ -328,7 +325,7 @@ impl BusIndex {
     /// A new signal only widens bounds: its leaf and every ancestor take
     /// its keys in, with no look at siblings or at the bucket's other
     /// signals. (A node's bounds stay the join of its children's, as
-    /// [`BusIndex::refresh`] needs.) All the way up: the new id is the
+    /// [`BusIndex::fix`] needs.) All the way up: the new id is the
     /// greatest, so the root's bounds change in any case.
     pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
         let r = self.rank[station];
@@ -356,7 +353,26 @@ impl BusIndex {
             return;
         }
         k.fix(end);
-        self.refresh(b, WIRE);
+        // Only the bounds of the ends and of the unfixed signals can change,
+        // in the leaf and up its path.
+        let leaf = self.leaf_bounds(b, WIRE);
+        let tree = &mut self.tree[WIRE];
+        let mut node = self.size + b;
+        tree[node] = leaf;
+        while node > 1 {
+            node /= 2;
+            let [x, y] = [tree[2 * node], tree[2 * node + 1]];
+            let [l, r] = &mut tree[node];
+            let changed = l.rejoin_ends(&x[0], &y[0]) | r.rejoin_ends(&x[1], &y[1]);
+            debug_assert_eq!(
+                tree[node],
+                [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])]
+            );
+            if !changed {
+                // The ancestors' bounds are unchanged too.
+                break;
+            }
+        }
     }
 
     /// Moves the bucket's [`FADING`] signals that ended by `last_end` to the
@@ -544,7 +560,15 @@ impl BusIndex {
             }
             return true;
         }
+        // The farthest stations first on either side: a walk's answer does
+        // not depend on the order, and in crowds this one prunes more.
         let mid = (nlo + nhi) / 2;
+        if side == RIGHT {
+            if mid < hi && !self.rec(which, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
+                return false;
+            }
+            return lo >= mid || self.rec(which, side, 2 * n, nlo, mid, lo, hi, node, leaf);
+        }
         if lo < mid && !self.rec(which, side, 2 * n, nlo, mid, lo, hi, node, leaf) {
             return false;
         }
