@@ -152,12 +152,18 @@ impl Lists {
     }
 
     /// Removes the bucket's signals that `gone` picks, each place filled by
-    /// the last signal, as [`Lists::swap_remove`] does.
-    pub(super) fn remove_if(&mut self, b: usize, gone: impl Fn(&Key) -> bool) {
+    /// the last signal, as [`Lists::swap_remove`] does, and hands each to
+    /// `taken`.
+    pub(super) fn remove_if(
+        &mut self,
+        b: usize,
+        gone: impl Fn(&Key) -> bool,
+        mut taken: impl FnMut(Key),
+    ) {
         let mut pos = 0;
         while let Some(k) = self.get(b)[pos..].iter().position(&gone) {
             pos += k;
-            self.swap_remove(b, pos);
+            taken(self.swap_remove(b, pos));
         }
     }
 
@@ -254,7 +260,7 @@ mod tests {
                     }
                 }
                 returned_at_once += usize::from(before > BUCKET && model[b].len() <= BUCKET);
-                lists.remove_if(b, gone);
+                lists.remove_if(b, gone, |_| {});
             } else {
                 let pos = rng.random_range(0..model[b].len());
                 returned += usize::from(model[b].len() == BUCKET + 1);

@@ -167,7 +167,7 @@ impl<O: Observer> Sim<'_, O> {
             }
             ix.prefetch_moves(&due, WIRE);
             for (&id, &station) in moves.iter().zip(&due) {
-                ix.demote(station as usize, id, FADING);
+                ix.fade(station as usize, id);
             }
             self.fade_last = now;
         }
@@ -202,10 +202,10 @@ impl<O: Observer> Sim<'_, O> {
             graves.burials.pop_front();
             let count = count as usize;
             ix.prefetch_buried(graves.buckets.range(..count).map(|&b| b as usize));
-            if let Some(last_end) = at.checked_sub(self.max_delay + self.ifg) {
-                for b in graves.buckets.drain(..count) {
-                    ix.remove_ended(b as usize, last_end);
-                }
+            // A burial happens only from max_delay + ifg on (above).
+            let last_end = at - (self.max_delay + self.ifg);
+            for b in graves.buckets.drain(..count) {
+                ix.remove_ended(b as usize, last_end);
             }
             self.removed_floor = self.removed_floor.max(at);
         }

@@ -378,33 +378,32 @@ impl BusIndex {
     /// Moves the bucket's [`FADING`] signals that ended by `last_end` to the
     /// [`BURIED`] tree. The bounds are stale until [`BusIndex::flush`].
     pub fn bury_ended(&mut self, bucket: usize, last_end: Time) {
-        let mut pos = 0;
         let mut moved = false;
-        while let Some(k) = self.keys[FADING].get(bucket)[pos..]
-            .iter()
-            .position(|k| k.end() <= last_end)
-        {
-            pos += k;
-            let k = self.keys[FADING].swap_remove(bucket, pos);
-            self.keys[BURIED].push(bucket, k);
-            moved = true;
-        }
+        let [_, fading, buried] = &mut self.keys;
+        fading.remove_if(
+            bucket,
+            |k| k.end() <= last_end,
+            |k| {
+                buried.push(bucket, k);
+                moved = true;
+            },
+        );
         if moved {
             self.mark(bucket, FADING);
             self.mark(bucket, BURIED);
         }
     }
 
-    /// Moves the signal from the tree before `to` to `to` ([`FADING`] or
-    /// [`BURIED`]). The bounds are stale until [`BusIndex::flush`].
-    pub fn demote(&mut self, station: usize, id: u64, to: usize) {
+    /// Moves the signal from the [`WIRE`] tree to the [`FADING`] one (see
+    /// [`BusIndex::bury_ended`] for the next move). The bounds are stale
+    /// until [`BusIndex::flush`].
+    pub fn fade(&mut self, station: usize, id: u64) {
         let b = self.bucket(station);
-        let from = to - 1;
-        if let Some(pos) = self.keys[from].get(b).iter().position(|k| k.id == id) {
-            let k = self.keys[from].swap_remove(b, pos);
-            self.keys[to].push(b, k);
-            self.mark(b, from);
-            self.mark(b, to);
+        if let Some(pos) = self.keys[WIRE].get(b).iter().position(|k| k.id == id) {
+            let k = self.keys[WIRE].swap_remove(b, pos);
+            self.keys[FADING].push(b, k);
+            self.mark(b, WIRE);
+            self.mark(b, FADING);
         }
     }
 
@@ -419,7 +418,7 @@ impl BusIndex {
     /// after c, an end after c or in the gap window, an id of a signal newer
     /// than a schedule); it only weakens pruning.
     pub fn remove_ended(&mut self, bucket: usize, last_end: Time) {
-        self.keys[BURIED].remove_if(bucket, |k| k.end() <= last_end);
+        self.keys[BURIED].remove_if(bucket, |k| k.end() <= last_end, |_| {});
     }
 
     /// Starts loading the [`BURIED`] signal lists of `buckets`.
@@ -435,9 +434,10 @@ impl BusIndex {
         }
     }
 
-    /// Brings the bounds up to date after [`BusIndex::demote`] and
-    /// [`BusIndex::remove_ended`]: each changed leaf and each of their ancestors is
-    /// recomputed once, however many signals moved.
+    /// Brings the bounds up to date after [`BusIndex::fade`],
+    /// [`BusIndex::bury_ended`] and [`BusIndex::remove_ended`]: each changed
+    /// leaf and each of their ancestors is recomputed once, however many
+    /// signals moved.
     pub fn flush(&mut self) {
         for which in 0..3 {
             let mut level = std::mem::take(&mut self.dirty[which]);
