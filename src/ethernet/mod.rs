@@ -199,7 +199,8 @@ impl<'a, O: Observer> Sim<'a, O> {
         let n = sc.station_count();
         let paths = paths(sc, run_seed);
         // The bus index orders stations along a line: a hub is no line. It
-        // holds signals up to a length (jams cut short a frame's signal).
+        // holds signals up to a length: the longest frame, and a jam that
+        // starts just before its end.
         let longest = sc.max_tx_ps() + sc.medium.jam_ps;
         let index_use = if paths.hub.is_some() || !BusIndex::holds(longest) {
             IndexUse::Off

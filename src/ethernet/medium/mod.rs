@@ -289,6 +289,8 @@ impl<O: Observer> Sim<'_, O> {
     /// ended by `c`: then the busy period at `c` (if any) ends with the
     /// latest end, and no start arrives after it. `None` otherwise.
     fn arrived_by(&self, ix: &BusIndex, i: usize, c: Time) -> Option<Latest> {
+        // Its own signals are in the index too (at delay 0), and must not
+        // pass for another station's: they all ended by its last end.
         if self.stations[i].own_end().is_some_and(|e| e > c) {
             return None;
         }
@@ -308,17 +310,8 @@ impl<O: Observer> Sim<'_, O> {
     fn defer_settled(&self, ix: &BusIndex, i: usize, cand: Time) -> Option<(Time, Time)> {
         let (ifg, part1) = (self.ifg, self.ifs_part1);
         let c = cand as i64;
-        // Its own signals are in the index too (at delay 0), and must not
-        // pass for another station's: they all ended by its last end.
-        let own_end = self.stations[i].own_end();
-        if own_end.is_some_and(|e| e > cand) {
-            return None;
-        }
+        let seen = self.arrived_by(ix, i, cand)?;
         let now = self.trees(cand);
-        let seen = ix.latest(i, now);
-        if seen.start > c || seen.unfixed_end > c {
-            return None;
-        }
         if seen.end > c {
             // Busy until the latest end; nothing arrives after it.
             let end = seen.end as Time;
