@@ -132,6 +132,16 @@ impl Agg {
     }
 }
 
+/// Widens the bounds of both sides by the signal `k` (`prop`: the
+/// propagation time at each rank).
+#[inline]
+fn add_key(bounds: &mut [Agg; 2], prop: &[i64], k: &Key) {
+    let p = prop[k.rank as usize];
+    let (s, e) = (sx(k.start), sx(k.end()));
+    bounds[LEFT].add(s - p, e - p, k.id, k.fixed());
+    bounds[RIGHT].add(s + p, e + p, k.id, k.fixed());
+}
+
 /// Which trees besides [`WIRE`] a query must look at.
 #[derive(Clone, Copy, Debug)]
 pub struct Trees {
@@ -256,15 +266,11 @@ impl BusIndex {
 
     /// The bounds of a bucket's signals in tree `which`, in both sides.
     fn leaf_bounds(&self, bucket: usize, which: usize) -> [Agg; 2] {
-        let mut l = EMPTY;
-        let mut r = EMPTY;
+        let mut bounds = [EMPTY; 2];
         for k in self.keys[which].get(bucket) {
-            let p = self.prop[k.rank as usize];
-            let (s, e) = (sx(k.start), sx(k.end()));
-            l.add(s - p, e - p, k.id, k.fixed());
-            r.add(s + p, e + p, k.id, k.fixed());
+            add_key(&mut bounds, &self.prop, k);
         }
-        [l, r]
+        bounds
     }
 
     /// Starts loading the station's rank, which [`BusIndex::prefetch_path`]
@@ -346,16 +352,21 @@ impl BusIndex {
     /// The signal's end is now `end`, for good.
     pub fn fix(&mut self, station: usize, id: u64, end: Time) {
         let b = self.bucket(station);
-        let Some(k) = self.keys[WIRE].get_mut(b).iter_mut().find(|k| k.id == id) else {
-            return;
-        };
-        if k.end() == end && k.fixed() {
+        // One pass finds the signal and takes the bucket's new bounds.
+        let mut leaf = [EMPTY; 2];
+        let mut changed = false;
+        for k in self.keys[WIRE].get_mut(b) {
+            if k.id == id && !(k.end() == end && k.fixed()) {
+                k.fix(end);
+                changed = true;
+            }
+            add_key(&mut leaf, &self.prop, k);
+        }
+        if !changed {
             return;
         }
-        k.fix(end);
         // Only the bounds of the ends and of the unfixed signals can change,
         // in the leaf and up its path.
-        let leaf = self.leaf_bounds(b, WIRE);
         let tree = &mut self.tree[WIRE];
         let mut node = self.size + b;
         tree[node] = leaf;
