@@ -10,6 +10,7 @@ pub mod engine;
 pub mod ethernet;
 pub mod mem;
 pub mod output;
+pub mod progress;
 pub mod results;
 pub mod scenario;
 pub mod seed;

@@ -8,6 +8,7 @@
 use crate::advice::{OfferedLoad, Warning};
 use crate::engine::Time;
 use crate::ethernet;
+use crate::progress::Meter;
 use crate::results::{Columns, RunOutput};
 use crate::service;
 
@@ -101,9 +102,14 @@ impl Scenario {
 
     /// Runs one replication with the given run seed.
     pub fn run(&self, run_seed: u64) -> RunOutput {
+        self.run_metered(run_seed, &mut Meter::none())
+    }
+
+    /// [`Scenario::run`], reporting to `meter` how far it has got.
+    pub fn run_metered(&self, run_seed: u64, meter: &mut Meter) -> RunOutput {
         match self {
-            Scenario::Ethernet(s) => ethernet::run(s, run_seed).output(),
-            Scenario::Service(s) => service::run(s, run_seed).output(),
+            Scenario::Ethernet(s) => ethernet::run_metered(s, run_seed, meter).output(),
+            Scenario::Service(s) => service::run_metered(s, run_seed, meter).output(),
         }
     }
 

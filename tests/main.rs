@@ -16,6 +16,7 @@ mod lesson_charts;
 mod nothing_lost;
 mod parser_fuzz;
 mod policies;
+mod progress;
 mod service;
 mod service_scenarios;
 mod stacks;

@@ -1,15 +1,17 @@
 //! What every command that simulates into a results directory shares: its
 //! flags, the memory check, running points with progress and Ctrl-C, assembly, charts.
 
-use super::{CliError, CliResult};
+use super::{watch, CliError, CliResult};
 use crate::output::chart::{self, Table};
 use crate::output::style::Styles;
 use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
+use crate::progress::Progress;
 use crate::sweep::{self, Plan, Shard};
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The flags of every command that simulates into a results directory.
 #[derive(clap::Args, Debug)]
@@ -167,10 +169,12 @@ pub fn execute(
     opts: &Options,
     resume_hint: &str,
 ) -> Result<Option<Finished>, CliError> {
-    // Refuse, before any work, what this machine cannot hold.
+    // Refuse, before any work, what this machine cannot hold, and a
+    // progress interval that makes no sense.
     for p in &plan.points {
         check_memory(&plan.name, &p.scenario)?;
     }
+    watch::line_every()?;
     output::create_dir(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))
         .map_err(CliError::failure)?;
@@ -254,9 +258,23 @@ pub fn execute(
         .build()
         .context("cannot start the worker threads")
         .map_err(CliError::failure)?;
-    let bar = progress_bar(in_shard.len(), in_shard.len() - todo.len(), opts.quiet);
+    // One point: how far its runs have got; more: how many points are done.
+    let progress = Arc::new(Progress::new());
+    let watch = match todo[..] {
+        [p] => Some(watch::watch(
+            Arc::clone(&progress),
+            u64::from(plan.points[p].scenario.replications()),
+            opts.quiet,
+        )?),
+        _ => None,
+    };
+    let bar = progress_bar(
+        in_shard.len(),
+        in_shard.len() - todo.len(),
+        opts.quiet || watch.is_some(),
+    );
     let result = pool.install(|| {
-        sweep::run_pending(&plan.points, &todo, &STOP, &|i, runs| {
+        sweep::run_pending(&plan.points, &todo, &STOP, &progress, &|i, runs| {
             let p = &plan.points[i];
             output::write_point(
                 out,
@@ -274,6 +292,9 @@ pub fn execute(
     });
     let finished = bar.position();
     bar.finish_and_clear();
+    if let Some(watch) = watch {
+        watch.finish();
+    }
     result
         .with_context(|| {
             format!(

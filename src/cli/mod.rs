@@ -13,6 +13,7 @@ mod status;
 pub mod sweep;
 mod trace;
 mod view;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -143,10 +143,7 @@ pub fn run(args: RunArgs) -> CliResult {
         .map_err(CliError::usage)?;
     batch::warn_before_running(&plan, &file, &text);
     let out = args.batch.out_dir(&args.file);
-    let opts = batch::Options {
-        quiet: true,
-        ..args.batch.options()
-    };
+    let opts = args.batch.options();
     let hint = format!("csmacd run {file}");
     let done = batch::execute(&plan, &out, &opts, &hint)?
         .ok_or_else(|| CliError::failure(anyhow::anyhow!("no results")))?;

@@ -302,6 +302,9 @@ pub(super) struct Recorder {
     /// ending in the window, and per group those its stations took part in.
     episodes_all: u64,
     episode_end: Time,
+    /// Transmission attempts over the whole run (the window's are counted
+    /// per station).
+    attempts_all: u64,
     episodes: u64,
     group_episodes: Vec<u64>,
     group_last_episode: Vec<u64>,
@@ -346,6 +349,7 @@ impl Recorder {
             events: 0,
             busy_ps: 0,
             episodes_all: 0,
+            attempts_all: 0,
             episode_end: 0,
             episodes: 0,
             group_episodes: vec![0; groups],
@@ -409,6 +413,7 @@ impl Recorder {
     }
 
     pub fn attempt(&mut self, t: Time, i: usize, bytes: u32) {
+        self.attempts_all += 1;
         if self.on_air == 0 {
             self.busy_since = t;
         }
@@ -463,6 +468,11 @@ impl Recorder {
                 self.group_episodes[g] += 1;
             }
         }
+    }
+
+    /// Burst frames that met their fate so far, and attempts made.
+    pub fn burst_progress(&self) -> (u64, u64) {
+        (self.completions.len() as u64, self.attempts_all)
     }
 
     /// A frame of station `i` met its fate at `t`: when `i` is in a burst

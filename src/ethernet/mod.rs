@@ -38,6 +38,7 @@ pub use topology::{paths, Paths, Topology};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
+use crate::progress::Meter;
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
 use medium::index_life::{Burying, Graves};
@@ -52,17 +53,29 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
     run_observed(sc, run_seed, &mut ())
 }
 
+/// [`run`], reporting to `meter` how far it has got.
+pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult {
+    let mut quiet = ();
+    let mut sim = Sim::new(sc, run_seed, &mut quiet, index_use(sc));
+    sim.run(meter);
+    sim.finish()
+}
+
 /// Runs one replication, reporting every MAC event to `observer`.
 pub fn run_observed<O: Observer>(sc: &Scenario, run_seed: u64, observer: &mut O) -> RunResult {
-    let index = if sc.station_count() >= CROWD {
+    run_with_index(sc, run_seed, index_use(sc), observer)
+}
+
+/// The bus index for crowds, while many signals can matter.
+fn index_use(sc: &Scenario) -> IndexUse {
+    if sc.station_count() >= CROWD {
         IndexUse::WhileBusy {
             attach: bus::ATTACH,
             detach: bus::DETACH,
         }
     } else {
         IndexUse::Off
-    };
-    run_with_index(sc, run_seed, index, observer)
+    }
 }
 
 /// When a run keeps the bus index (see [`bus`]).
@@ -77,6 +90,9 @@ pub enum IndexUse {
     /// `detach` can.
     WhileBusy { attach: usize, detach: usize },
 }
+
+/// Events between two reports of a run's progress.
+const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Stations from which their random streams are parked between uses (see
 /// [`Generators`]): two live generators take some 700 bytes per station.
@@ -93,7 +109,7 @@ pub fn run_with_index<O: Observer>(
     observer: &mut O,
 ) -> RunResult {
     let mut sim = Sim::new(sc, run_seed, observer, index);
-    sim.run();
+    sim.run(&mut Meter::none());
     sim.finish()
 }
 
@@ -300,11 +316,32 @@ impl<'a, O: Observer> Sim<'a, O> {
         &self.sc.groups[self.stations[i].group as usize].frame
     }
 
-    fn run(&mut self) {
+    fn run(&mut self, meter: &mut Meter) {
         for i in 0..self.stations.len() {
             self.start_traffic(i);
         }
         let duration = self.sc.duration;
+        // A run of bursts alone ends when every frame met its fate, which
+        // may be long before the duration: its progress is the greater of
+        // the frames finished and the attempts made, each against its most
+        // (a herd's frames mostly finish at their last attempt).
+        let bursts = self
+            .sc
+            .groups
+            .iter()
+            .map(|g| match g.arrivals {
+                Arrivals::Burst { frames, .. } => {
+                    let frames = g.count as f64 * f64::from(frames);
+                    Some((frames, frames * f64::from(g.backoff.attempt_limit().max(1))))
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|b| !b.is_empty());
+        let (burst_frames, burst_attempts) = bursts.map_or((f64::INFINITY, f64::INFINITY), |b| {
+            b.iter()
+                .fold((0.0, 0.0), |(f, a), (gf, ga)| (f + gf, a + ga))
+        });
         let mut past_end = None;
         while let Some((t, ev)) = self.events.pop() {
             if t >= duration {
@@ -312,6 +349,14 @@ impl<'a, O: Observer> Sim<'a, O> {
                 break;
             }
             self.recorder.events += 1;
+            if self.recorder.events.is_multiple_of(PROGRESS_EVERY) {
+                let (frames, attempts) = self.recorder.burst_progress();
+                meter.set(
+                    (t as f64 / duration as f64)
+                        .max(frames as f64 / burst_frames)
+                        .max(attempts as f64 / burst_attempts),
+                );
+            }
             if let Some(&next) = self.events.peek() {
                 self.prefetch(next);
             }

@@ -23,6 +23,7 @@ pub use stacks::{Stack, StackKind};
 
 use crate::backoff::BackoffState;
 use crate::engine::{EventQueue, Time};
+use crate::progress::Meter;
 use crate::seed::{self, Stream};
 use gates::GateState;
 use rand::{RngExt, SeedableRng};
@@ -178,6 +179,11 @@ struct Sim<'a> {
 
 /// Runs one replication of `sc` with the given run seed.
 pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
+    run_metered(sc, run_seed, &mut Meter::none())
+}
+
+/// [`run`], reporting to `meter` the share of the duration simulated.
+pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult {
     let mut sim = Sim::new(sc, run_seed);
     sim.start();
     while let Some((t, ev)) = sim.q.pop() {
@@ -187,6 +193,9 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
         sim.advance(t);
         sim.now = t;
         sim.events += 1;
+        if sim.events.is_multiple_of(1 << 16) {
+            meter.set(t as f64 / sc.duration.max(1) as f64);
+        }
         sim.handle(ev);
         sim.after_event();
     }

@@ -2,6 +2,7 @@
 //! depend on its own seed alone, never on the threads, the work order or the shard.
 
 use super::plan::Point;
+use crate::progress::Progress;
 use crate::results::RunOutput;
 use crate::world::Scenario;
 use rayon::prelude::*;
@@ -45,10 +46,12 @@ pub type PointSink<'a, E> = dyn Fn(usize, &[RunOutput]) -> Result<(), E> + Sync 
 /// (which stores it) as soon as all its replications are done, in whatever
 /// order they finish. Once `stop` is set no new run starts; points cut short
 /// are not handed over. The first error from `finished` stops the sweep.
+/// Each run reports how far it has got to `progress`.
 pub fn run_pending<E: Send>(
     points: &[Point],
     todo: &[usize],
     stop: &AtomicBool,
+    progress: &Progress,
     finished: &PointSink<'_, E>,
 ) -> Result<(), E> {
     // Points differ a lot in cost. Each worker takes the next point from a
@@ -75,7 +78,7 @@ pub fn run_pending<E: Send>(
                 }
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(k) else { return };
-                let runs = run_point(&points[p], stop);
+                let runs = run_point(&points[p], stop, progress);
                 if let Some(runs) = runs {
                     if let Err(e) = finished(p, &runs) {
                         failed.store(true, Ordering::Relaxed);
@@ -99,11 +102,14 @@ pub fn run_pending<E: Send>(
 /// narrow enough. The decision depends only on the runs' results, so a
 /// point gives the same replications on any thread count, shard or resume.
 /// None when `stop` cut the point short.
-fn run_point(point: &Point, stop: &AtomicBool) -> Option<Vec<RunOutput>> {
+fn run_point(point: &Point, stop: &AtomicBool, progress: &Progress) -> Option<Vec<RunOutput>> {
     let batch = |seeds: &[u64]| -> Option<Vec<RunOutput>> {
         seeds
             .par_iter()
-            .map(|&s| (!stop.load(Ordering::Relaxed)).then(|| point.scenario.run(s)))
+            .map(|&s| {
+                (!stop.load(Ordering::Relaxed))
+                    .then(|| point.scenario.run_metered(s, &mut progress.meter()))
+            })
             .collect()
     };
     let seeds = point.all_replication_seeds();

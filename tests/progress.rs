@@ -1,0 +1,85 @@
+//! Progress of a long run on stderr: where stderr is not a terminal, a line
+//! at the interval `CSMACD_PROGRESS_EVERY` sets, rising to the whole run,
+//! with the same results as without it; a bad interval is refused before
+//! anything is written.
+
+use crate::common::{bin, temp_dir};
+use std::path::Path;
+use std::process::Output;
+
+/// A herd big enough to take a while in a test build.
+const HERD: &str = r#"name = "herd"
+seed = 1
+duration = "1000s"
+
+[[stations]]
+count = 20000
+traffic = { kind = "burst", frames = 1, at = "0s" }
+frame = "64B"
+backoff = { kind = "beb" }
+"#;
+
+fn run(file: &Path, out: &Path, every: Option<&str>) -> Output {
+    let mut c = bin();
+    c.arg("run").arg(file).arg("--out").arg(out);
+    match every {
+        Some(e) => c.env("CSMACD_PROGRESS_EVERY", e),
+        None => c.env_remove("CSMACD_PROGRESS_EVERY"),
+    };
+    c.output().unwrap()
+}
+
+/// The percentages of the progress lines, in order.
+fn shares(stderr: &[u8]) -> Vec<f64> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter_map(|l| {
+            let (pct, rest) = l.split_once(" % of 1 run done after ")?;
+            rest.ends_with(" s").then(|| pct.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_long_run_reports_its_progress_and_the_same_results() {
+    let d = temp_dir("progress");
+    let file = d.join("herd.toml");
+    std::fs::write(&file, HERD).unwrap();
+    let with = run(&file, &d.join("with"), Some("0.01"));
+    let err = String::from_utf8_lossy(&with.stderr);
+    assert!(with.status.success(), "{err}");
+    let seen = shares(&with.stderr);
+    assert!(
+        seen.len() >= 2 && seen.iter().any(|&s| s > 0.0 && s < 100.0),
+        "progress lines every 0.01 s through the run:\n{err}"
+    );
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert!(seen.iter().all(|&s| (0.0..=100.0).contains(&s)), "{seen:?}");
+    // Ten seconds apart by default: this run is over before the first.
+    let without = run(&file, &d.join("without"), None);
+    assert!(without.status.success());
+    assert!(shares(&without.stderr).is_empty());
+    for f in ["summary.csv", "runs.csv", "stations.csv", "completions.csv"] {
+        let a = std::fs::read(d.join("with").join(f)).unwrap();
+        let b = std::fs::read(d.join("without").join(f)).unwrap();
+        assert_eq!(a, b, "{f} differs with progress lines");
+    }
+}
+
+#[test]
+fn a_bad_progress_interval_is_refused_before_anything_is_written() {
+    let d = temp_dir("progress-bad");
+    let file = d.join("herd.toml");
+    std::fs::write(&file, HERD).unwrap();
+    for bad in ["0", "-1", "soon", "inf"] {
+        let out = d.join(format!("out-{bad}"));
+        let r = run(&file, &out, Some(bad));
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("CSMACD_PROGRESS_EVERY") && err.contains("a number above zero"),
+            "{bad}: {err}"
+        );
+        assert!(!out.exists(), "{bad}: {} was created", out.display());
+    }
+}
