@@ -1,7 +1,7 @@
-//! Progress of a long run on stderr: where stderr is not a terminal, a line
-//! at the interval `CSMACD_PROGRESS_EVERY` sets, rising to the whole run,
-//! with the same results as without it; a bad interval is refused before
-//! anything is written.
+//! Progress of long work on stderr: where stderr is not a terminal, a line
+//! at the interval `CSMACD_PROGRESS_EVERY` sets, rising through a run or
+//! all of a sweep's runs, with the same results as without it; a bad
+//! interval is refused before anything is written.
 
 use crate::common::{bin, temp_dir};
 use std::path::Path;
@@ -64,6 +64,37 @@ fn a_long_run_reports_its_progress_and_the_same_results() {
         let b = std::fs::read(d.join("without").join(f)).unwrap();
         assert_eq!(a, b, "{f} differs with progress lines");
     }
+}
+
+#[test]
+fn a_sweep_reports_the_share_of_all_its_runs() {
+    let d = temp_dir("progress-sweep");
+    let file = d.join("herds.toml");
+    std::fs::write(
+        &file,
+        format!("{HERD}\n[sweep]\nstations.0.count = [20000, 20001]\n"),
+    )
+    .unwrap();
+    let r = bin()
+        .arg("sweep")
+        .arg(&file)
+        .arg("--out")
+        .arg(d.join("out"))
+        .args(["--jobs", "1"])
+        .env("CSMACD_PROGRESS_EVERY", "0.01")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    let seen: Vec<f64> = err
+        .lines()
+        .filter_map(|l| l.split_once(" % of 2 runs done after ")?.0.parse().ok())
+        .collect();
+    assert!(
+        seen.iter().any(|&s| s > 0.0 && s < 50.0) && seen.iter().any(|&s| s > 50.0),
+        "lines through both points' runs:\n{err}"
+    );
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
 }
 
 #[test]

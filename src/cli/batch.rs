@@ -258,21 +258,25 @@ pub fn execute(
         .build()
         .context("cannot start the worker threads")
         .map_err(CliError::failure)?;
-    // One point: how far its runs have got; more: how many points are done.
+    // On a terminal, one point left shows how far its runs have got, more
+    // show the points done and the share of their runs; elsewhere, lines.
     let progress = Arc::new(Progress::new());
-    let watch = match todo[..] {
-        [p] => Some(watch::watch(
-            Arc::clone(&progress),
-            u64::from(plan.points[p].scenario.replications()),
-            opts.quiet,
-        )?),
-        _ => None,
-    };
+    let runs = todo
+        .iter()
+        .map(|&p| u64::from(plan.points[p].scenario.replications()))
+        .sum();
     let bar = progress_bar(
         in_shard.len(),
         in_shard.len() - todo.len(),
-        opts.quiet || watch.is_some(),
+        &watch::line(0.0, runs),
+        opts.quiet || todo.len() == 1,
     );
+    let watch = watch::watch(
+        Arc::clone(&progress),
+        runs,
+        (todo.len() > 1).then(|| bar.clone()),
+        opts.quiet,
+    )?;
     let result = pool.install(|| {
         sweep::run_pending(&plan.points, &todo, &STOP, &progress, &|i, runs| {
             let p = &plan.points[i];
@@ -290,11 +294,9 @@ pub fn execute(
             Ok::<(), output::OutputError>(())
         })
     });
+    watch.finish();
     let finished = bar.position();
     bar.finish_and_clear();
-    if let Some(watch) = watch {
-        watch.finish();
-    }
     result
         .with_context(|| {
             format!(
@@ -321,7 +323,7 @@ pub fn execute(
     finish(plan, out).map(Some)
 }
 
-fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBar {
+fn progress_bar(total: usize, done: usize, runs: &str, quiet: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     let target = if quiet || !std::io::stderr().is_terminal() {
         ProgressDrawTarget::hidden()
@@ -329,11 +331,12 @@ fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBa
         ProgressDrawTarget::stderr()
     };
     let bar = ProgressBar::with_draw_target(Some(total as u64), target);
-    if let Ok(style) =
-        ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {pos}/{len} points, ETA {eta}")
-    {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{elapsed_precise} [{wide_bar}] {pos}/{len} points ({msg}), ETA {eta}",
+    ) {
         bar.set_style(style.progress_chars("=> "));
     }
+    bar.set_message(runs.to_string());
     bar.set_position(done as u64);
     bar.reset_eta();
     bar

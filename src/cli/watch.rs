@@ -1,6 +1,7 @@
-//! How far a long run has got, shown while it works: a bar on a terminal,
-//! and elsewhere (a log file, a cluster job's output) a line every few
-//! seconds once the run has taken that long.
+//! How far long work has got, shown while it runs: on a terminal a bar of
+//! one point's runs, or beside a sweep's bar of points the share of its
+//! runs done; elsewhere (a log file, a cluster job's output) a line every
+//! few seconds once the work has taken that long.
 
 use super::CliError;
 use crate::progress::Progress;
@@ -53,8 +54,14 @@ fn runs_text(runs: u64) -> String {
 }
 
 /// Starts showing how far the runs reporting to `progress` have got, of
-/// `planned` runs (more if more start). Nothing when `quiet`.
-pub fn watch(progress: Arc<Progress>, planned: u64, quiet: bool) -> Result<Watch, CliError> {
+/// `planned` runs (more if more start): on a terminal in `points` (a bar
+/// of points) or else in a bar of its own. Nothing when `quiet`.
+pub fn watch(
+    progress: Arc<Progress>,
+    planned: u64,
+    points: Option<indicatif::ProgressBar>,
+    quiet: bool,
+) -> Result<Watch, CliError> {
     let every = line_every()?;
     let finished = Arc::new(AtomicBool::new(false));
     if quiet {
@@ -68,7 +75,7 @@ pub fn watch(progress: Arc<Progress>, planned: u64, quiet: bool) -> Result<Watch
     let thread = std::thread::spawn(move || {
         let started = Instant::now();
         let runs = || planned.max(progress.runs_started());
-        let bar = terminal.then(|| {
+        let bar = (terminal && points.is_none()).then(|| {
             let bar = indicatif::ProgressBar::new(1000 * runs());
             if let Ok(style) = indicatif::ProgressStyle::with_template(
                 "{elapsed_precise} [{wide_bar}] {percent} % of {msg}, ETA {eta}",
@@ -82,7 +89,9 @@ pub fn watch(progress: Arc<Progress>, planned: u64, quiet: bool) -> Result<Watch
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(50).min(every));
             let (done, runs) = (progress.runs_done(), runs());
-            if let Some(bar) = &bar {
+            if let (true, Some(points)) = (terminal, &points) {
+                points.set_message(line(done, runs));
+            } else if let Some(bar) = &bar {
                 bar.set_length(1000 * runs);
                 bar.set_position((1000.0 * done) as u64);
                 bar.set_message(runs_text(runs));
