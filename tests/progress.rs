@@ -114,3 +114,42 @@ fn a_bad_progress_interval_is_refused_before_anything_is_written() {
         assert!(!out.exists(), "{bad}: {} was created", out.display());
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_says_it_finishes_the_runs_under_way() {
+    use std::io::{BufRead, BufReader, Read};
+    let d = temp_dir("progress-stop");
+    let file = d.join("herd.toml");
+    std::fs::write(&file, HERD.replace("count = 20000", "count = 60000")).unwrap();
+    let mut child = bin()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(d.join("out"))
+        .env("CSMACD_PROGRESS_EVERY", "0.02")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    // Once the run is under way, one Ctrl-C.
+    while !seen.contains(" % of 1 run done after ") {
+        assert!(
+            err.read_line(&mut seen).unwrap() > 0,
+            "no progress:\n{seen}"
+        );
+    }
+    // SAFETY: kill sends a signal to the child's pid; no memory is touched.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    err.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        seen.contains("stopping: the runs under way finish first")
+            && seen.contains("a second Ctrl-C quits at once"),
+        "{seen}"
+    );
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(seen.contains("interrupted:"), "{seen}");
+}

@@ -275,6 +275,7 @@ pub fn execute(
         Arc::clone(&progress),
         runs,
         (todo.len() > 1).then(|| bar.clone()),
+        &STOP,
         opts.quiet,
     )?;
     let result = pool.install(|| {

@@ -55,11 +55,13 @@ fn runs_text(runs: u64) -> String {
 
 /// Starts showing how far the runs reporting to `progress` have got, of
 /// `planned` runs (more if more start): on a terminal in `points` (a bar
-/// of points) or else in a bar of its own. Nothing when `quiet`.
+/// of points) or else in a bar of its own; and, once `interrupted` is set,
+/// that the runs under way finish first. Nothing when `quiet`.
 pub fn watch(
     progress: Arc<Progress>,
     planned: u64,
     points: Option<indicatif::ProgressBar>,
+    interrupted: &'static AtomicBool,
     quiet: bool,
 ) -> Result<Watch, CliError> {
     let every = line_every()?;
@@ -86,9 +88,23 @@ pub fn watch(
             bar
         });
         let mut next_line = started + every;
+        let mut told = false;
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(50).min(every));
             let (done, runs) = (progress.runs_done(), runs());
+            if interrupted.load(Ordering::Relaxed) && !told {
+                // A long run would otherwise seem to ignore the signal.
+                let note = format!(
+                    "stopping: the runs under way finish first ({}); \
+                     a second Ctrl-C quits at once and loses them",
+                    line(done, runs)
+                );
+                match (&bar, &points) {
+                    (Some(b), _) | (None, Some(b)) if terminal => b.println(note),
+                    _ => eprintln!("{note}"),
+                }
+                told = true;
+            }
             if let (true, Some(points)) = (terminal, &points) {
                 points.set_message(line(done, runs));
             } else if let Some(bar) = &bar {
