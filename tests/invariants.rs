@@ -422,15 +422,15 @@ proptest! {
     }
 }
 
-/// A crowd released at once, the case the index is for: 1000 stations on a
-/// full-length bus (16 leaves of the index's trees, five levels), each with
+/// A crowd released at once, the case the index is for: 2000 stations on a
+/// full-length bus (8 leaves of the index's trees, four levels), each with
 /// a burst of frames, on every access mode.
 #[test]
 fn bus_index_is_exact_for_crowds() {
     for access in ACCESS_MODES {
         let sc = scenario(&format!(
             "duration = \"3000slot\"\n[medium]\naccess = {access}\nplacement = \"random\"\n\
-             [[stations]]\ncount = 1000\nframe = \"64B\"\ntraffic = {{ kind = \"burst\", frames = 2, at = \"0s\" }}\n"
+             [[stations]]\ncount = 2000\nframe = \"64B\"\ntraffic = {{ kind = \"burst\", frames = 2, at = \"0s\" }}\n"
         ));
         same_with_and_without_index(&sc, 7).unwrap();
     }
