@@ -55,10 +55,7 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
 
 /// [`run`], reporting to `meter` how far it has got.
 pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult {
-    let mut quiet = ();
-    let mut sim = Sim::new(sc, run_seed, &mut quiet, index_use(sc));
-    sim.run(meter);
-    sim.finish()
+    run_sim(sc, run_seed, index_use(sc), &mut (), meter)
 }
 
 /// Runs one replication, reporting every MAC event to `observer`.
@@ -108,8 +105,18 @@ pub fn run_with_index<O: Observer>(
     index: IndexUse,
     observer: &mut O,
 ) -> RunResult {
+    run_sim(sc, run_seed, index, observer, &mut Meter::none())
+}
+
+fn run_sim<O: Observer>(
+    sc: &Scenario,
+    run_seed: u64,
+    index: IndexUse,
+    observer: &mut O,
+    meter: &mut Meter,
+) -> RunResult {
     let mut sim = Sim::new(sc, run_seed, observer, index);
-    sim.run(&mut Meter::none());
+    sim.run(meter);
     sim.finish()
 }
 

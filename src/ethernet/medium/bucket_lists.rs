@@ -241,7 +241,11 @@ mod tests {
         for step in 0..10 * phase {
             let b = rng.random_range(0..3);
             // Drift between growing and shrinking so that lists cross BUCKET.
-            let grow = if (step / phase) % 2 == 0 { 0.6 } else { 0.4 };
+            let grow = if (step / phase).is_multiple_of(2) {
+                0.6
+            } else {
+                0.4
+            };
             if model[b].is_empty() || rng.random_bool(grow) {
                 let k = key(next);
                 next += 1;
