@@ -352,23 +352,37 @@ impl BusIndex {
     /// The signal's end is now `end`, for good.
     pub fn fix(&mut self, station: usize, id: u64, end: Time) {
         let b = self.bucket(station);
-        // One pass finds the signal and takes the bucket's new bounds.
-        let mut leaf = [EMPTY; 2];
+        let mut node = self.size + b;
+        // One pass finds the signal and takes the bucket's new bounds of
+        // the ends and of the unfixed signals, the only ones a fix moves.
+        let mut leaf = self.tree[WIRE][node];
+        for g in &mut leaf {
+            [g.b_min, g.b_max, g.ua_min, g.ub_max] = [i64::MAX, i64::MIN, i64::MAX, i64::MIN];
+        }
         let mut changed = false;
         for k in self.keys[WIRE].get_mut(b) {
             if k.id == id && !(k.end() == end && k.fixed()) {
                 k.fix(end);
                 changed = true;
             }
-            add_key(&mut leaf, &self.prop, k);
+            let p = self.prop[k.rank as usize];
+            let (s, e) = (sx(k.start), sx(k.end()));
+            for (g, (a, e)) in leaf.iter_mut().zip([(s - p, e - p), (s + p, e + p)]) {
+                g.b_min = g.b_min.min(e);
+                g.b_max = g.b_max.max(e);
+                if !k.fixed() {
+                    g.ua_min = g.ua_min.min(a);
+                    g.ub_max = g.ub_max.max(e);
+                }
+            }
         }
         if !changed {
             return;
         }
+        debug_assert_eq!(leaf, self.leaf_bounds(b, WIRE), "bucket {b}");
         // Only the bounds of the ends and of the unfixed signals can change,
         // in the leaf and up its path.
         let tree = &mut self.tree[WIRE];
-        let mut node = self.size + b;
         tree[node] = leaf;
         while node > 1 {
             node /= 2;
