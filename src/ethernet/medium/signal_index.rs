@@ -97,14 +97,32 @@ impl Agg {
     fn add(&mut self, a: i64, b: i64, id: u64, fixed: bool) {
         self.a_min = self.a_min.min(a);
         self.a_max = self.a_max.max(a);
+        self.add_ends(a, b, fixed);
+        self.id_min = self.id_min.min(id);
+        self.id_max = self.id_max.max(id);
+    }
+
+    /// Widens the bounds a fix can change (those of the ends and of the
+    /// unfixed signals) by a signal's side keys.
+    #[inline]
+    fn add_ends(&mut self, a: i64, b: i64, fixed: bool) {
         self.b_min = self.b_min.min(b);
         self.b_max = self.b_max.max(b);
         if !fixed {
             self.ua_min = self.ua_min.min(a);
             self.ub_max = self.ub_max.max(b);
         }
-        self.id_min = self.id_min.min(id);
-        self.id_max = self.id_max.max(id);
+    }
+
+    /// These bounds with those a fix can change emptied.
+    fn without_ends(self) -> Agg {
+        Agg {
+            b_min: EMPTY.b_min,
+            b_max: EMPTY.b_max,
+            ua_min: EMPTY.ua_min,
+            ub_max: EMPTY.ub_max,
+            ..self
+        }
     }
 
     /// [`Agg::join`] of the bounds a fix can change (those of the ends and
@@ -132,14 +150,21 @@ impl Agg {
     }
 }
 
-/// Widens the bounds of both sides by the signal `k` (`prop`: the
-/// propagation time at each rank).
+/// The signal `k`'s (start, end) keys in the left and the right side
+/// (`prop`: the propagation time at each rank).
 #[inline]
-fn add_key(bounds: &mut [Agg; 2], prop: &[i64], k: &Key) {
+fn side_keys(prop: &[i64], k: &Key) -> [(i64, i64); 2] {
     let p = prop[k.rank as usize];
     let (s, e) = (sx(k.start), sx(k.end()));
-    bounds[LEFT].add(s - p, e - p, k.id, k.fixed());
-    bounds[RIGHT].add(s + p, e + p, k.id, k.fixed());
+    [(s - p, e - p), (s + p, e + p)]
+}
+
+/// Widens the bounds of both sides by the signal `k`.
+#[inline]
+fn add_key(bounds: &mut [Agg; 2], prop: &[i64], k: &Key) {
+    for (g, (a, b)) in bounds.iter_mut().zip(side_keys(prop, k)) {
+        g.add(a, b, k.id, k.fixed());
+    }
 }
 
 /// Which trees besides [`WIRE`] a query must look at.
@@ -355,25 +380,15 @@ impl BusIndex {
         let mut node = self.size + b;
         // One pass finds the signal and takes the bucket's new bounds of
         // the ends and of the unfixed signals, the only ones a fix moves.
-        let mut leaf = self.tree[WIRE][node];
-        for g in &mut leaf {
-            [g.b_min, g.b_max, g.ua_min, g.ub_max] = [i64::MAX, i64::MIN, i64::MAX, i64::MIN];
-        }
+        let mut leaf = self.tree[WIRE][node].map(Agg::without_ends);
         let mut changed = false;
         for k in self.keys[WIRE].get_mut(b) {
             if k.id == id && !(k.end() == end && k.fixed()) {
                 k.fix(end);
                 changed = true;
             }
-            let p = self.prop[k.rank as usize];
-            let (s, e) = (sx(k.start), sx(k.end()));
-            for (g, (a, e)) in leaf.iter_mut().zip([(s - p, e - p), (s + p, e + p)]) {
-                g.b_min = g.b_min.min(e);
-                g.b_max = g.b_max.max(e);
-                if !k.fixed() {
-                    g.ua_min = g.ua_min.min(a);
-                    g.ub_max = g.ub_max.max(e);
-                }
+            for (g, (a, e)) in leaf.iter_mut().zip(side_keys(&self.prop, k)) {
+                g.add_ends(a, e, k.fixed());
             }
         }
         if !changed {
