@@ -7,6 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// A run's whole work, in the units a [`Meter`] reports (millionths).
 const WHOLE: u64 = 1_000_000;
 
+/// Events a run loop handles between two reports to its [`Meter`].
+pub const REPORT_EVERY: u64 = 1 << 16;
+
 /// The work done by the runs reporting to it, summed.
 #[derive(Debug, Default)]
 pub struct Progress {

@@ -38,7 +38,7 @@ pub use topology::{paths, Paths, Topology};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
-use crate::progress::Meter;
+use crate::progress::{Meter, REPORT_EVERY};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
 use medium::index_life::{Burying, Graves};
@@ -87,9 +87,6 @@ pub enum IndexUse {
     /// `detach` can.
     WhileBusy { attach: usize, detach: usize },
 }
-
-/// Events between two reports of a run's progress.
-const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Stations from which their random streams are parked between uses (see
 /// [`Generators`]): two live generators take some 700 bytes per station.
@@ -356,7 +353,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                 break;
             }
             self.recorder.events += 1;
-            if self.recorder.events.is_multiple_of(PROGRESS_EVERY) {
+            if self.recorder.events.is_multiple_of(REPORT_EVERY) {
                 let (frames, attempts) = self.recorder.burst_progress();
                 meter.set(
                     (t as f64 / duration as f64)

@@ -23,7 +23,7 @@ pub use stacks::{Stack, StackKind};
 
 use crate::backoff::BackoffState;
 use crate::engine::{EventQueue, Time};
-use crate::progress::Meter;
+use crate::progress::{Meter, REPORT_EVERY};
 use crate::seed::{self, Stream};
 use gates::GateState;
 use rand::{RngExt, SeedableRng};
@@ -193,7 +193,7 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult
         sim.advance(t);
         sim.now = t;
         sim.events += 1;
-        if sim.events.is_multiple_of(1 << 16) {
+        if sim.events.is_multiple_of(REPORT_EVERY) {
             meter.set(t as f64 / sc.duration.max(1) as f64);
         }
         sim.handle(ev);
