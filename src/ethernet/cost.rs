@@ -69,7 +69,8 @@ impl Scenario {
             const SIGNALS_PER_STATION: f64 = 8.0;
             per_run += n as f64
                 * (BusIndex::bytes_per_station() as f64
-                    + SIGNALS_PER_STATION * size_of::<Signal>() as f64);
+                    + SIGNALS_PER_STATION
+                        * (size_of::<Signal>() + BusIndex::bytes_per_signal()) as f64);
         }
         let results = self.max_replications() as f64 * self.station_count() as f64 * RESULT_BYTES;
         per_run + results

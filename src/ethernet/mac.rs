@@ -125,9 +125,9 @@ impl<O: Observer> Sim<'_, O> {
             || (seq >= self.signals.first_id() && self.signal(seq).start >= restart_before);
         let looked = || {
             if let (Some(ix), true) = (&self.index, since >= self.removed_floor) {
-                // Signals with id >= seq started at or after `since`: those
-                // moved to the fading or buried trees were moved after it.
-                ix.first_arrival_since(i, seq, restart_before, self.trees(since))
+                // Signals with id >= seq started at or after `since`, and
+                // the index holds every signal that can matter from then on.
+                ix.first_arrival_since(i, seq, restart_before)
             } else {
                 self.signals
                     .range(
@@ -186,9 +186,7 @@ impl<O: Observer> Sim<'_, O> {
             // Only an arrival before the end matters: a later one schedules
             // no detection, and `detect_at` is compared only with arrivals
             // before this signal's end.
-            detect = ix
-                .first_presence(i, t, full_end, self.trees(t))
-                .unwrap_or(Time::MAX);
+            detect = ix.first_presence(i, t, full_end).unwrap_or(Time::MAX);
             // Only the nearest transmitter on each side can be reached by
             // this signal first: a farther one j has a nearer one j' between
             // it and i, whose signal (sent no later than now) reaches j no

@@ -41,7 +41,6 @@ use crate::mem::{huge_vec, prefetch_lines};
 use crate::progress::{Meter, REPORT_EVERY};
 use crate::traffic::{Arrivals, FrameLaw};
 use event::Event;
-use medium::index_life::{Burying, Graves};
 use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
 use medium::Seen;
@@ -176,30 +175,12 @@ struct Sim<'a, O: Observer> {
     /// [`Sim::attach_index`]).
     index_use: IndexUse,
     spare_index: Option<BusIndex>,
-    /// Fixed signals in the index, by the time they next change trees:
-    /// (when, (id, station)) to the fading tree at end + max_delay (gone from
-    /// the wire); then to the buried tree an interframe gap later (gone for
-    /// any query from then on, see [`Burying`]); and out after the longest
-    /// look-back (by burial, see [`Graves`]). The last two are queued in time
-    /// order as they are pushed. (The order among equal times does not
-    /// matter: tree bounds do not depend on it.)
-    dying: EventQueue<(u64, u32)>,
-    burying: Burying,
-    graves: Graves,
-    /// The last time a signal left the wire tree, and the last time one was
-    /// buried: a query about a later time need not look at those trees.
-    fade_last: Time,
-    bury_last: Time,
-    /// Queries about times before this need the full scan (a signal buried
-    /// then has been removed).
+    /// Queries about times before this need the full scan (a signal that
+    /// could matter then may have left the index).
     removed_floor: Time,
-    /// The next time signals move down the trees: moving them late is exact
-    /// (a query looks at every tree a signal might still matter in), and
-    /// moving many at once shares the updates of their common ancestors.
+    /// The next time the index's oldest generations are looked at: letting
+    /// them go late is exact (queries skip them by their bounds).
     gc_next: Time,
-    /// Reused by [`Sim::index_gc`], so that it allocates nothing.
-    gc_stations: Vec<u32>,
-    gc_moves: Vec<u64>,
     /// [`Sim::prune`] looks again from this time on: pruning late is exact
     /// (scans only see a few more signals that can no longer matter), and
     /// running its loops at every transmission end costs more than it saves.
@@ -261,8 +242,12 @@ impl<'a, O: Observer> Sim<'a, O> {
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
         let (twin_group, twin_starts) = twins(&stations);
-        let index = (index_use == IndexUse::On)
-            .then(|| BusIndex::new(&stations.iter().map(|s| s.prop).collect::<Vec<_>>()));
+        let index = (index_use == IndexUse::On).then(|| {
+            BusIndex::new(
+                &stations.iter().map(|s| s.prop).collect::<Vec<_>>(),
+                index_span(max_delay, m.ifg_ps),
+            )
+        });
         Sim {
             sc,
             events: EventQueue::with_capacity(n.min(1 << 20) + 16),
@@ -290,17 +275,10 @@ impl<'a, O: Observer> Sim<'a, O> {
             scratch: Vec::new(),
             updates: Vec::new(),
             index,
-            dying: EventQueue::new(),
-            burying: Burying::default(),
-            graves: Graves::default(),
-            fade_last: 0,
-            bury_last: 0,
             removed_floor: 0,
             index_use,
             spare_index: None,
             gc_next: 0,
-            gc_stations: Vec::new(),
-            gc_moves: Vec::new(),
             prune_next: 0,
             hub: paths.hub,
             twin_group,
@@ -432,7 +410,6 @@ impl<'a, O: Observer> Sim<'a, O> {
             recorder,
             index,
             spare_index,
-            dying,
             ..
         } = self;
         let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
@@ -446,8 +423,13 @@ impl<'a, O: Observer> Sim<'a, O> {
             signals,
             index,
             spare_index,
-            dying,
         ));
         recorder.finish(sc, &queued)
     }
+}
+
+/// How long after its first start a generation of the bus index takes new
+/// signals while its earlier ones are still on the wire.
+fn index_span(max_delay: Time, ifg: Time) -> Time {
+    2 * max_delay + ifg
 }

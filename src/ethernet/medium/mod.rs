@@ -2,8 +2,8 @@
 //! sense, the deference query and overlap at a receiver. Answers questions;
 //! calls no MAC code.
 
-mod bucket_lists;
 pub(super) mod index_life;
+mod key;
 pub(super) mod signal_index;
 pub(super) mod signal_list;
 
@@ -11,7 +11,7 @@ use super::station::Frame;
 use super::topology::between;
 use super::{IndexUse, Observer, Sim};
 use crate::engine::Time;
-use signal_index::{BusIndex, Latest, Trees};
+use signal_index::{BusIndex, Latest};
 pub(in crate::ethernet) use signal_list::NO_WAITERS;
 
 /// One transmission on the bus: present at station j on [start + d, end + d).
@@ -242,14 +242,6 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// The trees a query about time `t` must look at.
-    pub(in crate::ethernet) fn trees(&self, t: Time) -> Trees {
-        Trees {
-            fading: t < self.fade_last,
-            buried: t < self.bury_last,
-        }
-    }
-
     /// [`Sim::deference`] by the bus index: the loop of [`Sim::defer_over`],
     /// asking the index the same questions.
     pub(in crate::ethernet) fn defer_indexed(
@@ -294,7 +286,7 @@ impl<O: Observer> Sim<'_, O> {
         if self.stations[i].own_end().is_some_and(|e| e > c) {
             return None;
         }
-        let seen = ix.latest(i, self.trees(c));
+        let seen = ix.latest(i, c);
         let c = c as i64;
         (seen.start <= c && seen.unfixed_end <= c).then_some(seen)
     }
@@ -311,19 +303,14 @@ impl<O: Observer> Sim<'_, O> {
         let (ifg, part1) = (self.ifg, self.ifs_part1);
         let c = cand as i64;
         let seen = self.arrived_by(ix, i, cand)?;
-        let now = self.trees(cand);
         if seen.end > c {
             // Busy until the latest end; nothing arrives after it.
             let end = seen.end as Time;
             return Some((end + ifg, end + part1));
         }
-        // Idle: the latest end in the gap window (fading signals always
-        // count there), its own included.
-        let window = Trees {
-            fading: true,
-            ..now
-        };
-        let seen = ix.latest(i, window);
+        // Idle: the latest end in the gap window, its own included.
+        let lo = cand.saturating_sub(ifg);
+        let seen = ix.latest(i, lo);
         if seen.start > c || seen.end > c {
             return None;
         }
@@ -333,11 +320,8 @@ impl<O: Observer> Sim<'_, O> {
             return Some((cand, cand));
         };
         // A start arriving after `drop` would end after the latest end:
-        // none does, in the trees a restart looks at, if they are among
-        // those just seen.
-        if self.trees(drop).buried && !window.buried {
-            return None;
-        }
+        // none does among the signals just seen, and the others had left
+        // every station by the gap window's start, before `drop`.
         Some((drop + ifg, drop + part1))
     }
 
@@ -351,7 +335,7 @@ impl<O: Observer> Sim<'_, O> {
         let part1 = self.ifs_part1;
         {
             // Carrier at cand: follow the busy period to its end.
-            let busy = match ix.busy_until(i, cand, self.trees(cand)) {
+            let busy = match ix.busy_until(i, cand) {
                 Err(id) => return Step::Done(Err((cand, id))),
                 Ok(end) => end,
             };
@@ -364,7 +348,7 @@ impl<O: Observer> Sim<'_, O> {
                         let end = c.max(seen.end.max(0) as Time);
                         return Step::Done(Ok((end + ifg, end + part1)));
                     }
-                    match ix.busy_until(i, c, self.trees(c)) {
+                    match ix.busy_until(i, c) {
                         Err(id) => return Step::Done(Err((c, id))),
                         Ok(Some(e)) => c = e,
                         Ok(None) => break,
@@ -374,21 +358,16 @@ impl<O: Observer> Sim<'_, O> {
             } else {
                 let lo = cand as i64 - ifg as i64;
                 let own = self.stations[i].own_gap_at(cand, ifg);
-                // Ends in the gap window: fading signals always count.
-                let trees = Trees {
-                    fading: true,
-                    ..self.trees(cand)
-                };
-                match own.max(ix.last_end_in(i, lo, cand, trees)) {
+                match own.max(ix.last_end_in(i, lo, cand)) {
                     Some(c) => c,
                     None => return Step::Done(Ok((cand, cand))),
                 }
             };
             // No start arrives after c when every start had arrived by c.
-            if roots && ix.latest(i, self.trees(c)).start <= c as i64 {
+            if roots && ix.latest(i, c).start <= c as i64 {
                 return Step::Done(Ok((c + ifg, c + part1)));
             }
-            match ix.first_start_after(i, c, c + part1, self.trees(c)) {
+            match ix.first_start_after(i, c, c + part1) {
                 Some(a) => Step::Restart(a),
                 None => Step::Done(Ok((c + ifg, c + part1))),
             }
@@ -449,7 +428,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(in crate::ethernet) fn carrier_at(&self, i: usize, t: Time) -> bool {
         if let (Some(ix), false) = (&self.index, self.colocated_start_at(i, t)) {
             // Only called at the current time: removed signals are gone.
-            return ix.present(i, t, self.trees(t));
+            return ix.present(i, t);
         }
         let me = self.stations[i].prop;
         self.signals.range(self.live_index(t)).any(|s| {
@@ -512,7 +491,7 @@ impl<O: Observer> Sim<'_, O> {
         match &self.index {
             // A signal removed at r has left every station by r, so only
             // those removed after a0 can overlap.
-            Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0, self.trees(a0)),
+            Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0),
             _ => self
                 .signals
                 .iter()

@@ -18,11 +18,16 @@
 //! bounds prove it, and looks at single signals only where neither holds. The
 //! answers are those of a scan over all signals; only the work differs.
 //!
-//! The index holds the signals that can still matter to a query, in three
-//! trees by how long ago they left the wire (see [`WIRE`] and
-//! `Sim::index_gc`).
+//! The index holds the signals that can still matter to a query in
+//! generations: each generation holds the signals of one stretch of time (in
+//! a crowd, one collision's wave) in a tree of its own, so that the bounds
+//! of one wave's signals never mix with the next one's. A signal stays in
+//! its generation from its start until the generation goes as a whole, when
+//! no query can look back to a time its signals still mattered (see
+//! `Sim::index_gc`); a query skips a generation whose signals have all left
+//! every station before the time it asks about.
 
-use super::bucket_lists::{Key, Lists, BUCKET, LONGEST};
+use super::key::{Key, BUCKET, LONGEST};
 use crate::engine::Time;
 use std::cell::Cell;
 
@@ -40,16 +45,9 @@ pub const ATTACH: usize = 256;
 /// See [`ATTACH`].
 pub const DETACH: usize = 32;
 
-/// The three trees: signals still on the wire somewhere; signals gone from
-/// the wire whose interframe gaps may still be running; and signals that
-/// matter no more at the current time but may to a query that looks back (a
-/// deferral resumed from the past). Keeping them apart keeps each tree's
-/// bounds tight: a crowd's successive waves of signals would otherwise share
-/// subtrees, and bounds mixing an old wave's ended signals with a new wave's
-/// unarrived ones prove nothing.
-pub const WIRE: usize = 0;
-pub const FADING: usize = 1;
-pub const BURIED: usize = 2;
+/// Generations of signals the memory estimate allows for (see
+/// [`BusIndex::bytes_per_station`]).
+pub const GENERATIONS: usize = 16;
 
 /// Bounds of the side keys of a set of signals: one cache line, so that a
 /// walk in one side reads one line per node.
@@ -167,13 +165,6 @@ fn add_key(bounds: &mut [Agg; 2], prop: &[i64], k: &Key) {
     }
 }
 
-/// Which trees besides [`WIRE`] a query must look at.
-#[derive(Clone, Copy, Debug)]
-pub struct Trees {
-    pub fading: bool,
-    pub buried: bool,
-}
-
 /// The latest arrivals at a station over a set of signals, in ps
 /// (`i64::MIN`: the set holds none); see [`BusIndex::latest`].
 #[derive(Clone, Copy, Debug)]
@@ -214,6 +205,70 @@ fn cap(before: Time) -> i64 {
     i64::try_from(before).unwrap_or(i64::MAX)
 }
 
+/// Signals per bucket list that a generation given back to the pool keeps
+/// room for; a longer list (a crowd's first wave) frees its memory.
+const KEEP_ROOM: usize = 16;
+
+/// One generation of signals: those that started in one stretch of time
+/// (ids `first_id..ids_end`), with a segment tree's bounds over the
+/// stations and per bucket the list of its signals. Signals never move
+/// between generations; a generation goes as a whole once every signal in
+/// it is too old to matter to any query.
+struct Gen {
+    first_id: u64,
+    ids_end: u64,
+    first_start: Time,
+    /// Signals whose end is not final yet, and the latest final end.
+    unfixed: u32,
+    max_end: Time,
+    tree: Vec<[Agg; 2]>,
+    lists: Vec<Vec<Key>>,
+    /// Each signal's place in its bucket's list, by id from `first_id`
+    /// (lists only grow within a generation).
+    place: Vec<u32>,
+    /// Buckets with signals, for the reset.
+    touched: Vec<u32>,
+}
+
+impl Gen {
+    fn new(size: usize, buckets: usize) -> Gen {
+        Gen {
+            first_id: 0,
+            ids_end: 0,
+            first_start: 0,
+            unfixed: 0,
+            max_end: 0,
+            tree: crate::mem::huge_filled(2 * size, [EMPTY; 2]),
+            lists: (0..buckets).map(|_| Vec::new()).collect(),
+            place: Vec::new(),
+            touched: Vec::new(),
+        }
+    }
+
+    /// Empties the generation: only the lists and paths it touched.
+    fn reset(&mut self, size: usize) {
+        for &b in &self.touched {
+            let list = &mut self.lists[b as usize];
+            if list.capacity() > KEEP_ROOM {
+                *list = Vec::new();
+            } else {
+                list.clear();
+            }
+            // Paths were emptied from the leaves up: an empty node's
+            // ancestors are empty already.
+            let mut node = size + b as usize;
+            while node > 0 && !self.tree[node][0].is_empty() {
+                self.tree[node] = [EMPTY; 2];
+                node /= 2;
+            }
+        }
+        self.touched.clear();
+        self.place.clear();
+        self.unfixed = 0;
+        self.max_end = 0;
+    }
+}
+
 pub struct BusIndex {
     /// Rank of each station in position order, the station at each rank,
     /// and the propagation time from the origin at each rank.
@@ -222,18 +277,21 @@ pub struct BusIndex {
     prop: Vec<i64>,
     /// Leaves are buckets of [`BUCKET`] ranks: node `size + rank / BUCKET`.
     size: usize,
-    /// Per tree ([`WIRE`], [`FADING`], [`BURIED`]) and node, the bounds in
-    /// the left and the right side.
-    tree: [Vec<[Agg; 2]>; 3],
-    /// Per tree and bucket, the signals it holds.
-    keys: [Lists; 3],
-    /// Per tree, the leaves whose bounds are stale (see [`BusIndex::flush`]).
-    dirty: [Vec<u32>; 3],
-    dirty_flag: [Vec<bool>; 3],
+    buckets: usize,
+    /// The generations held, oldest first, and emptied ones for reuse.
+    gens: std::collections::VecDeque<Gen>,
+    pool: Vec<Gen>,
+    /// A generation takes the signals that start within this long of its
+    /// first, while any of its signals is still being sent or has ended
+    /// later than the new start.
+    span: Time,
+    /// The longest delay between two stations: a signal has left every
+    /// station by its end plus this.
+    reach: Time,
 }
 
 impl BusIndex {
-    pub fn new(prop: &[Time]) -> Self {
+    pub fn new(prop: &[Time], span: Time) -> Self {
         let n = prop.len();
         let mut by_rank: Vec<u32> = (0..n as u32).collect();
         by_rank.sort_by_key(|&i| (prop[i as usize], i));
@@ -243,6 +301,10 @@ impl BusIndex {
         }
         let buckets = n.div_ceil(BUCKET).max(1);
         let size = buckets.next_power_of_two();
+        let reach = by_rank
+            .last()
+            .zip(by_rank.first())
+            .map_or(0, |(&hi, &lo)| prop[hi as usize] - prop[lo as usize]);
         BusIndex {
             prop: {
                 let mut p = crate::mem::huge_vec(n);
@@ -252,10 +314,11 @@ impl BusIndex {
             rank,
             by_rank,
             size,
-            tree: std::array::from_fn(|_| crate::mem::huge_filled(2 * size, [EMPTY; 2])),
-            keys: std::array::from_fn(|_| Lists::new(buckets)),
-            dirty: std::array::from_fn(|_| Vec::new()),
-            dirty_flag: std::array::from_fn(|_| vec![false; 2 * size]),
+            buckets,
+            gens: std::collections::VecDeque::new(),
+            pool: Vec::new(),
+            span,
+            reach,
         }
     }
 
@@ -265,34 +328,32 @@ impl BusIndex {
         longest <= LONGEST
     }
 
-    /// Empties the index, keeping its memory for the next use: every tree
-    /// and signal list as [`BusIndex::new`] left them.
+    /// Empties the index, keeping its memory for the next use.
     pub fn clear(&mut self) {
-        for which in 0..3 {
-            self.tree[which].fill([EMPTY; 2]);
-            self.keys[which].clear();
-            self.dirty[which].clear();
-            self.dirty_flag[which].fill(false);
+        while !self.gens.is_empty() {
+            self.drop_oldest();
         }
     }
 
-    /// Bytes per station, for the memory estimate: three trees of up to four
-    /// nodes per bucket, per tree a slot for a signal of each station (with a
-    /// length and a spill list per bucket), and per bucket the time of the
-    /// last burial that listed it (see `Graves`). The signals beyond a slot
-    /// each (in spill lists) and the queues that move signals down the trees
-    /// are counted with the signals on the bus.
+    /// Bytes per station, for the memory estimate: its rank, the station
+    /// at each rank and its propagation time, and per generation (up to
+    /// [`GENERATIONS`]) a tree of up to four nodes and a list header per
+    /// bucket.
     pub fn bytes_per_station() -> usize {
-        let per_bucket = 3 * (std::mem::size_of::<u32>() + std::mem::size_of::<Vec<Key>>())
-            + std::mem::size_of::<Time>();
-        (3 * 4 * std::mem::size_of::<[Agg; 2]>() + per_bucket) / BUCKET
-            + 3 * std::mem::size_of::<Key>()
+        let per_bucket = 4 * std::mem::size_of::<[Agg; 2]>() + std::mem::size_of::<Vec<Key>>();
+        (GENERATIONS * per_bucket).div_ceil(BUCKET) + 2 * std::mem::size_of::<u32>() + 8
     }
 
-    /// The bounds of a bucket's signals in tree `which`, in both sides.
-    fn leaf_bounds(&self, bucket: usize, which: usize) -> [Agg; 2] {
+    /// Bytes per signal held, for the memory estimate: its key and its
+    /// place in its list, twice over for lists that grow by doubling.
+    pub fn bytes_per_signal() -> usize {
+        2 * (std::mem::size_of::<Key>() + std::mem::size_of::<u32>())
+    }
+
+    /// The bounds of a bucket's signals in generation `g`, in both sides.
+    fn leaf_bounds(&self, bucket: usize, g: &Gen) -> [Agg; 2] {
         let mut bounds = [EMPTY; 2];
-        for k in self.keys[which].get(bucket) {
+        for k in &g.lists[bucket] {
             add_key(&mut bounds, &self.prop, k);
         }
         bounds
@@ -308,42 +369,22 @@ impl BusIndex {
     }
 
     /// Starts loading what queries about `station` will read first: the
-    /// lowest nodes of its path in the wire and fading trees and its bucket.
+    /// lowest nodes of its path in the newest generation and its bucket.
     #[inline]
     pub fn prefetch_path(&self, station: usize) {
-        let Some(&r) = self.rank.get(station) else {
+        let (Some(&r), Some(g)) = (self.rank.get(station), self.gens.back()) else {
             return;
         };
         let b = r as usize / BUCKET;
-        for w in [WIRE, FADING] {
-            let mut node = self.size + b;
-            for _ in 0..4 {
-                if let Some(n) = self.tree[w].get(node) {
-                    crate::mem::prefetch_lines(n);
-                }
-                node /= 2;
+        let mut node = self.size + b;
+        for _ in 0..4 {
+            if let Some(n) = g.tree.get(node) {
+                crate::mem::prefetch_lines(n);
             }
-            self.keys[w].prefetch(b);
+            node /= 2;
         }
-    }
-
-    /// Starts loading the signal lists that moves of the signals of
-    /// `stations` out of tree `from` will read: bucket headers first, then
-    /// (once some have arrived) the lists behind them. Many loads in flight
-    /// at once cost little more than one.
-    pub fn prefetch_moves(&self, stations: &[u32], from: usize) {
-        for &st in stations {
-            if let Some(r) = self.rank.get(st as usize) {
-                crate::mem::prefetch_lines(r);
-            }
-        }
-        self.prefetch_buckets(from, stations.iter().map(|&st| self.bucket(st as usize)));
-    }
-
-    /// Starts loading the signal lists of `buckets` in tree `which`.
-    fn prefetch_buckets(&self, which: usize, buckets: impl Iterator<Item = usize>) {
-        for b in buckets {
-            self.keys[which].prefetch(b);
+        if let Some(l) = g.lists.get(b) {
+            crate::mem::prefetch_lines(l);
         }
     }
 
@@ -356,18 +397,39 @@ impl BusIndex {
     /// A new signal only widens bounds: its leaf and every ancestor take
     /// its keys in, with no look at siblings or at the bucket's other
     /// signals. (A node's bounds stay the join of its children's, as
-    /// [`BusIndex::fix`] needs.) All the way up: the new id is the
-    /// greatest, so the root's bounds change in any case.
+    /// [`BusIndex::fix`] needs.)
     pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
+        let fresh = self.gens.back().is_none_or(|g| {
+            (g.unfixed == 0 && start >= g.max_end) || start >= g.first_start + self.span
+        });
+        if fresh {
+            let mut g = self
+                .pool
+                .pop()
+                .unwrap_or_else(|| Gen::new(self.size, self.buckets));
+            g.first_id = id;
+            g.first_start = start;
+            self.gens.push_back(g);
+        }
         let r = self.rank[station];
         let b = r as usize / BUCKET;
-        self.keys[WIRE].push(b, Key::new(id, start, end, r));
         let p = self.prop[r as usize];
+        let size = self.size;
+        let Some(g) = self.gens.back_mut() else {
+            return;
+        };
+        g.ids_end = id + 1;
+        g.unfixed += 1;
+        let list = &mut g.lists[b];
+        if list.is_empty() {
+            g.touched.push(b as u32);
+        }
+        g.place.push(list.len() as u32);
+        list.push(Key::new(id, start, end, r));
         let (s, e) = (sx(start), sx(end));
-        let tree = &mut self.tree[WIRE];
-        let mut node = self.size + b;
+        let mut node = size + b;
         while node > 0 {
-            let [left, right] = &mut tree[node];
+            let [left, right] = &mut g.tree[node];
             left.add(s - p, e - p, id, false);
             right.add(s + p, e + p, id, false);
             node /= 2;
@@ -378,26 +440,44 @@ impl BusIndex {
     pub fn fix(&mut self, station: usize, id: u64, end: Time) {
         let b = self.bucket(station);
         let mut node = self.size + b;
-        // One pass finds the signal and takes the bucket's new bounds of
-        // the ends and of the unfixed signals, the only ones a fix moves.
-        let mut leaf = self.tree[WIRE][node].map(Agg::without_ends);
-        let mut changed = false;
-        for k in self.keys[WIRE].get_mut(b) {
-            if k.id == id && !(k.end() == end && k.fixed()) {
-                k.fix(end);
-                changed = true;
-            }
-            for (g, (a, e)) in leaf.iter_mut().zip(side_keys(&self.prop, k)) {
-                g.add_ends(a, e, k.fixed());
-            }
-        }
-        if !changed {
+        let prop = &self.prop;
+        let Some(g) = self.gens.iter_mut().rev().find(|g| g.first_id <= id) else {
+            return;
+        };
+        let Some(&at) = g.place.get((id - g.first_id) as usize) else {
+            return;
+        };
+        let k = &mut g.lists[b][at as usize];
+        if k.end() == end && k.fixed() {
             return;
         }
-        debug_assert_eq!(leaf, self.leaf_bounds(b, WIRE), "bucket {b}");
+        let (before, was_fixed) = (side_keys(prop, k), k.fixed());
+        k.fix(end);
+        let after = side_keys(prop, k);
+        g.unfixed -= u32::from(!was_fixed);
+        g.max_end = g.max_end.max(end);
+        // The leaf's new bounds from its old ones, unless the signal held
+        // one that its fix may give up (then a scan of the bucket).
+        let mut leaf = g.tree[node];
+        let mut held = false;
+        for ((l, (a0, b0)), (_, b1)) in leaf.iter_mut().zip(before).zip(after) {
+            held |= (!was_fixed && (a0 == l.ua_min || b0 == l.ub_max))
+                || (b0 == l.b_max && b1 < b0)
+                || (b0 == l.b_min && b1 > b0);
+            l.b_min = l.b_min.min(b1);
+            l.b_max = l.b_max.max(b1);
+        }
+        if held {
+            leaf = leaf.map(Agg::without_ends);
+            for k in &g.lists[b] {
+                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(prop, k)) {
+                    l.add_ends(x, e, k.fixed());
+                }
+            }
+        }
         // Only the bounds of the ends and of the unfixed signals can change,
         // in the leaf and up its path.
-        let tree = &mut self.tree[WIRE];
+        let tree = &mut g.tree;
         tree[node] = leaf;
         while node > 1 {
             node /= 2;
@@ -409,121 +489,31 @@ impl BusIndex {
                 [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])]
             );
             if !changed {
-                // The ancestors' bounds are unchanged too.
                 break;
             }
         }
+        debug_assert!(self
+            .gens
+            .iter()
+            .rev()
+            .find(|g| g.first_id <= id)
+            .is_some_and(|g| g.tree[self.size + b] == self.leaf_bounds(b, g)));
     }
 
-    /// Moves the bucket's [`FADING`] signals that ended by `last_end` to the
-    /// [`BURIED`] tree. The bounds are stale until [`BusIndex::flush`].
-    pub fn bury_ended(&mut self, bucket: usize, last_end: Time) {
-        let mut moved = false;
-        let [_, fading, buried] = &mut self.keys;
-        fading.remove_if(
-            bucket,
-            |k| k.end() <= last_end,
-            |k| {
-                buried.push(bucket, k);
-                moved = true;
-            },
-        );
-        if moved {
-            self.mark(bucket, FADING);
-            self.mark(bucket, BURIED);
-        }
+    /// The latest end of the oldest generation, once every end in it is
+    /// final (`None` while any is not, or when none is held).
+    pub fn oldest_ended(&self) -> Option<Time> {
+        self.gens
+            .front()
+            .filter(|g| g.unfixed == 0)
+            .map(|g| g.max_end)
     }
 
-    /// Moves the signal from the [`WIRE`] tree to the [`FADING`] one (see
-    /// [`BusIndex::bury_ended`] for the next move). The bounds are stale
-    /// until [`BusIndex::flush`].
-    pub fn fade(&mut self, station: usize, id: u64) {
-        let b = self.bucket(station);
-        if let Some(pos) = self.keys[WIRE].get(b).iter().position(|k| k.id == id) {
-            let k = self.keys[WIRE].swap_remove(b, pos);
-            self.keys[FADING].push(b, k);
-            self.mark(b, WIRE);
-            self.mark(b, FADING);
-        }
-    }
-
-    /// Removes from the bucket's [`BURIED`] signals those that ended by
-    /// `last_end`. The bounds of its leaf and ancestors keep counting them
-    /// until an update passes through them: recomputing them for every
-    /// removal cost more than it saved. Looser bounds are still exact for
-    /// every query that looks at this tree: a removed signal is real, with its
-    /// final keys, and by the time of any such query (not before
-    /// `Sim::removed_floor`) it had ended everywhere an interframe gap
-    /// earlier, so it passes no test that answers from bounds (an arrival
-    /// after c, an end after c or in the gap window, an id of a signal newer
-    /// than a schedule); it only weakens pruning.
-    pub fn remove_ended(&mut self, bucket: usize, last_end: Time) {
-        self.keys[BURIED].remove_if(bucket, |k| k.end() <= last_end, |_| {});
-    }
-
-    /// Starts loading the [`BURIED`] signal lists of `buckets`.
-    pub fn prefetch_buried(&self, buckets: impl Iterator<Item = usize>) {
-        self.prefetch_buckets(BURIED, buckets);
-    }
-
-    fn mark(&mut self, bucket: usize, which: usize) {
-        let node = self.size + bucket;
-        if !self.dirty_flag[which][node] {
-            self.dirty_flag[which][node] = true;
-            self.dirty[which].push(node as u32);
-        }
-    }
-
-    /// Brings the bounds up to date after [`BusIndex::fade`],
-    /// [`BusIndex::bury_ended`] and [`BusIndex::remove_ended`]: each changed
-    /// leaf and each of their ancestors is recomputed once, however many
-    /// signals moved.
-    pub fn flush(&mut self) {
-        for which in 0..3 {
-            let mut level = std::mem::take(&mut self.dirty[which]);
-            // In crowds the leaves are scattered: ask for all their memory
-            // first (the signal lists behind the bucket headers once those
-            // have had time to arrive), then do the work.
-            for &n in &level {
-                crate::mem::prefetch_lines(&self.tree[which][n as usize]);
-            }
-            self.prefetch_buckets(which, level.iter().map(|&n| n as usize - self.size));
-            // Keep only the nodes whose bounds changed: their parents are
-            // the next level's work.
-            level.retain(|&n| {
-                let n = n as usize;
-                self.dirty_flag[which][n] = false;
-                let bucket = n - self.size;
-                let leaf = self.leaf_bounds(bucket, which);
-                let changed = self.tree[which][n] != leaf;
-                self.tree[which][n] = leaf;
-                changed
-            });
-            // Sorted once: halving keeps the order, so each level above
-            // only needs its duplicates (siblings) merged.
-            level.sort_unstable();
-            let tree = &mut self.tree[which];
-            while !level.is_empty() && level[0] > 1 {
-                for n in level.iter_mut() {
-                    *n /= 2;
-                }
-                level.dedup();
-                for &n in &level {
-                    let n = n as usize;
-                    crate::mem::prefetch_lines(&tree[2 * n..2 * n + 2]);
-                    crate::mem::prefetch_lines(&tree[n]);
-                }
-                level.retain(|&n| {
-                    let n = n as usize;
-                    let (x, y) = (&tree[2 * n], &tree[2 * n + 1]);
-                    let joined = [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])];
-                    let changed = tree[n] != joined;
-                    tree[n] = joined;
-                    changed
-                });
-            }
-            level.clear();
-            self.dirty[which] = level;
+    /// Lets the oldest generation go.
+    pub fn drop_oldest(&mut self) {
+        if let Some(mut g) = self.gens.pop_front() {
+            g.reset(self.size);
+            self.pool.push(g);
         }
     }
 
@@ -568,7 +558,7 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(&Key, i64, i64) -> bool,
     {
-        let agg = &self.tree[which][n][side];
+        let agg = &self.gens[which].tree[n][side];
         if agg.is_empty() {
             return true;
         }
@@ -582,7 +572,7 @@ impl BusIndex {
         }
         if nhi - nlo == BUCKET {
             // A leaf: its signals, those of stations in the range.
-            for k in self.keys[which].get(nlo / BUCKET) {
+            for k in &self.gens[which].lists[nlo / BUCKET] {
                 let r = k.rank as usize;
                 if r < lo || r >= hi {
                     continue;
@@ -618,48 +608,57 @@ impl BusIndex {
         true
     }
 
-    /// The two sides around station `i`: (side, rank range, offset), where
-    /// a side key k is the time k + offset at `i`. `with_self` includes i's
-    /// own rank (in the left side, where its delay is 0).
+    /// The two sides around station `i` in each generation `keep` picks:
+    /// (generation, side, rank range, offset), where a side key k is the
+    /// time k + offset at `i`. `with_self` includes i's own rank (in the
+    /// left side, where its delay is 0).
     #[inline]
-    fn sides(
-        &self,
+    fn sides<'a>(
+        &'a self,
         i: usize,
         with_self: bool,
-        trees: Trees,
-    ) -> impl Iterator<Item = (usize, usize, usize, usize, i64)> {
+        keep: impl Fn(&Gen) -> bool + 'a,
+    ) -> impl Iterator<Item = (usize, usize, usize, usize, i64)> + 'a {
         let r = self.rank[i] as usize;
         let p = self.prop[r];
         let n = self.rank.len();
-        let on = [true, trees.fading, trees.buried];
-        (0..3).filter(move |&w| on[w]).flat_map(move |w| {
-            [
-                (w, LEFT, 0, if with_self { r + 1 } else { r }, p),
-                (w, RIGHT, r + 1, n, -p),
-            ]
-        })
+        (0..self.gens.len())
+            .rev()
+            .filter(move |&w| keep(&self.gens[w]))
+            .flat_map(move |w| {
+                [
+                    (w, LEFT, 0, if with_self { r + 1 } else { r }, p),
+                    (w, RIGHT, r + 1, n, -p),
+                ]
+            })
     }
 
-    /// The latest arrivals at `i`, over every signal in `trees` (its own
-    /// included, at delay 0). Exact from the roots' bounds alone: a signal
+    /// The generations whose signals may still be present somewhere after
+    /// `t` (their ends reach the farthest station later).
+    #[inline]
+    fn after(&self, t: i64) -> impl Fn(&Gen) -> bool + use<> {
+        let reach = self.reach;
+        move |g: &Gen| g.unfixed > 0 || sx(g.max_end + reach) > t
+    }
+
+    /// The latest arrivals at `i` over the signals whose end reaches some
+    /// station after `since` (its own included, at delay 0; signals that
+    /// left every station by `since` may count too). Exact from the roots' bounds alone: a signal
     /// sent from p_k on [s, e) reaches p_i at s + |p_i - p_k| =
     /// max(s - p_k + p_i, s + p_k - p_i), so the latest arrival over a set
     /// is the greater of the left side's greatest key plus p_i and the
     /// right side's minus p_i: two numbers per tree, whatever the number of
-    /// signals. (The buried tree's bounds may still count removed signals,
-    /// which had left every station an interframe gap before any query
-    /// that looks at that tree: they can raise `start` and lower nothing,
-    /// and an `end` they set lies an interframe gap before the query.)
-    pub fn latest(&self, i: usize, trees: Trees) -> Latest {
+    /// signals.
+    pub fn latest(&self, i: usize, since: Time) -> Latest {
         let p = self.prop[self.rank[i] as usize];
-        let on = [true, trees.fading, trees.buried];
+        let keep = self.after(sx(since));
         let mut l = Latest {
             start: i64::MIN,
             end: i64::MIN,
             unfixed_end: i64::MIN,
         };
-        for w in (0..3).filter(|&w| on[w]) {
-            let [left, right] = &self.tree[w][1];
+        for g in self.gens.iter().filter(|g| keep(g)) {
+            let [left, right] = &g.tree[1];
             l.start = l
                 .start
                 .max(left.a_max.saturating_add(p))
@@ -677,9 +676,9 @@ impl BusIndex {
     }
 
     /// Whether a signal of another station is present at `i` at time `c`.
-    pub fn present(&self, i: usize, c: Time, trees: Trees) -> bool {
+    pub fn present(&self, i: usize, c: Time) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.sides(i, false, trees) {
+        for (w, side, lo, hi, off) in self.sides(i, false, self.after(sx(c))) {
             let u = sx(c) - off;
             self.walk(
                 w,
@@ -719,7 +718,7 @@ impl BusIndex {
     fn best_over<F>(
         &self,
         i: usize,
-        trees: Trees,
+        keep: impl Fn(&Gen) -> bool,
         least: bool,
         bound: i64,
         mut walk_side: F,
@@ -729,7 +728,7 @@ impl BusIndex {
     {
         let none = if least { i64::MAX } else { i64::MIN };
         let mut best = bound;
-        for (w, side, lo, hi, off) in self.sides(i, false, trees) {
+        for (w, side, lo, hi, off) in self.sides(i, false, keep) {
             let side_best = Cell::new(if best == none { none } else { best - off });
             walk_side(w, side, lo, hi, off, &side_best);
             if side_best.get() != none {
@@ -748,32 +747,38 @@ impl BusIndex {
 
     /// The earliest arrival at `i`, strictly after `c` and before `before`,
     /// of the start of another station's signal.
-    pub fn first_start_after(&self, i: usize, c: Time, before: Time, trees: Trees) -> Option<Time> {
-        self.best_over(i, trees, true, cap(before), |w, side, lo, hi, off, best| {
-            let u = sx(c) - off;
-            self.walk(
-                w,
-                side,
-                lo,
-                hi,
-                &mut |g: &Agg, inside: bool| {
-                    if g.a_max <= u || g.a_min >= best.get() {
-                        Step::Skip
-                    } else if inside && g.a_min > u {
-                        best.set(g.a_min);
-                        Step::Skip
-                    } else {
-                        Step::Descend
-                    }
-                },
-                &mut |_, a, _| {
-                    if a > u && a < best.get() {
-                        best.set(a);
-                    }
-                    true
-                },
-            );
-        })
+    pub fn first_start_after(&self, i: usize, c: Time, before: Time) -> Option<Time> {
+        self.best_over(
+            i,
+            self.after(sx(c)),
+            true,
+            cap(before),
+            |w, side, lo, hi, off, best| {
+                let u = sx(c) - off;
+                self.walk(
+                    w,
+                    side,
+                    lo,
+                    hi,
+                    &mut |g: &Agg, inside: bool| {
+                        if g.a_max <= u || g.a_min >= best.get() {
+                            Step::Skip
+                        } else if inside && g.a_min > u {
+                            best.set(g.a_min);
+                            Step::Skip
+                        } else {
+                            Step::Descend
+                        }
+                    },
+                    &mut |_, a, _| {
+                        if a > u && a < best.get() {
+                            best.set(a);
+                        }
+                        true
+                    },
+                );
+            },
+        )
     }
 
     /// The earliest time at or after `c`, and before `before`, at which a
@@ -782,80 +787,92 @@ impl BusIndex {
     /// walk answers what [`BusIndex::present`] and
     /// [`BusIndex::first_start_after`] answer together: the earliest of
     /// max(arrival, c) over the signals whose end arrives after `c`.
-    pub fn first_presence(&self, i: usize, c: Time, before: Time, trees: Trees) -> Option<Time> {
-        self.best_over(i, trees, true, cap(before), |w, side, lo, hi, off, best| {
-            let u = sx(c) - off;
-            self.walk(
-                w,
-                side,
-                lo,
-                hi,
-                &mut |g: &Agg, inside: bool| {
-                    if g.b_max <= u || g.a_min.max(u) >= best.get() {
-                        Step::Skip
-                    } else if inside && g.b_min > u {
-                        // Every signal here ends after c.
-                        best.set(g.a_min.max(u));
-                        if best.get() == u {
-                            Step::Stop
-                        } else {
+    pub fn first_presence(&self, i: usize, c: Time, before: Time) -> Option<Time> {
+        self.best_over(
+            i,
+            self.after(sx(c)),
+            true,
+            cap(before),
+            |w, side, lo, hi, off, best| {
+                let u = sx(c) - off;
+                self.walk(
+                    w,
+                    side,
+                    lo,
+                    hi,
+                    &mut |g: &Agg, inside: bool| {
+                        if g.b_max <= u || g.a_min.max(u) >= best.get() {
                             Step::Skip
+                        } else if inside && g.b_min > u {
+                            // Every signal here ends after c.
+                            best.set(g.a_min.max(u));
+                            if best.get() == u {
+                                Step::Stop
+                            } else {
+                                Step::Skip
+                            }
+                        } else {
+                            Step::Descend
                         }
-                    } else {
-                        Step::Descend
-                    }
-                },
-                &mut |_, a, b| {
-                    if b > u && a.max(u) < best.get() {
-                        best.set(a.max(u));
-                    }
-                    best.get() != u
-                },
-            );
-        })
+                    },
+                    &mut |_, a, b| {
+                        if b > u && a.max(u) < best.get() {
+                            best.set(a.max(u));
+                        }
+                        best.get() != u
+                    },
+                );
+            },
+        )
     }
 
     /// The latest arrival at `i` of the end of another station's signal in
     /// (lo, c].
-    pub fn last_end_in(&self, i: usize, lo: i64, c: Time, trees: Trees) -> Option<Time> {
-        self.best_over(i, trees, false, i64::MIN, |w, side, rlo, rhi, off, best| {
-            let u = sx(c) - off;
-            let l = lo - off;
-            self.walk(
-                w,
-                side,
-                rlo,
-                rhi,
-                &mut |g: &Agg, inside: bool| {
-                    if g.b_min > u || g.b_max <= l || g.b_max <= best.get() {
-                        Step::Skip
-                    } else if inside && g.b_max <= u {
-                        best.set(g.b_max);
-                        Step::Skip
-                    } else {
-                        Step::Descend
-                    }
-                },
-                &mut |_, _, b| {
-                    if b > l && b <= u && b > best.get() {
-                        best.set(b);
-                    }
-                    true
-                },
-            );
-        })
+    pub fn last_end_in(&self, i: usize, lo: i64, c: Time) -> Option<Time> {
+        self.best_over(
+            i,
+            self.after(lo),
+            false,
+            i64::MIN,
+            |w, side, rlo, rhi, off, best| {
+                let u = sx(c) - off;
+                let l = lo - off;
+                self.walk(
+                    w,
+                    side,
+                    rlo,
+                    rhi,
+                    &mut |g: &Agg, inside: bool| {
+                        if g.b_min > u || g.b_max <= l || g.b_max <= best.get() {
+                            Step::Skip
+                        } else if inside && g.b_max <= u {
+                            best.set(g.b_max);
+                            Step::Skip
+                        } else {
+                            Step::Descend
+                        }
+                    },
+                    &mut |_, _, b| {
+                        if b > l && b <= u && b > best.get() {
+                            best.set(b);
+                        }
+                        true
+                    },
+                );
+            },
+        )
     }
 
     /// Among other stations' signals present at `i` at time `c`: the least id
     /// of an unfixed one if any (`Err`), else the latest arrival of an end
     /// (`Ok`, `None` when none is present).
-    pub fn busy_until(&self, i: usize, c: Time, trees: Trees) -> Result<Option<Time>, u64> {
+    pub fn busy_until(&self, i: usize, c: Time) -> Result<Option<Time>, u64> {
         // One walk per side serves both questions: a subtree is skipped
         // when neither can learn from it, and answered from its bounds only
         // when no unfixed signal in it can be present.
         let unfixed = Cell::new(u64::MAX);
         let mut best = i64::MIN;
-        for (w, side, lo, hi, off) in self.sides(i, false, trees) {
+        for (w, side, lo, hi, off) in self.sides(i, false, self.after(sx(c))) {
             let u = sx(c) - off;
             let side_best = Cell::new(if best == i64::MIN { best } else { best - off });
             self.walk(
@@ -902,44 +919,44 @@ impl BusIndex {
 
     /// The earliest arrival at `i`, before `before`, of the start of another
     /// station's signal with id >= `seq`.
-    pub fn first_arrival_since(
-        &self,
-        i: usize,
-        seq: u64,
-        before: Time,
-        trees: Trees,
-    ) -> Option<Time> {
-        self.best_over(i, trees, true, cap(before), |w, side, lo, hi, _, best| {
-            self.walk(
-                w,
-                side,
-                lo,
-                hi,
-                &mut |g: &Agg, inside: bool| {
-                    if g.id_max < seq || g.a_min >= best.get() {
-                        Step::Skip
-                    } else if inside && g.id_min >= seq {
-                        best.set(g.a_min);
-                        Step::Skip
-                    } else {
-                        Step::Descend
-                    }
-                },
-                &mut |k, a, _| {
-                    if k.id >= seq && a < best.get() {
-                        best.set(a);
-                    }
-                    true
-                },
-            );
-        })
+    pub fn first_arrival_since(&self, i: usize, seq: u64, before: Time) -> Option<Time> {
+        self.best_over(
+            i,
+            |g: &Gen| g.ids_end > seq,
+            true,
+            cap(before),
+            |w, side, lo, hi, _, best| {
+                self.walk(
+                    w,
+                    side,
+                    lo,
+                    hi,
+                    &mut |g: &Agg, inside: bool| {
+                        if g.id_max < seq || g.a_min >= best.get() {
+                            Step::Skip
+                        } else if inside && g.id_min >= seq {
+                            best.set(g.a_min);
+                            Step::Skip
+                        } else {
+                            Step::Descend
+                        }
+                    },
+                    &mut |k, a, _| {
+                        if k.id >= seq && a < best.get() {
+                            best.set(a);
+                        }
+                        true
+                    },
+                );
+            },
+        )
     }
 
     /// Whether any signal but `id` (of any station, `dst`'s own included) is
     /// present at `dst` at some time in [a0, b0).
-    pub fn overlaps(&self, dst: usize, id: u64, a0: Time, b0: Time, trees: Trees) -> bool {
+    pub fn overlaps(&self, dst: usize, id: u64, a0: Time, b0: Time) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.sides(dst, true, trees) {
+        for (w, side, lo, hi, off) in self.sides(dst, true, self.after(sx(a0))) {
             let (l, h) = (sx(a0) - off, sx(b0) - off);
             self.walk(
                 w,
@@ -971,41 +988,49 @@ impl BusIndex {
     pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
         let r = self.rank[i];
         let own = r as usize / BUCKET;
-        let unfixed = |b: usize| self.keys[WIRE].get(b).iter().filter(|k| !k.fixed());
-        let before = unfixed(own)
-            .filter(|k| k.rank < r)
-            .max_by_key(|k| k.rank)
-            .or_else(|| {
-                let b = self.last_unfixed_below(own)?;
-                unfixed(b).max_by_key(|k| k.rank)
-            });
-        let after = unfixed(own)
-            .filter(|k| k.rank > r)
-            .min_by_key(|k| k.rank)
-            .or_else(|| {
-                let b = self.first_unfixed_above(own)?;
-                unfixed(b).min_by_key(|k| k.rank)
-            });
-        [before, after].map(|k| k.map(|k| (self.by_rank[k.rank as usize] as usize, k.id)))
+        let mut near: [Option<Key>; 2] = [None, None];
+        for g in self.gens.iter().filter(|g| g.unfixed > 0) {
+            let unfixed = |b: usize| g.lists[b].iter().filter(|k| !k.fixed());
+            let before = unfixed(own)
+                .filter(|k| k.rank < r)
+                .max_by_key(|k| k.rank)
+                .or_else(|| {
+                    let b = Self::last_unfixed_below(&g.tree, self.size, own)?;
+                    unfixed(b).max_by_key(|k| k.rank)
+                });
+            let after = unfixed(own)
+                .filter(|k| k.rank > r)
+                .min_by_key(|k| k.rank)
+                .or_else(|| {
+                    let b = Self::first_unfixed_above(&g.tree, self.size, own)?;
+                    unfixed(b).min_by_key(|k| k.rank)
+                });
+            if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.rank > n.rank)) {
+                near[0] = Some(*k);
+            }
+            if let Some(k) = after.filter(|k| near[1].is_none_or(|n| k.rank < n.rank)) {
+                near[1] = Some(*k);
+            }
+        }
+        near.map(|k| k.map(|k| (self.by_rank[k.rank as usize] as usize, k.id)))
     }
 
     /// The greatest bucket < `b` with an unfixed signal.
-    fn last_unfixed_below(&self, b: usize) -> Option<usize> {
+    fn last_unfixed_below(t: &[[Agg; 2]], size: usize, b: usize) -> Option<usize> {
         // Climb from the leaf; at the first left sibling with unfixed
         // signals, descend to its rightmost such leaf.
-        let t = &self.tree[WIRE];
-        let mut n = self.size + b;
+        let mut n = size + b;
         while n > 1 {
             if !n.is_multiple_of(2) && t[n - 1][0].has_unfixed() {
                 let mut m = n - 1;
-                while m < self.size {
+                while m < size {
                     m = if t[2 * m + 1][0].has_unfixed() {
                         2 * m + 1
                     } else {
                         2 * m
                     };
                 }
-                return Some(m - self.size);
+                return Some(m - size);
             }
             n /= 2;
         }
@@ -1013,20 +1038,19 @@ impl BusIndex {
     }
 
     /// The least bucket > `b` with an unfixed signal.
-    fn first_unfixed_above(&self, b: usize) -> Option<usize> {
-        let t = &self.tree[WIRE];
-        let mut n = self.size + b;
+    fn first_unfixed_above(t: &[[Agg; 2]], size: usize, b: usize) -> Option<usize> {
+        let mut n = size + b;
         while n > 1 {
             if n.is_multiple_of(2) && t[n + 1][0].has_unfixed() {
                 let mut m = n + 1;
-                while m < self.size {
+                while m < size {
                     m = if t[2 * m][0].has_unfixed() {
                         2 * m
                     } else {
                         2 * m + 1
                     };
                 }
-                return Some(m - self.size);
+                return Some(m - size);
             }
             n /= 2;
         }
