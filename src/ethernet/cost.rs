@@ -61,12 +61,11 @@ impl Scenario {
             per_run += g.count as f64 * (station_bytes + RESULT_BYTES + queued * FRAME_BYTES);
         }
         if n >= CROWD {
-            // The bus index, and the signals of a crowd's first waves: at
-            // the 10^6 burst's peak the signal list holds 2.4 signals per
-            // station (151 bytes), the buried signals beyond the index's
-            // slots 58 bytes and the queues that move signals down its trees
-            // 19: under 4 signals' worth, counted twice over.
-            const SIGNALS_PER_STATION: f64 = 8.0;
+            // The bus index, and the signals of a crowd's first waves with
+            // their index keys: at the 10^6 burst's peak the signal list
+            // holds 2.5 signals per station (159 bytes) and the index's
+            // lists 90 bytes, 2.5 signals' worth, counted twice over.
+            const SIGNALS_PER_STATION: f64 = 5.0;
             per_run += n as f64
                 * (BusIndex::bytes_per_station() as f64
                     + SIGNALS_PER_STATION
