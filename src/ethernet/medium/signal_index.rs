@@ -269,6 +269,54 @@ impl Gen {
     }
 }
 
+/// Which generations a query looks at.
+#[derive(Clone, Copy)]
+enum Keep {
+    /// Those whose signals may still be present somewhere after this time.
+    After(i64),
+    /// Those holding signals with ids from this one on.
+    Since(u64),
+}
+
+/// The two sides around a station in each generation a query looks at,
+/// newest first (see [`BusIndex::sides`]).
+struct Sides<'a> {
+    gens: &'a std::collections::VecDeque<(i64, u64)>,
+    w: usize,
+    right: bool,
+    keep: Keep,
+    r: usize,
+    p: i64,
+    n: usize,
+    with_self: bool,
+}
+
+impl Iterator for Sides<'_> {
+    type Item = (usize, usize, usize, usize, i64);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.right {
+            self.right = false;
+            return Some((self.w, RIGHT, self.r + 1, self.n, -self.p));
+        }
+        while self.w > 0 {
+            self.w -= 1;
+            let (reach_by, ids_end) = self.gens[self.w];
+            let keep = match self.keep {
+                Keep::After(t) => reach_by > t,
+                Keep::Since(seq) => ids_end > seq,
+            };
+            if keep {
+                self.right = true;
+                let hi = if self.with_self { self.r + 1 } else { self.r };
+                return Some((self.w, LEFT, 0, hi, self.p));
+            }
+        }
+        None
+    }
+}
+
 pub struct BusIndex {
     /// Rank of each station in position order, the station at each rank,
     /// and the propagation time from the origin at each rank.
@@ -280,6 +328,10 @@ pub struct BusIndex {
     buckets: usize,
     /// The generations held, oldest first, and emptied ones for reuse.
     gens: std::collections::VecDeque<Gen>,
+    /// Per generation held, when its signals will all have left every
+    /// station (`i64::MAX` while any end is not final), and the id after
+    /// its last: what a query looks at to skip it.
+    reach_by: std::collections::VecDeque<(i64, u64)>,
     pool: Vec<Gen>,
     /// A generation takes the signals that start within this long of its
     /// first, while any of its signals is still being sent or has ended
@@ -316,6 +368,7 @@ impl BusIndex {
             size,
             buckets,
             gens: std::collections::VecDeque::new(),
+            reach_by: std::collections::VecDeque::new(),
             pool: Vec::new(),
             span,
             reach,
@@ -377,7 +430,7 @@ impl BusIndex {
         };
         let b = r as usize / BUCKET;
         let mut node = self.size + b;
-        for _ in 0..4 {
+        for _ in 0..8 {
             if let Some(n) = g.tree.get(node) {
                 crate::mem::prefetch_lines(n);
             }
@@ -410,6 +463,7 @@ impl BusIndex {
             g.first_id = id;
             g.first_start = start;
             self.gens.push_back(g);
+            self.reach_by.push_back((i64::MAX, id));
         }
         let r = self.rank[station];
         let b = r as usize / BUCKET;
@@ -420,6 +474,9 @@ impl BusIndex {
         };
         g.ids_end = id + 1;
         g.unfixed += 1;
+        if let Some(last) = self.reach_by.back_mut() {
+            *last = (i64::MAX, id + 1);
+        }
         let list = &mut g.lists[b];
         if list.is_empty() {
             g.touched.push(b as u32);
@@ -441,9 +498,10 @@ impl BusIndex {
         let b = self.bucket(station);
         let mut node = self.size + b;
         let prop = &self.prop;
-        let Some(g) = self.gens.iter_mut().rev().find(|g| g.first_id <= id) else {
+        let Some(w) = self.gens.iter().rposition(|g| g.first_id <= id) else {
             return;
         };
+        let g = &mut self.gens[w];
         let Some(&at) = g.place.get((id - g.first_id) as usize) else {
             return;
         };
@@ -492,12 +550,11 @@ impl BusIndex {
                 break;
             }
         }
-        debug_assert!(self
-            .gens
-            .iter()
-            .rev()
-            .find(|g| g.first_id <= id)
-            .is_some_and(|g| g.tree[self.size + b] == self.leaf_bounds(b, g)));
+        self.note_reach(w);
+        debug_assert_eq!(
+            self.gens[w].tree[self.size + b],
+            self.leaf_bounds(b, &self.gens[w])
+        );
     }
 
     /// The latest end of the oldest generation, once every end in it is
@@ -511,6 +568,7 @@ impl BusIndex {
 
     /// Lets the oldest generation go.
     pub fn drop_oldest(&mut self) {
+        self.reach_by.pop_front();
         if let Some(mut g) = self.gens.pop_front() {
             g.reset(self.size);
             self.pool.push(g);
@@ -538,13 +596,14 @@ impl BusIndex {
         if lo >= hi {
             return true;
         }
-        self.rec(which, side, 1, 0, self.size * BUCKET, lo, hi, node, leaf)
+        let g = &self.gens[which];
+        self.rec(g, side, 1, 0, self.size * BUCKET, lo, hi, node, leaf)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn rec<N, L>(
         &self,
-        which: usize,
+        g: &Gen,
         side: usize,
         n: usize,
         nlo: usize,
@@ -558,7 +617,7 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(&Key, i64, i64) -> bool,
     {
-        let agg = &self.gens[which].tree[n][side];
+        let agg = &g.tree[n][side];
         if agg.is_empty() {
             return true;
         }
@@ -572,7 +631,7 @@ impl BusIndex {
         }
         if nhi - nlo == BUCKET {
             // A leaf: its signals, those of stations in the range.
-            for k in &self.gens[which].lists[nlo / BUCKET] {
+            for k in &g.lists[nlo / BUCKET] {
                 let r = k.rank as usize;
                 if r < lo || r >= hi {
                     continue;
@@ -594,15 +653,15 @@ impl BusIndex {
         // not depend on the order, and in crowds this one prunes more.
         let mid = (nlo + nhi) / 2;
         if side == RIGHT {
-            if mid < hi && !self.rec(which, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
+            if mid < hi && !self.rec(g, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
                 return false;
             }
-            return lo >= mid || self.rec(which, side, 2 * n, nlo, mid, lo, hi, node, leaf);
+            return lo >= mid || self.rec(g, side, 2 * n, nlo, mid, lo, hi, node, leaf);
         }
-        if lo < mid && !self.rec(which, side, 2 * n, nlo, mid, lo, hi, node, leaf) {
+        if lo < mid && !self.rec(g, side, 2 * n, nlo, mid, lo, hi, node, leaf) {
             return false;
         }
-        if mid < hi && !self.rec(which, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
+        if mid < hi && !self.rec(g, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
             return false;
         }
         true
@@ -613,32 +672,37 @@ impl BusIndex {
     /// time k + offset at `i`. `with_self` includes i's own rank (in the
     /// left side, where its delay is 0).
     #[inline]
-    fn sides<'a>(
-        &'a self,
-        i: usize,
-        with_self: bool,
-        keep: impl Fn(&Gen) -> bool + 'a,
-    ) -> impl Iterator<Item = (usize, usize, usize, usize, i64)> + 'a {
+    fn sides(&self, i: usize, with_self: bool, keep: Keep) -> Sides<'_> {
         let r = self.rank[i] as usize;
-        let p = self.prop[r];
-        let n = self.rank.len();
-        (0..self.gens.len())
-            .rev()
-            .filter(move |&w| keep(&self.gens[w]))
-            .flat_map(move |w| {
-                [
-                    (w, LEFT, 0, if with_self { r + 1 } else { r }, p),
-                    (w, RIGHT, r + 1, n, -p),
-                ]
-            })
+        Sides {
+            gens: &self.reach_by,
+            w: self.gens.len(),
+            right: false,
+            keep,
+            r,
+            p: self.prop[r],
+            n: self.rank.len(),
+            with_self,
+        }
     }
 
     /// The generations whose signals may still be present somewhere after
     /// `t` (their ends reach the farthest station later).
     #[inline]
-    fn after(&self, t: i64) -> impl Fn(&Gen) -> bool + use<> {
-        let reach = self.reach;
-        move |g: &Gen| g.unfixed > 0 || sx(g.max_end + reach) > t
+    fn after(&self, t: i64) -> Keep {
+        Keep::After(t)
+    }
+
+    /// Records generation `w`'s time by which its signals have left every
+    /// station, once all their ends are final.
+    fn note_reach(&mut self, w: usize) {
+        let g = &self.gens[w];
+        self.reach_by[w].0 = if g.unfixed > 0 {
+            i64::MAX
+        } else {
+            sx(g.max_end + self.reach)
+        };
+        self.reach_by[w].1 = g.ids_end;
     }
 
     /// The latest arrivals at `i` over the signals whose end reaches some
@@ -651,13 +715,18 @@ impl BusIndex {
     /// signals.
     pub fn latest(&self, i: usize, since: Time) -> Latest {
         let p = self.prop[self.rank[i] as usize];
-        let keep = self.after(sx(since));
+        let since = sx(since);
         let mut l = Latest {
             start: i64::MIN,
             end: i64::MIN,
             unfixed_end: i64::MIN,
         };
-        for g in self.gens.iter().filter(|g| keep(g)) {
+        for (g, _) in self
+            .gens
+            .iter()
+            .zip(&self.reach_by)
+            .filter(|(_, r)| r.0 > since)
+        {
             let [left, right] = &g.tree[1];
             l.start = l
                 .start
@@ -718,7 +787,7 @@ impl BusIndex {
     fn best_over<F>(
         &self,
         i: usize,
-        keep: impl Fn(&Gen) -> bool,
+        keep: Keep,
         least: bool,
         bound: i64,
         mut walk_side: F,
@@ -922,7 +991,7 @@ impl BusIndex {
     pub fn first_arrival_since(&self, i: usize, seq: u64, before: Time) -> Option<Time> {
         self.best_over(
             i,
-            |g: &Gen| g.ids_end > seq,
+            Keep::Since(seq),
             true,
             cap(before),
             |w, side, lo, hi, _, best| {
