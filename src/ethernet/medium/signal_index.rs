@@ -686,13 +686,6 @@ impl BusIndex {
         }
     }
 
-    /// The generations whose signals may still be present somewhere after
-    /// `t` (their ends reach the farthest station later).
-    #[inline]
-    fn after(&self, t: i64) -> Keep {
-        Keep::After(t)
-    }
-
     /// Records generation `w`'s time by which its signals have left every
     /// station, once all their ends are final.
     fn note_reach(&mut self, w: usize) {
@@ -747,7 +740,7 @@ impl BusIndex {
     /// Whether a signal of another station is present at `i` at time `c`.
     pub fn present(&self, i: usize, c: Time) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.sides(i, false, self.after(sx(c))) {
+        for (w, side, lo, hi, off) in self.sides(i, false, Keep::After(sx(c))) {
             let u = sx(c) - off;
             self.walk(
                 w,
@@ -819,7 +812,7 @@ impl BusIndex {
     pub fn first_start_after(&self, i: usize, c: Time, before: Time) -> Option<Time> {
         self.best_over(
             i,
-            self.after(sx(c)),
+            Keep::After(sx(c)),
             true,
             cap(before),
             |w, side, lo, hi, off, best| {
@@ -859,7 +852,7 @@ impl BusIndex {
     pub fn first_presence(&self, i: usize, c: Time, before: Time) -> Option<Time> {
         self.best_over(
             i,
-            self.after(sx(c)),
+            Keep::After(sx(c)),
             true,
             cap(before),
             |w, side, lo, hi, off, best| {
@@ -900,7 +893,7 @@ impl BusIndex {
     pub fn last_end_in(&self, i: usize, lo: i64, c: Time) -> Option<Time> {
         self.best_over(
             i,
-            self.after(lo),
+            Keep::After(lo),
             false,
             i64::MIN,
             |w, side, rlo, rhi, off, best| {
@@ -941,7 +934,7 @@ impl BusIndex {
         // when no unfixed signal in it can be present.
         let unfixed = Cell::new(u64::MAX);
         let mut best = i64::MIN;
-        for (w, side, lo, hi, off) in self.sides(i, false, self.after(sx(c))) {
+        for (w, side, lo, hi, off) in self.sides(i, false, Keep::After(sx(c))) {
             let u = sx(c) - off;
             let side_best = Cell::new(if best == i64::MIN { best } else { best - off });
             self.walk(
@@ -1025,7 +1018,7 @@ impl BusIndex {
     /// present at `dst` at some time in [a0, b0).
     pub fn overlaps(&self, dst: usize, id: u64, a0: Time, b0: Time) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.sides(dst, true, self.after(sx(a0))) {
+        for (w, side, lo, hi, off) in self.sides(dst, true, Keep::After(sx(a0))) {
             let (l, h) = (sx(a0) - off, sx(b0) - off);
             self.walk(
                 w,
