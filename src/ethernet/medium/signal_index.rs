@@ -1119,3 +1119,198 @@ impl BusIndex {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{BusIndex, Time, BUCKET};
+    use rand::{RngExt, SeedableRng};
+
+    /// A signal as a scan sees it.
+    #[derive(Clone, Copy)]
+    struct Sig {
+        id: u64,
+        station: usize,
+        start: Time,
+        end: Time,
+        fixed: bool,
+    }
+
+    /// The index answers every question as a scan over every signal ever
+    /// sent does, while generations come and go and emptied ones are
+    /// reused: random stations (many co-located, two at the ends of the
+    /// bus), waves of signals started in time order, ends made final when
+    /// reached or cut short earlier or later than first given, and
+    /// questions about any time since the last generation went, half of
+    /// them at the far end of the bus just before a signal's end leaves it
+    /// (where a generation is last needed).
+    #[test]
+    fn generations_answer_as_a_scan_over_every_signal() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let n = 4 * BUCKET + 37;
+        let prop: Vec<Time> = (0..n)
+            .map(|j| match j {
+                0 => 0,
+                1 => 199_000,
+                _ => rng.random_range(0..200u64) * 1000,
+            })
+            .collect();
+        let reach = 199_000;
+        let (ifg, keep) = (9_600, 60_000);
+        let mut ix = BusIndex::new(&prop, 2 * reach + ifg);
+        let mut all: Vec<Sig> = Vec::new();
+        let (mut now, mut floor, mut dropped) = (0u64, 0u64, 0);
+        let arrival = |s: &Sig, i: usize, t: Time| t + prop[i].abs_diff(prop[s.station]);
+        for step in 0..6000 {
+            // Waves: bursts of starts close together, then quiet.
+            let wave = step % 100 < 40;
+            now += if wave {
+                rng.random_range(0..300)
+            } else {
+                rng.random_range(0..4000)
+            };
+            let st = if rng.random_bool(0.2) {
+                rng.random_range(0..2)
+            } else {
+                rng.random_range(0..n)
+            };
+            let sending = all.iter().any(|s| !s.fixed && s.station == st);
+            if !sending && rng.random_bool(if wave { 0.6 } else { 0.03 }) {
+                let id = all.len() as u64;
+                let end = now + rng.random_range(1..40_000);
+                ix.add(st, id, now, end);
+                all.push(Sig {
+                    id,
+                    station: st,
+                    start: now,
+                    end,
+                    fixed: false,
+                });
+            }
+            // Ends: a transmission that reached its end is over (its end
+            // final as given); one still being sent may be cut short by a
+            // collision (its end from now on, shorter or longer than the
+            // tentative one).
+            for k in 0..all.len() {
+                let s = all[k];
+                if s.fixed {
+                    continue;
+                }
+                let end = if s.end <= now {
+                    s.end
+                } else if rng.random_bool(0.05) {
+                    now + rng.random_range(0..5_000)
+                } else {
+                    continue;
+                };
+                all[k].end = end;
+                all[k].fixed = true;
+                ix.fix(s.station, s.id, end);
+            }
+            // As the simulator does: a generation goes once its signals
+            // left every station an interframe gap and `keep` ago.
+            while let Some(end) = ix.oldest_ended() {
+                let gone = end + reach + ifg;
+                if gone + keep > now {
+                    break;
+                }
+                ix.drop_oldest();
+                floor = floor.max(gone);
+                dropped += 1;
+            }
+            let mut c = rng.random_range(floor..=now);
+            let mut i = rng.random_range(0..n);
+            let far = all
+                .iter()
+                .rev()
+                .find(|s| s.fixed && s.station < 2 && s.end + reach <= now)
+                .copied();
+            if let (Some(s), true) = (far, rng.random_bool(0.5)) {
+                i = 1 - s.station;
+                let leaves = arrival(&s, i, s.end);
+                c = leaves
+                    .saturating_sub(rng.random_range(0..3))
+                    .clamp(floor, now);
+            }
+            let before = c + rng.random_range(1..20_000);
+            let seen = |s: &Sig| (arrival(s, i, s.start), arrival(s, i, s.end));
+            let others = || all.iter().filter(|s| s.station != i);
+            let covering: Vec<&Sig> = others()
+                .filter(|s| {
+                    let (a, b) = seen(s);
+                    a <= c && c < b
+                })
+                .collect();
+            assert_eq!(ix.present(i, c), !covering.is_empty(), "step {step}");
+            let busy = match covering.iter().filter(|s| !s.fixed).map(|s| s.id).min() {
+                Some(id) => Err(id),
+                None => Ok(covering.iter().map(|s| seen(s).1).max()),
+            };
+            assert_eq!(ix.busy_until(i, c), busy, "step {step}");
+            let first_start = others()
+                .map(|s| seen(s).0)
+                .filter(|&a| a > c && a < before)
+                .min();
+            assert_eq!(
+                ix.first_start_after(i, c, before),
+                first_start,
+                "step {step}"
+            );
+            let first_presence = others()
+                .filter(|s| seen(s).1 > c)
+                .map(|s| seen(s).0.max(c))
+                .filter(|&a| a < before)
+                .min();
+            assert_eq!(
+                ix.first_presence(i, c, before),
+                first_presence,
+                "step {step}"
+            );
+            let lo = c as i64 - ifg as i64;
+            let last_end = others()
+                .map(|s| seen(s).1)
+                .filter(|&b| b as i64 > lo && b <= c)
+                .max();
+            assert_eq!(ix.last_end_in(i, lo, c), last_end, "step {step}");
+            // A schedule made at a time since the floor: the signals from
+            // then on.
+            let made = rng.random_range(floor..=now);
+            let seq = all
+                .iter()
+                .position(|s| s.start >= made)
+                .unwrap_or(all.len()) as u64;
+            let since = others()
+                .filter(|s| s.id >= seq)
+                .map(|s| seen(s).0)
+                .filter(|&a| a < before)
+                .min();
+            assert_eq!(ix.first_arrival_since(i, seq, before), since, "step {step}");
+            let delivered = all
+                .iter()
+                .rev()
+                .find(|s| s.fixed && arrival(s, i, s.start) >= floor);
+            if let Some(s) = delivered {
+                let (a0, b0) = seen(s);
+                let overlaps = all.iter().any(|k| {
+                    let (a, b) = seen(k);
+                    k.id != s.id && a < b0 && a0 < b
+                });
+                assert_eq!(ix.overlaps(i, s.id, a0, b0), overlaps, "step {step}");
+            }
+            // The nearest stations sending on each side, in position order.
+            let r = |j: usize| (prop[j], j);
+            let near = [
+                all.iter()
+                    .filter(|s| !s.fixed && r(s.station) < r(i))
+                    .max_by_key(|s| r(s.station)),
+                all.iter()
+                    .filter(|s| !s.fixed && r(s.station) > r(i))
+                    .min_by_key(|s| r(s.station)),
+            ]
+            .map(|s| s.map(|s| (s.station, s.id)));
+            assert_eq!(ix.nearest_unfixed(i), near, "step {step}");
+        }
+        assert!(dropped > 20, "only {dropped} generations went");
+        ix.clear();
+        assert!(!ix.present(0, now) && ix.oldest_ended().is_none());
+    }
+}
