@@ -1190,11 +1190,7 @@ mod tests {
             // final as given); one still being sent may be cut short by a
             // collision (its end from now on, shorter or longer than the
             // tentative one).
-            for k in 0..all.len() {
-                let s = all[k];
-                if s.fixed {
-                    continue;
-                }
+            for s in all.iter_mut().filter(|s| !s.fixed) {
                 let end = if s.end <= now {
                     s.end
                 } else if rng.random_bool(0.05) {
@@ -1202,8 +1198,8 @@ mod tests {
                 } else {
                     continue;
                 };
-                all[k].end = end;
-                all[k].fixed = true;
+                s.end = end;
+                s.fixed = true;
                 ix.fix(s.station, s.id, end);
             }
             // As the simulator does: a generation goes once its signals
