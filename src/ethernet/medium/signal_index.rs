@@ -223,9 +223,6 @@ struct Gen {
     max_end: Time,
     tree: Vec<[Agg; 2]>,
     lists: Vec<Vec<Key>>,
-    /// Each signal's place in its bucket's list, by id from `first_id`
-    /// (lists only grow within a generation).
-    place: Vec<u32>,
     /// Buckets with signals, for the reset.
     touched: Vec<u32>,
 }
@@ -240,7 +237,6 @@ impl Gen {
             max_end: 0,
             tree: crate::mem::huge_filled(2 * size, [EMPTY; 2]),
             lists: (0..buckets).map(|_| Vec::new()).collect(),
-            place: Vec::new(),
             touched: Vec::new(),
         }
     }
@@ -263,7 +259,6 @@ impl Gen {
             }
         }
         self.touched.clear();
-        self.place.clear();
         self.unfixed = 0;
         self.max_end = 0;
     }
@@ -397,10 +392,10 @@ impl BusIndex {
         (GENERATIONS * per_bucket).div_ceil(BUCKET) + 2 * std::mem::size_of::<u32>() + 8
     }
 
-    /// Bytes per signal held, for the memory estimate: its key and its
-    /// place in its list, twice over for lists that grow by doubling.
+    /// Bytes per signal held, for the memory estimate: its key, twice over
+    /// for lists that grow by doubling.
     pub fn bytes_per_signal() -> usize {
-        2 * (std::mem::size_of::<Key>() + std::mem::size_of::<u32>())
+        2 * std::mem::size_of::<Key>()
     }
 
     /// The bounds of a bucket's signals in generation `g`, in both sides.
@@ -481,7 +476,6 @@ impl BusIndex {
         if list.is_empty() {
             g.touched.push(b as u32);
         }
-        g.place.push(list.len() as u32);
         list.push(Key::new(id, start, end, r));
         let (s, e) = (sx(start), sx(end));
         let mut node = size + b;
@@ -502,10 +496,13 @@ impl BusIndex {
             return;
         };
         let g = &mut self.gens[w];
-        let Some(&at) = g.place.get((id - g.first_id) as usize) else {
+        // A list holds its signals in id order (it only grows within a
+        // generation).
+        let list = &mut g.lists[b];
+        let Ok(at) = list.binary_search_by_key(&id, |k| k.id) else {
             return;
         };
-        let k = &mut g.lists[b][at as usize];
+        let k = &mut list[at];
         if k.end() == end && k.fixed() {
             return;
         }
