@@ -164,6 +164,9 @@ struct Sim<'a, O: Observer> {
     live_since: Time,
     /// The largest propagation delay between two stations.
     max_delay: Time,
+    /// The longest signal (a frame, and a jam that starts just before its
+    /// end), for the bus index.
+    longest: Time,
     /// Reused by [`Sim::deference`] and [`Sim::start_tx`], so that they
     /// allocate nothing.
     scratch: Vec<Seen>,
@@ -203,7 +206,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         // holds signals up to a length: the longest frame, and a jam that
         // starts just before its end.
         let longest = sc.max_tx_ps() + sc.medium.jam_ps;
-        let index_use = if paths.hub.is_some() || !BusIndex::holds(longest) {
+        let far = paths.props.iter().copied().max().unwrap_or(0);
+        let span = index_span(paths.max_delay(), sc.medium.ifg_ps);
+        let index_use = if paths.hub.is_some() || !BusIndex::holds(longest, span, far) {
             IndexUse::Off
         } else {
             index_use
@@ -246,6 +251,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             BusIndex::new(
                 &stations.iter().map(|s| s.prop).collect::<Vec<_>>(),
                 index_span(max_delay, m.ifg_ps),
+                longest,
             )
         });
         Sim {
@@ -272,6 +278,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             live_from: 0,
             live_since: 0,
             max_delay,
+            longest,
             scratch: Vec::new(),
             updates: Vec::new(),
             index,

@@ -17,6 +17,7 @@ impl<O: Observer> Sim<'_, O> {
             BusIndex::new(
                 &self.stations.iter().map(|s| s.prop).collect::<Vec<_>>(),
                 crate::ethernet::index_span(self.max_delay, self.ifg),
+                self.longest,
             )
         });
         let first = self.live_index(now);

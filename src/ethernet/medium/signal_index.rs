@@ -49,32 +49,39 @@ pub const DETACH: usize = 32;
 /// [`BusIndex::bytes_per_station`]).
 pub const GENERATIONS: usize = 16;
 
-/// Bounds of the side keys of a set of signals: one cache line, so that a
-/// walk in one side reads one line per node.
+/// Bounds of the side keys of a set of signals, relative to their
+/// generation's first start (times) and first id (ids): 32 bytes, so that
+/// a node's two sides share one cache line. The index holds only runs
+/// whose relative keys fit (see [`BusIndex::holds`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(align(64))]
+#[repr(align(32))]
 struct Agg {
-    a_min: i64,
-    a_max: i64,
-    b_min: i64,
-    b_max: i64,
+    a_min: i32,
+    a_max: i32,
+    b_min: i32,
+    b_max: i32,
     /// The same over the unfixed signals only.
-    ua_min: i64,
-    ub_max: i64,
-    id_min: u64,
-    id_max: u64,
+    ua_min: i32,
+    ub_max: i32,
+    id_min: u32,
+    id_max: u32,
 }
 
 const EMPTY: Agg = Agg {
-    a_min: i64::MAX,
-    a_max: i64::MIN,
-    b_min: i64::MAX,
-    b_max: i64::MIN,
-    ua_min: i64::MAX,
-    ub_max: i64::MIN,
-    id_min: u64::MAX,
+    a_min: i32::MAX,
+    a_max: i32::MIN,
+    b_min: i32::MAX,
+    b_max: i32::MIN,
+    ua_min: i32::MAX,
+    ub_max: i32::MIN,
+    id_min: u32::MAX,
     id_max: 0,
 };
+
+/// The greatest relative side key the index holds: every key of a
+/// generation lies within this of its first start (see
+/// [`BusIndex::holds`]), so no key meets [`EMPTY`]'s bounds.
+const KEY_RANGE: i64 = i32::MAX as i64 - 1;
 
 impl Agg {
     #[inline]
@@ -91,19 +98,23 @@ impl Agg {
         }
     }
 
+    /// Widens the bounds by a signal's relative side keys and id.
     #[inline]
-    fn add(&mut self, a: i64, b: i64, id: u64, fixed: bool) {
+    fn add(&mut self, a: i64, b: i64, id: u32, fixed: bool) {
+        let a = a as i32;
         self.a_min = self.a_min.min(a);
         self.a_max = self.a_max.max(a);
-        self.add_ends(a, b, fixed);
+        self.add_ends(a as i64, b, fixed);
         self.id_min = self.id_min.min(id);
         self.id_max = self.id_max.max(id);
     }
 
     /// Widens the bounds a fix can change (those of the ends and of the
-    /// unfixed signals) by a signal's side keys.
+    /// unfixed signals) by a signal's relative side keys.
     #[inline]
     fn add_ends(&mut self, a: i64, b: i64, fixed: bool) {
+        debug_assert!(a.abs() <= KEY_RANGE && b.abs() <= KEY_RANGE);
+        let (a, b) = (a as i32, b as i32);
         self.b_min = self.b_min.min(b);
         self.b_max = self.b_max.max(b);
         if !fixed {
@@ -140,28 +151,71 @@ impl Agg {
     }
 
     fn is_empty(&self) -> bool {
-        self.a_min == i64::MAX
+        self.a_min == i32::MAX
     }
 
     fn has_unfixed(&self) -> bool {
-        self.ua_min != i64::MAX
+        self.ua_min != i32::MAX
+    }
+
+    // The bounds widened to the queries' arithmetic. Those of the starts,
+    // ends and ids are those of signals in any node that is not empty;
+    // those of the unfixed signals keep their "none" as i64's.
+
+    #[inline]
+    fn a_min(&self) -> i64 {
+        self.a_min as i64
+    }
+
+    #[inline]
+    fn a_max(&self) -> i64 {
+        self.a_max as i64
+    }
+
+    #[inline]
+    fn b_min(&self) -> i64 {
+        self.b_min as i64
+    }
+
+    #[inline]
+    fn b_max(&self) -> i64 {
+        self.b_max as i64
+    }
+
+    #[inline]
+    fn ua_min(&self) -> i64 {
+        if self.ua_min == i32::MAX {
+            i64::MAX
+        } else {
+            self.ua_min as i64
+        }
+    }
+
+    #[inline]
+    fn ub_max(&self) -> i64 {
+        if self.ub_max == i32::MIN {
+            i64::MIN
+        } else {
+            self.ub_max as i64
+        }
     }
 }
 
-/// The signal `k`'s (start, end) keys in the left and the right side
-/// (`prop`: the propagation time at each rank).
+/// The signal `k`'s (start, end) keys in the left and the right side,
+/// relative to its generation's first start `base` (`prop`: the
+/// propagation time at each rank).
 #[inline]
-fn side_keys(prop: &[i64], k: &Key) -> [(i64, i64); 2] {
+fn side_keys(prop: &[i64], base: i64, k: &Key) -> [(i64, i64); 2] {
     let p = prop[k.rank as usize];
-    let (s, e) = (sx(k.start), sx(k.end()));
+    let (s, e) = (sx(k.start) - base, sx(k.end()) - base);
     [(s - p, e - p), (s + p, e + p)]
 }
 
-/// Widens the bounds of both sides by the signal `k`.
+/// Widens the bounds of both sides by the signal `k` of generation `g`.
 #[inline]
-fn add_key(bounds: &mut [Agg; 2], prop: &[i64], k: &Key) {
-    for (g, (a, b)) in bounds.iter_mut().zip(side_keys(prop, k)) {
-        g.add(a, b, k.id, k.fixed());
+fn add_key(bounds: &mut [Agg; 2], prop: &[i64], g: &Gen, k: &Key) {
+    for (b, (x, e)) in bounds.iter_mut().zip(side_keys(prop, g.base(), k)) {
+        b.add(x, e, g.rel_id(k.id), k.fixed());
     }
 }
 
@@ -228,6 +282,18 @@ struct Gen {
 }
 
 impl Gen {
+    /// What its keys are relative to: its first start.
+    #[inline]
+    fn base(&self) -> i64 {
+        sx(self.first_start)
+    }
+
+    /// Signal `id`'s id relative to the generation's first.
+    #[inline]
+    fn rel_id(&self, id: u64) -> u32 {
+        (id - self.first_id) as u32
+    }
+
     fn new(size: usize, buckets: usize) -> Gen {
         Gen {
             first_id: 0,
@@ -273,10 +339,22 @@ enum Keep {
     Since(u64),
 }
 
+/// What a query looks at to skip a generation, and to read its keys.
+#[derive(Clone, Copy)]
+struct Reach {
+    /// When its signals will all have left every station (`i64::MAX`
+    /// while any end is not final).
+    by: i64,
+    /// The id after its last signal's.
+    ids_end: u64,
+    /// Its first start, which its keys are relative to.
+    base: i64,
+}
+
 /// The two sides around a station in each generation a query looks at,
 /// newest first (see [`BusIndex::sides`]).
 struct Sides<'a> {
-    gens: &'a std::collections::VecDeque<(i64, u64)>,
+    gens: &'a std::collections::VecDeque<Reach>,
     w: usize,
     right: bool,
     keep: Keep,
@@ -293,19 +371,20 @@ impl Iterator for Sides<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         if self.right {
             self.right = false;
-            return Some((self.w, RIGHT, self.r + 1, self.n, -self.p));
+            let base = self.gens[self.w].base;
+            return Some((self.w, RIGHT, self.r + 1, self.n, base - self.p));
         }
         while self.w > 0 {
             self.w -= 1;
-            let (reach_by, ids_end) = self.gens[self.w];
+            let reach = self.gens[self.w];
             let keep = match self.keep {
-                Keep::After(t) => reach_by > t,
-                Keep::Since(seq) => ids_end > seq,
+                Keep::After(t) => reach.by > t,
+                Keep::Since(seq) => reach.ids_end > seq,
             };
             if keep {
                 self.right = true;
                 let hi = if self.with_self { self.r + 1 } else { self.r };
-                return Some((self.w, LEFT, 0, hi, self.p));
+                return Some((self.w, LEFT, 0, hi, reach.base + self.p));
             }
         }
         None
@@ -323,22 +402,30 @@ pub struct BusIndex {
     buckets: usize,
     /// The generations held, oldest first, and emptied ones for reuse.
     gens: std::collections::VecDeque<Gen>,
-    /// Per generation held, when its signals will all have left every
-    /// station (`i64::MAX` while any end is not final), and the id after
-    /// its last: what a query looks at to skip it.
-    reach_by: std::collections::VecDeque<(i64, u64)>,
+    /// Per generation held, what a query looks at to skip it.
+    reach_by: std::collections::VecDeque<Reach>,
     pool: Vec<Gen>,
     /// A generation takes the signals that start within this long of its
     /// first, while any of its signals is still being sent or has ended
     /// later than the new start.
     span: Time,
+    /// The longest signal held (see [`BusIndex::holds`]).
+    longest: Time,
     /// The longest delay between two stations: a signal has left every
     /// station by its end plus this.
     reach: Time,
 }
 
 impl BusIndex {
-    pub fn new(prop: &[Time], span: Time) -> Self {
+    /// An index over stations at the propagation times `prop` from the
+    /// origin, for signals up to `longest` ps long, with generations of
+    /// `span` (see [`BusIndex::holds`]).
+    pub fn new(prop: &[Time], span: Time, longest: Time) -> Self {
+        let far = prop.iter().copied().max().unwrap_or(0);
+        assert!(
+            Self::holds(longest, span, far),
+            "signals of {longest} ps on a bus of {far} ps are longer than the bus index holds"
+        );
         let n = prop.len();
         let mut by_rank: Vec<u32> = (0..n as u32).collect();
         by_rank.sort_by_key(|&i| (prop[i as usize], i));
@@ -366,14 +453,23 @@ impl BusIndex {
             reach_by: std::collections::VecDeque::new(),
             pool: Vec::new(),
             span,
+            longest,
             reach,
         }
     }
 
-    /// Whether the index holds signals up to `longest` ps long (see
-    /// [`LONGEST`]): a run whose signals may be longer does without it.
-    pub fn holds(longest: Time) -> bool {
+    /// Whether the index holds signals up to `longest` ps long, in
+    /// generations of `span`, on a bus whose farthest station is `far` ps
+    /// from the origin: a key relative to its generation's first start
+    /// lies within span + longest + far of it, which must fit the nodes'
+    /// 32 bits (about 2.1 ms: a 1518-byte frame at 10 Mb/s is 1.21 ms on
+    /// the wire). A run whose signals may be longer does without it.
+    pub fn holds(longest: Time, span: Time, far: Time) -> bool {
         longest <= LONGEST
+            && span
+                .checked_add(longest)
+                .and_then(|t| t.checked_add(far))
+                .is_some_and(|t| t <= KEY_RANGE as Time)
     }
 
     /// Empties the index, keeping its memory for the next use.
@@ -402,7 +498,7 @@ impl BusIndex {
     fn leaf_bounds(&self, bucket: usize, g: &Gen) -> [Agg; 2] {
         let mut bounds = [EMPTY; 2];
         for k in &g.lists[bucket] {
-            add_key(&mut bounds, &self.prop, k);
+            add_key(&mut bounds, &self.prop, g, k);
         }
         bounds
     }
@@ -447,8 +543,14 @@ impl BusIndex {
     /// signals. (A node's bounds stay the join of its children's, as
     /// [`BusIndex::fix`] needs.)
     pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
+        assert!(
+            end <= start + self.longest,
+            "a signal longer than the bus index holds"
+        );
         let fresh = self.gens.back().is_none_or(|g| {
-            (g.unfixed == 0 && start >= g.max_end) || start >= g.first_start + self.span
+            (g.unfixed == 0 && start >= g.max_end)
+                || start >= g.first_start + self.span
+                || id - g.first_id >= u32::MAX as u64
         });
         if fresh {
             let mut g = self
@@ -458,7 +560,11 @@ impl BusIndex {
             g.first_id = id;
             g.first_start = start;
             self.gens.push_back(g);
-            self.reach_by.push_back((i64::MAX, id));
+            self.reach_by.push_back(Reach {
+                by: i64::MAX,
+                ids_end: id,
+                base: sx(start),
+            });
         }
         let r = self.rank[station];
         let b = r as usize / BUCKET;
@@ -470,19 +576,20 @@ impl BusIndex {
         g.ids_end = id + 1;
         g.unfixed += 1;
         if let Some(last) = self.reach_by.back_mut() {
-            *last = (i64::MAX, id + 1);
+            (last.by, last.ids_end) = (i64::MAX, id + 1);
         }
         let list = &mut g.lists[b];
         if list.is_empty() {
             g.touched.push(b as u32);
         }
         list.push(Key::new(id, start, end, r));
-        let (s, e) = (sx(start), sx(end));
+        let (s, e) = (sx(start) - g.base(), sx(end) - g.base());
+        let rel = g.rel_id(id);
         let mut node = size + b;
         while node > 0 {
             let [left, right] = &mut g.tree[node];
-            left.add(s - p, e - p, id, false);
-            right.add(s + p, e + p, id, false);
+            left.add(s - p, e - p, rel, false);
+            right.add(s + p, e + p, rel, false);
             node /= 2;
         }
     }
@@ -495,7 +602,12 @@ impl BusIndex {
         let Some(w) = self.gens.iter().rposition(|g| g.first_id <= id) else {
             return;
         };
+        assert!(
+            end <= self.gens[w].first_start + self.span + self.longest,
+            "a signal longer than the bus index holds"
+        );
         let g = &mut self.gens[w];
+        let base = g.base();
         // A list holds its signals in id order (it only grows within a
         // generation).
         let list = &mut g.lists[b];
@@ -506,9 +618,9 @@ impl BusIndex {
         if k.end() == end && k.fixed() {
             return;
         }
-        let (before, was_fixed) = (side_keys(prop, k), k.fixed());
+        let (before, was_fixed) = (side_keys(prop, base, k), k.fixed());
         k.fix(end);
-        let after = side_keys(prop, k);
+        let after = side_keys(prop, base, k);
         g.unfixed -= u32::from(!was_fixed);
         g.max_end = g.max_end.max(end);
         // The leaf's new bounds from its old ones, unless the signal held
@@ -516,16 +628,16 @@ impl BusIndex {
         let mut leaf = g.tree[node];
         let mut held = false;
         for ((l, (a0, b0)), (_, b1)) in leaf.iter_mut().zip(before).zip(after) {
-            held |= (!was_fixed && (a0 == l.ua_min || b0 == l.ub_max))
-                || (b0 == l.b_max && b1 < b0)
-                || (b0 == l.b_min && b1 > b0);
-            l.b_min = l.b_min.min(b1);
-            l.b_max = l.b_max.max(b1);
+            held |= (!was_fixed && (a0 == l.ua_min() || b0 == l.ub_max()))
+                || (b0 == l.b_max() && b1 < b0)
+                || (b0 == l.b_min() && b1 > b0);
+            l.b_min = l.b_min.min(b1 as i32);
+            l.b_max = l.b_max.max(b1 as i32);
         }
         if held {
             leaf = leaf.map(Agg::without_ends);
             for k in &g.lists[b] {
-                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(prop, k)) {
+                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(prop, base, k)) {
                     l.add_ends(x, e, k.fixed());
                 }
             }
@@ -634,7 +746,7 @@ impl BusIndex {
                     continue;
                 }
                 let p = self.prop[r];
-                let (s, e) = (sx(k.start), sx(k.end()));
+                let (s, e) = (sx(k.start) - g.base(), sx(k.end()) - g.base());
                 let (a, b) = if side == LEFT {
                     (s - p, e - p)
                 } else {
@@ -687,12 +799,12 @@ impl BusIndex {
     /// station, once all their ends are final.
     fn note_reach(&mut self, w: usize) {
         let g = &self.gens[w];
-        self.reach_by[w].0 = if g.unfixed > 0 {
+        self.reach_by[w].by = if g.unfixed > 0 {
             i64::MAX
         } else {
             sx(g.max_end + self.reach)
         };
-        self.reach_by[w].1 = g.ids_end;
+        self.reach_by[w].ids_end = g.ids_end;
     }
 
     /// The latest arrivals at `i` over the signals whose end reaches some
@@ -711,25 +823,22 @@ impl BusIndex {
             end: i64::MIN,
             unfixed_end: i64::MIN,
         };
-        for (g, _) in self
+        for (g, r) in self
             .gens
             .iter()
             .zip(&self.reach_by)
-            .filter(|(_, r)| r.0 > since)
+            .filter(|(_, r)| r.by > since)
         {
+            // A generation holds a signal: its bounds are not empty, but
+            // for the unfixed ones.
             let [left, right] = &g.tree[1];
-            l.start = l
-                .start
-                .max(left.a_max.saturating_add(p))
-                .max(right.a_max.saturating_sub(p));
-            l.end = l
-                .end
-                .max(left.b_max.saturating_add(p))
-                .max(right.b_max.saturating_sub(p));
+            let (pl, pr) = (r.base + p, r.base - p);
+            l.start = l.start.max(left.a_max() + pl).max(right.a_max() + pr);
+            l.end = l.end.max(left.b_max() + pl).max(right.b_max() + pr);
             l.unfixed_end = l
                 .unfixed_end
-                .max(left.ub_max.saturating_add(p))
-                .max(right.ub_max.saturating_sub(p));
+                .max(left.ub_max().saturating_add(pl))
+                .max(right.ub_max().saturating_add(pr));
         }
         l
     }
@@ -745,9 +854,9 @@ impl BusIndex {
                 lo,
                 hi,
                 &mut |g: &Agg, inside: bool| {
-                    if g.a_min > u || g.b_max <= u {
+                    if g.a_min() > u || g.b_max() <= u {
                         Step::Skip
-                    } else if inside && g.a_max <= u {
+                    } else if inside && g.a_max() <= u {
                         // Every signal here has reached i: one is present iff
                         // the latest end is still to pass (b_max > u, above).
                         found.set(true);
@@ -820,10 +929,10 @@ impl BusIndex {
                     lo,
                     hi,
                     &mut |g: &Agg, inside: bool| {
-                        if g.a_max <= u || g.a_min >= best.get() {
+                        if g.a_max() <= u || g.a_min() >= best.get() {
                             Step::Skip
-                        } else if inside && g.a_min > u {
-                            best.set(g.a_min);
+                        } else if inside && g.a_min() > u {
+                            best.set(g.a_min());
                             Step::Skip
                         } else {
                             Step::Descend
@@ -860,11 +969,11 @@ impl BusIndex {
                     lo,
                     hi,
                     &mut |g: &Agg, inside: bool| {
-                        if g.b_max <= u || g.a_min.max(u) >= best.get() {
+                        if g.b_max() <= u || g.a_min().max(u) >= best.get() {
                             Step::Skip
-                        } else if inside && g.b_min > u {
+                        } else if inside && g.b_min() > u {
                             // Every signal here ends after c.
-                            best.set(g.a_min.max(u));
+                            best.set(g.a_min().max(u));
                             if best.get() == u {
                                 Step::Stop
                             } else {
@@ -902,10 +1011,10 @@ impl BusIndex {
                     rlo,
                     rhi,
                     &mut |g: &Agg, inside: bool| {
-                        if g.b_min > u || g.b_max <= l || g.b_max <= best.get() {
+                        if g.b_min() > u || g.b_max() <= l || g.b_max() <= best.get() {
                             Step::Skip
-                        } else if inside && g.b_max <= u {
-                            best.set(g.b_max);
+                        } else if inside && g.b_max() <= u {
+                            best.set(g.b_max());
                             Step::Skip
                         } else {
                             Step::Descend
@@ -932,6 +1041,7 @@ impl BusIndex {
         let unfixed = Cell::new(u64::MAX);
         let mut best = i64::MIN;
         for (w, side, lo, hi, off) in self.sides(i, false, Keep::After(sx(c))) {
+            let first_id = self.gens[w].first_id;
             let u = sx(c) - off;
             let side_best = Cell::new(if best == i64::MIN { best } else { best - off });
             self.walk(
@@ -940,15 +1050,18 @@ impl BusIndex {
                 lo,
                 hi,
                 &mut |g: &Agg, inside: bool| {
-                    if g.a_min > u || g.b_max <= u {
+                    if g.a_min() > u || g.b_max() <= u {
                         Step::Skip
-                    } else if g.ua_min <= u && g.ub_max > u && g.id_min < unfixed.get() {
+                    } else if g.ua_min() <= u
+                        && g.ub_max() > u
+                        && first_id + u64::from(g.id_min) < unfixed.get()
+                    {
                         Step::Descend
-                    } else if unfixed.get() != u64::MAX || g.b_max <= side_best.get() {
+                    } else if unfixed.get() != u64::MAX || g.b_max() <= side_best.get() {
                         // With an unfixed signal found, ends no longer matter.
                         Step::Skip
-                    } else if inside && g.a_max <= u {
-                        side_best.set(g.b_max);
+                    } else if inside && g.a_max() <= u {
+                        side_best.set(g.b_max());
                         Step::Skip
                     } else {
                         Step::Descend
@@ -985,16 +1098,17 @@ impl BusIndex {
             true,
             cap(before),
             |w, side, lo, hi, _, best| {
+                let first_id = self.gens[w].first_id;
                 self.walk(
                     w,
                     side,
                     lo,
                     hi,
                     &mut |g: &Agg, inside: bool| {
-                        if g.id_max < seq || g.a_min >= best.get() {
+                        if first_id + u64::from(g.id_max) < seq || g.a_min() >= best.get() {
                             Step::Skip
-                        } else if inside && g.id_min >= seq {
-                            best.set(g.a_min);
+                        } else if inside && first_id + u64::from(g.id_min) >= seq {
+                            best.set(g.a_min());
                             Step::Skip
                         } else {
                             Step::Descend
@@ -1023,7 +1137,7 @@ impl BusIndex {
                 lo,
                 hi,
                 &mut |g: &Agg, _inside: bool| {
-                    if g.a_min >= h || g.b_max <= l {
+                    if g.a_min() >= h || g.b_max() <= l {
                         Step::Skip
                     } else {
                         Step::Descend
@@ -1119,7 +1233,7 @@ impl BusIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::{BusIndex, Time, BUCKET};
+    use super::{BusIndex, Time, BUCKET, KEY_RANGE};
     use rand::{RngExt, SeedableRng};
 
     /// A signal as a scan sees it.
@@ -1153,7 +1267,7 @@ mod tests {
             .collect();
         let reach = 199_000;
         let (ifg, keep) = (9_600, 60_000);
-        let mut ix = BusIndex::new(&prop, 2 * reach + ifg);
+        let mut ix = BusIndex::new(&prop, 2 * reach + ifg, 45_000);
         let mut all: Vec<Sig> = Vec::new();
         let (mut now, mut floor, mut dropped) = (0u64, 0u64, 0);
         let arrival = |s: &Sig, i: usize, t: Time| t + prop[i].abs_diff(prop[s.station]);
@@ -1305,5 +1419,61 @@ mod tests {
         assert!(dropped > 20, "only {dropped} generations went");
         ix.clear();
         assert!(!ix.present(0, now) && ix.oldest_ended().is_none());
+    }
+
+    /// Keys at the edges of what a node's 32 bits hold, at times far from
+    /// zero: the longest signal the index takes, from the far end of the
+    /// bus, starting at the end of its generation's span (its right-side
+    /// end key is the greatest a generation holds); and a signal one
+    /// picosecond longer is refused, never held wrong.
+    #[test]
+    fn keys_at_the_edge_of_their_range_answer_exactly() {
+        let far: Time = 50_000_000;
+        let prop = [0, far / 2, far];
+        let span = 2 * far + 9_600;
+        let longest = KEY_RANGE as Time - span - far;
+        assert!(BusIndex::holds(longest, span, far));
+        assert!(!BusIndex::holds(longest + 1, span, far));
+        let mut ix = BusIndex::new(&prop, span, longest);
+        let t0: Time = 1 << 40;
+        // A short signal from the middle, still being sent when the long
+        // one starts: both in one generation.
+        ix.add(1, 0, t0, t0 + 1_000);
+        let (s, e) = (t0 + span - 1, t0 + span - 1 + longest);
+        ix.add(2, 1, s, e);
+        assert_eq!(ix.busy_until(0, e + far - 1), Err(1));
+        ix.fix(1, 0, t0 + 1_000);
+        ix.fix(2, 1, e);
+        assert_eq!(ix.busy_until(0, e + far - 1), Ok(Some(e + far)));
+        assert!(ix.present(0, e + far - 1) && !ix.present(0, e + far));
+        assert_eq!(ix.first_start_after(0, t0, Time::MAX), Some(t0 + far / 2));
+        assert_eq!(
+            ix.first_start_after(0, t0 + far / 2, Time::MAX),
+            Some(s + far)
+        );
+        assert_eq!(
+            ix.last_end_in(0, (e + far - 10) as i64, e + far),
+            Some(e + far)
+        );
+        let seen = ix.latest(0, t0);
+        assert_eq!((seen.start, seen.end), ((s + far) as i64, (e + far) as i64));
+        assert_eq!(ix.first_arrival_since(0, 1, Time::MAX), Some(s + far));
+        assert!(ix.overlaps(0, 0, s + far, s + far + 1));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ix.add(0, 2, e, e + longest + 1)
+        }));
+        assert!(
+            result.is_err(),
+            "a signal longer than the index holds was taken"
+        );
+    }
+
+    /// An index asked to hold longer signals than its keys can is refused.
+    #[test]
+    #[should_panic(expected = "longer than the bus index holds")]
+    fn an_index_for_longer_signals_is_refused() {
+        let far: Time = 50_000_000;
+        let span = 2 * far;
+        BusIndex::new(&[0, far], span, KEY_RANGE as Time - span - far + 1);
     }
 }
