@@ -3,13 +3,15 @@
 
 use crate::engine::Time;
 
-/// One signal as the index sees it, in 24 bytes: its end as a length from
-/// its start (see [`LONGEST`]), with whether that end is final in the
-/// length's top bit.
+/// One signal as the index sees it, in 16 bytes: its id and start relative
+/// to its generation's first (see `Gen` in the signal index), its end as a
+/// length from its start (see [`LONGEST`]), with whether that end is final
+/// in the length's top bit.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Key {
-    pub(super) id: u64,
-    pub(super) start: Time,
+    /// Its id less its generation's first.
+    pub(super) id: u32,
+    start: u32,
     len_fixed: u32,
     /// The sender's rank in position order.
     pub(super) rank: u32,
@@ -24,12 +26,12 @@ const FIXED: u32 = 1 << 31;
 
 impl Key {
     /// Signal `id` of the station at `rank`, on [start, end), its end not
-    /// final.
+    /// final: id and times relative to its generation's first.
     #[inline]
-    pub(super) fn new(id: u64, start: Time, end: Time, rank: u32) -> Key {
+    pub(super) fn new(id: u32, start: Time, end: Time, rank: u32) -> Key {
         Key {
             id,
-            start,
+            start: u32::try_from(start).unwrap_or_else(|_| too_long()),
             len_fixed: Key::len(start, end),
             rank,
         }
@@ -39,13 +41,20 @@ impl Key {
     fn len(start: Time, end: Time) -> u32 {
         match u32::try_from(end - start) {
             Ok(len) if len < FIXED => len,
-            _ => panic!("a signal longer than the bus index holds"),
+            _ => too_long(),
         }
     }
 
+    /// Its start, relative to its generation's first.
+    #[inline]
+    pub(super) fn start(&self) -> Time {
+        self.start as Time
+    }
+
+    /// Its end (as known so far), relative to its generation's first start.
     #[inline]
     pub(super) fn end(&self) -> Time {
-        self.start + (self.len_fixed & !FIXED) as Time
+        self.start() + (self.len_fixed & !FIXED) as Time
     }
 
     #[inline]
@@ -53,11 +62,16 @@ impl Key {
         self.len_fixed & FIXED != 0
     }
 
-    /// The signal now ends at `end`, for good.
+    /// The signal now ends at `end` (relative, as [`Key::end`]), for good.
     #[inline]
     pub(super) fn fix(&mut self, end: Time) {
-        self.len_fixed = Key::len(self.start, end) | FIXED;
+        self.len_fixed = Key::len(self.start(), end) | FIXED;
     }
+}
+
+#[cold]
+fn too_long() -> ! {
+    panic!("a signal longer than the bus index holds")
 }
 
 /// Stations per leaf of the trees (a bucket): a leaf's signals are scanned,
@@ -71,16 +85,16 @@ mod tests {
     use super::{Key, LONGEST};
 
     /// A key gives back what it was made with, at the limits of its fields,
-    /// and is 24 bytes.
+    /// and is 16 bytes.
     #[test]
     fn keys_hold_their_signals_at_the_limits() {
-        assert_eq!(std::mem::size_of::<Key>(), 24);
-        let start = 1 << 60;
+        assert_eq!(std::mem::size_of::<Key>(), 16);
+        let start = u32::MAX as u64;
         let top = u32::MAX;
-        let mut k = Key::new(u64::MAX, start, start + LONGEST, top);
+        let mut k = Key::new(top, start, start + LONGEST, top);
         assert_eq!(
-            (k.id, k.start, k.end(), k.rank, k.fixed()),
-            (u64::MAX, start, start + LONGEST, top, false)
+            (k.id, k.start(), k.end(), k.rank, k.fixed()),
+            (top, start, start + LONGEST, top, false)
         );
         k.fix(start + 1);
         assert_eq!((k.end(), k.rank, k.fixed()), (start + 1, top, true));
@@ -95,5 +109,12 @@ mod tests {
     #[should_panic(expected = "longer than the bus index holds")]
     fn keys_refuse_longer_signals() {
         Key::new(1, 5, 5 + LONGEST + 1, 0);
+    }
+
+    /// So is a start too late in its generation.
+    #[test]
+    #[should_panic(expected = "longer than the bus index holds")]
+    fn keys_refuse_later_starts() {
+        Key::new(1, u32::MAX as u64 + 1, u32::MAX as u64 + 2, 0);
     }
 }

@@ -202,20 +202,20 @@ impl Agg {
 }
 
 /// The signal `k`'s (start, end) keys in the left and the right side,
-/// relative to its generation's first start `base` (`prop`: the
-/// propagation time at each rank).
+/// relative to its generation's first start (`prop`: the propagation time
+/// at each rank).
 #[inline]
-fn side_keys(prop: &[i64], base: i64, k: &Key) -> [(i64, i64); 2] {
+fn side_keys(prop: &[i64], k: &Key) -> [(i64, i64); 2] {
     let p = prop[k.rank as usize];
-    let (s, e) = (sx(k.start) - base, sx(k.end()) - base);
+    let (s, e) = (sx(k.start()), sx(k.end()));
     [(s - p, e - p), (s + p, e + p)]
 }
 
-/// Widens the bounds of both sides by the signal `k` of generation `g`.
+/// Widens the bounds of both sides by the signal `k`.
 #[inline]
-fn add_key(bounds: &mut [Agg; 2], prop: &[i64], g: &Gen, k: &Key) {
-    for (b, (x, e)) in bounds.iter_mut().zip(side_keys(prop, g.base(), k)) {
-        b.add(x, e, g.rel_id(k.id), k.fixed());
+fn add_key(bounds: &mut [Agg; 2], prop: &[i64], k: &Key) {
+    for (b, (x, e)) in bounds.iter_mut().zip(side_keys(prop, k)) {
+        b.add(x, e, k.id, k.fixed());
     }
 }
 
@@ -282,12 +282,6 @@ struct Gen {
 }
 
 impl Gen {
-    /// What its keys are relative to: its first start.
-    #[inline]
-    fn base(&self) -> i64 {
-        sx(self.first_start)
-    }
-
     /// Signal `id`'s id relative to the generation's first.
     #[inline]
     fn rel_id(&self, id: u64) -> u32 {
@@ -498,7 +492,7 @@ impl BusIndex {
     fn leaf_bounds(&self, bucket: usize, g: &Gen) -> [Agg; 2] {
         let mut bounds = [EMPTY; 2];
         for k in &g.lists[bucket] {
-            add_key(&mut bounds, &self.prop, g, k);
+            add_key(&mut bounds, &self.prop, k);
         }
         bounds
     }
@@ -578,13 +572,14 @@ impl BusIndex {
         if let Some(last) = self.reach_by.back_mut() {
             (last.by, last.ids_end) = (i64::MAX, id + 1);
         }
+        let rel = g.rel_id(id);
+        let key = Key::new(rel, start - g.first_start, end - g.first_start, r);
         let list = &mut g.lists[b];
         if list.is_empty() {
             g.touched.push(b as u32);
         }
-        list.push(Key::new(id, start, end, r));
-        let (s, e) = (sx(start) - g.base(), sx(end) - g.base());
-        let rel = g.rel_id(id);
+        list.push(key);
+        let (s, e) = (sx(key.start()), sx(key.end()));
         let mut node = size + b;
         while node > 0 {
             let [left, right] = &mut g.tree[node];
@@ -607,20 +602,23 @@ impl BusIndex {
             "a signal longer than the bus index holds"
         );
         let g = &mut self.gens[w];
-        let base = g.base();
+        let Ok(rel) = u32::try_from(id - g.first_id) else {
+            return;
+        };
+        let rel_end = end - g.first_start;
         // A list holds its signals in id order (it only grows within a
         // generation).
         let list = &mut g.lists[b];
-        let Ok(at) = list.binary_search_by_key(&id, |k| k.id) else {
+        let Ok(at) = list.binary_search_by_key(&rel, |k| k.id) else {
             return;
         };
         let k = &mut list[at];
-        if k.end() == end && k.fixed() {
+        if k.end() == rel_end && k.fixed() {
             return;
         }
-        let (before, was_fixed) = (side_keys(prop, base, k), k.fixed());
-        k.fix(end);
-        let after = side_keys(prop, base, k);
+        let (before, was_fixed) = (side_keys(prop, k), k.fixed());
+        k.fix(rel_end);
+        let after = side_keys(prop, k);
         g.unfixed -= u32::from(!was_fixed);
         g.max_end = g.max_end.max(end);
         // The leaf's new bounds from its old ones, unless the signal held
@@ -637,7 +635,7 @@ impl BusIndex {
         if held {
             leaf = leaf.map(Agg::without_ends);
             for k in &g.lists[b] {
-                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(prop, base, k)) {
+                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(prop, k)) {
                     l.add_ends(x, e, k.fixed());
                 }
             }
@@ -700,7 +698,7 @@ impl BusIndex {
     ) -> bool
     where
         N: FnMut(&Agg, bool) -> Step,
-        L: FnMut(&Key, i64, i64) -> bool,
+        L: FnMut(u64, bool, i64, i64) -> bool,
     {
         if lo >= hi {
             return true;
@@ -724,7 +722,7 @@ impl BusIndex {
     ) -> bool
     where
         N: FnMut(&Agg, bool) -> Step,
-        L: FnMut(&Key, i64, i64) -> bool,
+        L: FnMut(u64, bool, i64, i64) -> bool,
     {
         let agg = &g.tree[n][side];
         if agg.is_empty() {
@@ -746,13 +744,13 @@ impl BusIndex {
                     continue;
                 }
                 let p = self.prop[r];
-                let (s, e) = (sx(k.start) - g.base(), sx(k.end()) - g.base());
+                let (s, e) = (sx(k.start()), sx(k.end()));
                 let (a, b) = if side == LEFT {
                     (s - p, e - p)
                 } else {
                     (s + p, e + p)
                 };
-                if !leaf(k, a, b) {
+                if !leaf(g.first_id + u64::from(k.id), k.fixed(), a, b) {
                     return false;
                 }
             }
@@ -865,7 +863,7 @@ impl BusIndex {
                         Step::Descend
                     }
                 },
-                &mut |_, a, b| {
+                &mut |_, _, a, b| {
                     found.set(a <= u && u < b);
                     !found.get()
                 },
@@ -938,7 +936,7 @@ impl BusIndex {
                             Step::Descend
                         }
                     },
-                    &mut |_, a, _| {
+                    &mut |_, _, a, _| {
                         if a > u && a < best.get() {
                             best.set(a);
                         }
@@ -983,7 +981,7 @@ impl BusIndex {
                             Step::Descend
                         }
                     },
-                    &mut |_, a, b| {
+                    &mut |_, _, a, b| {
                         if b > u && a.max(u) < best.get() {
                             best.set(a.max(u));
                         }
@@ -1020,7 +1018,7 @@ impl BusIndex {
                             Step::Descend
                         }
                     },
-                    &mut |_, _, b| {
+                    &mut |_, _, _, b| {
                         if b > l && b <= u && b > best.get() {
                             best.set(b);
                         }
@@ -1067,10 +1065,10 @@ impl BusIndex {
                         Step::Descend
                     }
                 },
-                &mut |k, a, b| {
+                &mut |id, fixed, a, b| {
                     if a <= u && u < b {
-                        if !k.fixed() && k.id < unfixed.get() {
-                            unfixed.set(k.id);
+                        if !fixed && id < unfixed.get() {
+                            unfixed.set(id);
                         }
                         if b > side_best.get() {
                             side_best.set(b);
@@ -1114,8 +1112,8 @@ impl BusIndex {
                             Step::Descend
                         }
                     },
-                    &mut |k, a, _| {
-                        if k.id >= seq && a < best.get() {
+                    &mut |k, _, a, _| {
+                        if k >= seq && a < best.get() {
                             best.set(a);
                         }
                         true
@@ -1143,8 +1141,8 @@ impl BusIndex {
                         Step::Descend
                     }
                 },
-                &mut |k, a, b| {
-                    found.set(k.id != id && a < h && l < b);
+                &mut |k, _, a, b| {
+                    found.set(k != id && a < h && l < b);
                     !found.get()
                 },
             );
@@ -1161,7 +1159,7 @@ impl BusIndex {
     pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
         let r = self.rank[i];
         let own = r as usize / BUCKET;
-        let mut near: [Option<Key>; 2] = [None, None];
+        let mut near: [Option<(u32, u64)>; 2] = [None, None];
         for g in self.gens.iter().filter(|g| g.unfixed > 0) {
             let unfixed = |b: usize| g.lists[b].iter().filter(|k| !k.fixed());
             let before = unfixed(own)
@@ -1178,14 +1176,15 @@ impl BusIndex {
                     let b = Self::first_unfixed_above(&g.tree, self.size, own)?;
                     unfixed(b).min_by_key(|k| k.rank)
                 });
-            if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.rank > n.rank)) {
-                near[0] = Some(*k);
+            let id = |k: &Key| (k.rank, g.first_id + u64::from(k.id));
+            if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.rank > n.0)) {
+                near[0] = Some(id(k));
             }
-            if let Some(k) = after.filter(|k| near[1].is_none_or(|n| k.rank < n.rank)) {
-                near[1] = Some(*k);
+            if let Some(k) = after.filter(|k| near[1].is_none_or(|n| k.rank < n.0)) {
+                near[1] = Some(id(k));
             }
         }
-        near.map(|k| k.map(|k| (self.by_rank[k.rank as usize] as usize, k.id)))
+        near.map(|k| k.map(|(rank, id)| (self.by_rank[rank as usize] as usize, id)))
     }
 
     /// The greatest bucket < `b` with an unfixed signal.
