@@ -339,6 +339,9 @@ struct Reach {
     /// When its signals will all have left every station (`i64::MAX`
     /// while any end is not final).
     by: i64,
+    /// The latest `by` of this generation and every older one: a query
+    /// that skips this one for its `by` stops here when this is as early.
+    by_upto: i64,
     /// The id after its last signal's.
     ids_end: u64,
     /// Its first start, which its keys are relative to.
@@ -371,10 +374,16 @@ impl Iterator for Sides<'_> {
         while self.w > 0 {
             self.w -= 1;
             let reach = self.gens[self.w];
-            let keep = match self.keep {
-                Keep::After(t) => reach.by > t,
-                Keep::Since(seq) => reach.ids_end > seq,
+            // Whether to look at this one, and whether any older one may
+            // be (ids only grow from one generation to the next).
+            let (keep, older) = match self.keep {
+                Keep::After(t) => (reach.by > t, reach.by_upto > t),
+                Keep::Since(seq) => (reach.ids_end > seq, reach.ids_end > seq),
             };
+            if !older {
+                self.w = 0;
+                return None;
+            }
             if keep {
                 self.right = true;
                 let hi = if self.with_self { self.r + 1 } else { self.r };
@@ -556,6 +565,7 @@ impl BusIndex {
             self.gens.push_back(g);
             self.reach_by.push_back(Reach {
                 by: i64::MAX,
+                by_upto: i64::MAX,
                 ids_end: id,
                 base: sx(start),
             });
@@ -570,7 +580,7 @@ impl BusIndex {
         g.ids_end = id + 1;
         g.unfixed += 1;
         if let Some(last) = self.reach_by.back_mut() {
-            (last.by, last.ids_end) = (i64::MAX, id + 1);
+            (last.by, last.by_upto, last.ids_end) = (i64::MAX, i64::MAX, id + 1);
         }
         let rel = g.rel_id(id);
         let key = Key::new(rel, start - g.first_start, end - g.first_start, r);
@@ -676,6 +686,7 @@ impl BusIndex {
     /// Lets the oldest generation go.
     pub fn drop_oldest(&mut self) {
         self.reach_by.pop_front();
+        self.note_upto(0);
         if let Some(mut g) = self.gens.pop_front() {
             g.reset(self.size);
             self.pool.push(g);
@@ -803,12 +814,25 @@ impl BusIndex {
             sx(g.max_end + self.reach)
         };
         self.reach_by[w].ids_end = g.ids_end;
+        self.note_upto(w);
+    }
+
+    /// Brings `by_upto` up to date from generation `w` on.
+    fn note_upto(&mut self, w: usize) {
+        let mut upto = match w.checked_sub(1) {
+            Some(v) => self.reach_by[v].by_upto,
+            None => i64::MIN,
+        };
+        for r in self.reach_by.range_mut(w..) {
+            upto = upto.max(r.by);
+            r.by_upto = upto;
+        }
     }
 
     /// The latest arrivals at `i` over the signals whose end reaches some
     /// station after `since` (its own included, at delay 0; signals that
-    /// left every station by `since` may count too). Exact from the roots' bounds alone: a signal
-    /// sent from p_k on [s, e) reaches p_i at s + |p_i - p_k| =
+    /// left every station by `since` may count too). Exact from the roots'
+    /// bounds alone: a signal sent from p_k on [s, e) reaches p_i at s + |p_i - p_k| =
     /// max(s - p_k + p_i, s + p_k - p_i), so the latest arrival over a set
     /// is the greater of the left side's greatest key plus p_i and the
     /// right side's minus p_i: two numbers per tree, whatever the number of
@@ -825,6 +849,8 @@ impl BusIndex {
             .gens
             .iter()
             .zip(&self.reach_by)
+            .rev()
+            .take_while(|(_, r)| r.by_upto > since)
             .filter(|(_, r)| r.by > since)
         {
             // A generation holds a signal: its bounds are not empty, but
@@ -1248,7 +1274,9 @@ mod tests {
     /// The index answers every question as a scan over every signal ever
     /// sent does, while generations come and go and emptied ones are
     /// reused: random stations (many co-located, two at the ends of the
-    /// bus), waves of signals started in time order, ends made final when
+    /// bus), waves of signals started in time order (a few of them longer
+    /// than a generation's span, so that generations do not end in the
+    /// order they began), ends made final when
     /// reached or cut short earlier or later than first given, and
     /// questions about any time since the last generation went, half of
     /// them at the far end of the bus just before a signal's end leaves it
@@ -1266,7 +1294,7 @@ mod tests {
             .collect();
         let reach = 199_000;
         let (ifg, keep) = (9_600, 60_000);
-        let mut ix = BusIndex::new(&prop, 2 * reach + ifg, 45_000);
+        let mut ix = BusIndex::new(&prop, 2 * reach + ifg, 1_505_000);
         let mut all: Vec<Sig> = Vec::new();
         let (mut now, mut floor, mut dropped) = (0u64, 0u64, 0);
         let arrival = |s: &Sig, i: usize, t: Time| t + prop[i].abs_diff(prop[s.station]);
@@ -1286,7 +1314,14 @@ mod tests {
             let sending = all.iter().any(|s| !s.fixed && s.station == st);
             if !sending && rng.random_bool(if wave { 0.6 } else { 0.03 }) {
                 let id = all.len() as u64;
-                let end = now + rng.random_range(1..40_000);
+                // Now and then a signal longer than a generation's span,
+                // whose generation then ends after newer ones.
+                let end = now
+                    + if rng.random_bool(0.02) {
+                        rng.random_range(1..1_500_000)
+                    } else {
+                        rng.random_range(1..40_000)
+                    };
                 ix.add(st, id, now, end);
                 all.push(Sig {
                     id,
@@ -1303,7 +1338,7 @@ mod tests {
             for s in all.iter_mut().filter(|s| !s.fixed) {
                 let end = if s.end <= now {
                     s.end
-                } else if rng.random_bool(0.05) {
+                } else if s.end - s.start < 40_000 && rng.random_bool(0.05) {
                     now + rng.random_range(0..5_000)
                 } else {
                     continue;
@@ -1377,6 +1412,33 @@ mod tests {
                 .filter(|&b| b as i64 > lo && b <= c)
                 .max();
             assert_eq!(ix.last_end_in(i, lo, c), last_end, "step {step}");
+            // The latest arrivals count every signal still reaching a
+            // station after `c` (its own too), and may count older ones;
+            // the ends not yet final are those of every unfixed signal.
+            let latest = ix.latest(i, c);
+            let max = |it: &mut dyn Iterator<Item = Time>| it.map(|t| t as i64).max();
+            let must = || all.iter().filter(|s| s.end + reach > c);
+            for (got, over_must, over_all) in [
+                (
+                    latest.start,
+                    max(&mut must().map(|s| seen(s).0)),
+                    max(&mut all.iter().map(|s| seen(s).0)),
+                ),
+                (
+                    latest.end,
+                    max(&mut must().map(|s| seen(s).1)),
+                    max(&mut all.iter().map(|s| seen(s).1)),
+                ),
+            ] {
+                assert!(over_must.unwrap_or(i64::MIN) <= got, "step {step}");
+                assert!(got <= over_all.unwrap_or(i64::MIN), "step {step}");
+            }
+            let unfixed_end = max(&mut all.iter().filter(|s| !s.fixed).map(|s| seen(s).1));
+            match unfixed_end {
+                Some(t) => assert_eq!(latest.unfixed_end, t, "step {step}"),
+                // None: far below any time.
+                None => assert!(latest.unfixed_end < i64::MIN / 2, "step {step}"),
+            }
             // A schedule made at a time since the floor: the signals from
             // then on.
             let made = rng.random_range(floor..=now);
