@@ -375,11 +375,14 @@ impl Recorder {
         std::mem::size_of::<Row>() + std::mem::size_of::<f64>() + std::mem::size_of::<u32>()
     }
 
-    /// Starts loading station `i`'s row (see `Sim::prefetch`).
+    /// Starts loading station `i`'s row and group (see `Sim::prefetch`).
     #[inline]
     pub fn prefetch(&self, i: usize) {
         if let Some(r) = self.st.get(i) {
             crate::mem::prefetch_lines(r);
+        }
+        if let Some(g) = self.group_of.get(i) {
+            crate::mem::prefetch_lines(g);
         }
     }
 

@@ -206,7 +206,12 @@ impl Agg {
 /// at each rank).
 #[inline]
 fn side_keys(prop: &[i64], k: &Key) -> [(i64, i64); 2] {
-    let p = prop[k.rank as usize];
+    side_keys_at(prop[k.rank as usize], k)
+}
+
+/// [`side_keys`] of a signal sent at propagation time `p`.
+#[inline]
+fn side_keys_at(p: i64, k: &Key) -> [(i64, i64); 2] {
     let (s, e) = (sx(k.start()), sx(k.end()));
     [(s - p, e - p), (s + p, e + p)]
 }
@@ -394,10 +399,19 @@ impl Iterator for Sides<'_> {
     }
 }
 
+/// A station's place on the bus, as queries about it need it first: its
+/// propagation time from the origin and its rank in position order, in one
+/// line (see [`BusIndex::prefetch_rank`]).
+#[derive(Clone, Copy, Default)]
+struct Place {
+    prop: i64,
+    rank: u32,
+}
+
 pub struct BusIndex {
-    /// Rank of each station in position order, the station at each rank,
-    /// and the propagation time from the origin at each rank.
-    rank: Vec<u32>,
+    /// Each station's place, the station at each rank, and the propagation
+    /// time from the origin at each rank.
+    place: Vec<Place>,
     by_rank: Vec<u32>,
     prop: Vec<i64>,
     /// Leaves are buckets of [`BUCKET`] ranks: node `size + rank / BUCKET`.
@@ -432,9 +446,12 @@ impl BusIndex {
         let n = prop.len();
         let mut by_rank: Vec<u32> = (0..n as u32).collect();
         by_rank.sort_by_key(|&i| (prop[i as usize], i));
-        let mut rank = crate::mem::huge_filled(n, 0u32);
+        let mut place = crate::mem::huge_filled(n, Place::default());
         for (r, &i) in by_rank.iter().enumerate() {
-            rank[i as usize] = r as u32;
+            place[i as usize] = Place {
+                prop: sx(prop[i as usize]),
+                rank: r as u32,
+            };
         }
         let buckets = n.div_ceil(BUCKET).max(1);
         let size = buckets.next_power_of_two();
@@ -448,7 +465,7 @@ impl BusIndex {
                 p.extend(by_rank.iter().map(|&i| sx(prop[i as usize])));
                 p
             },
-            rank,
+            place,
             by_rank,
             size,
             buckets,
@@ -482,13 +499,16 @@ impl BusIndex {
         }
     }
 
-    /// Bytes per station, for the memory estimate: its rank, the station
-    /// at each rank and its propagation time, and per generation (up to
-    /// [`GENERATIONS`]) a tree of up to four nodes and a list header per
-    /// bucket.
+    /// Bytes per station, for the memory estimate: its place, the station
+    /// at each rank and the propagation time at each rank, and per
+    /// generation (up to [`GENERATIONS`]) a tree of up to four nodes and a
+    /// list header per bucket.
     pub fn bytes_per_station() -> usize {
         let per_bucket = 4 * std::mem::size_of::<[Agg; 2]>() + std::mem::size_of::<Vec<Key>>();
-        (GENERATIONS * per_bucket).div_ceil(BUCKET) + 2 * std::mem::size_of::<u32>() + 8
+        (GENERATIONS * per_bucket).div_ceil(BUCKET)
+            + std::mem::size_of::<Place>()
+            + std::mem::size_of::<u32>()
+            + 8
     }
 
     /// Bytes per signal held, for the memory estimate: its key, twice over
@@ -506,11 +526,11 @@ impl BusIndex {
         bounds
     }
 
-    /// Starts loading the station's rank, which [`BusIndex::prefetch_path`]
-    /// reads.
+    /// Starts loading the station's place (rank and propagation time),
+    /// which [`BusIndex::prefetch_path`] and every query about it read.
     #[inline]
     pub fn prefetch_rank(&self, station: usize) {
-        if let Some(r) = self.rank.get(station) {
+        if let Some(r) = self.place.get(station) {
             crate::mem::prefetch_lines(r);
         }
     }
@@ -519,7 +539,8 @@ impl BusIndex {
     /// lowest nodes of its path in the newest generation and its bucket.
     #[inline]
     pub fn prefetch_path(&self, station: usize) {
-        let (Some(&r), Some(g)) = (self.rank.get(station), self.gens.back()) else {
+        let (Some(&Place { rank: r, .. }), Some(g)) = (self.place.get(station), self.gens.back())
+        else {
             return;
         };
         let b = r as usize / BUCKET;
@@ -533,10 +554,6 @@ impl BusIndex {
         if let Some(l) = g.lists.get(b) {
             crate::mem::prefetch_lines(l);
         }
-    }
-
-    pub fn bucket(&self, station: usize) -> usize {
-        self.rank[station] as usize / BUCKET
     }
 
     /// Station `station` starts signal `id` on [start, end) (end not final).
@@ -570,9 +587,8 @@ impl BusIndex {
                 base: sx(start),
             });
         }
-        let r = self.rank[station];
+        let Place { prop: p, rank: r } = self.place[station];
         let b = r as usize / BUCKET;
-        let p = self.prop[r as usize];
         let size = self.size;
         let Some(g) = self.gens.back_mut() else {
             return;
@@ -601,7 +617,8 @@ impl BusIndex {
 
     /// The signal's end is now `end`, for good.
     pub fn fix(&mut self, station: usize, id: u64, end: Time) {
-        let b = self.bucket(station);
+        let Place { prop: p, rank } = self.place[station];
+        let b = rank as usize / BUCKET;
         let mut node = self.size + b;
         let prop = &self.prop;
         let Some(w) = self.gens.iter().rposition(|g| g.first_id <= id) else {
@@ -626,9 +643,11 @@ impl BusIndex {
         if k.end() == rel_end && k.fixed() {
             return;
         }
-        let (before, was_fixed) = (side_keys(prop, k), k.fixed());
+        // Its sender's propagation time from its place, already loaded
+        // (not from the ranks' array).
+        let (before, was_fixed) = (side_keys_at(p, k), k.fixed());
         k.fix(rel_end);
-        let after = side_keys(prop, k);
+        let after = side_keys_at(p, k);
         g.unfixed -= u32::from(!was_fixed);
         g.max_end = g.max_end.max(end);
         // The leaf's new bounds from its old ones, unless the signal held
@@ -791,15 +810,15 @@ impl BusIndex {
     /// left side, where its delay is 0).
     #[inline]
     fn sides(&self, i: usize, with_self: bool, keep: Keep) -> Sides<'_> {
-        let r = self.rank[i] as usize;
+        let Place { prop: p, rank: r } = self.place[i];
         Sides {
             gens: &self.reach_by,
             w: self.gens.len(),
             right: false,
             keep,
-            r,
-            p: self.prop[r],
-            n: self.rank.len(),
+            r: r as usize,
+            p,
+            n: self.place.len(),
             with_self,
         }
     }
@@ -838,7 +857,7 @@ impl BusIndex {
     /// right side's minus p_i: two numbers per tree, whatever the number of
     /// signals.
     pub fn latest(&self, i: usize, since: Time) -> Latest {
-        let p = self.prop[self.rank[i] as usize];
+        let p = self.place[i].prop;
         let since = sx(since);
         let mut l = Latest {
             start: i64::MIN,
@@ -1183,7 +1202,7 @@ impl BusIndex {
     /// after) that are transmitting a signal whose end is not yet known,
     /// with that signal's id.
     pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
-        let r = self.rank[i];
+        let r = self.place[i].rank;
         let own = r as usize / BUCKET;
         let mut near: [Option<(u32, u64)>; 2] = [None, None];
         for g in self.gens.iter().filter(|g| g.unfixed > 0) {
