@@ -64,7 +64,8 @@ impl Scenario {
             // The bus index, and the signals of a crowd's first waves with
             // their index keys: at the 10^6 burst's peak the signal list
             // holds 2.5 signals per station (159 bytes) and the index's
-            // lists 78 bytes, 2.5 signals' worth, counted twice over.
+            // lists their keys (16 bytes each, in lists that grow by
+            // doubling); counted twice over.
             const SIGNALS_PER_STATION: f64 = 5.0;
             per_run += n as f64
                 * (BusIndex::bytes_per_station() as f64
