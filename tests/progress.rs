@@ -66,6 +66,54 @@ fn a_long_run_reports_its_progress_and_the_same_results() {
     }
 }
 
+/// 100 000 clients reconnecting after a restart: every one is connected
+/// after about 77 of the 600 simulated seconds, and the run ends there.
+const RECONNECTING: &str = r#"name = "reconnecting herd"
+seed = 1
+duration = "600s"
+
+[server]
+kind = "queue"
+rate = "10000/s"
+crash_above = 20000
+restart = "5s"
+
+[network]
+delay = { kind = "abs-normal", mean = "10ms", sd = "2ms" }
+
+[[clients]]
+name = "app"
+count = 100000
+calls = { kind = "reconnect", at = "0s" }
+backoff = { kind = "full-jitter", base = "1s", cap = "64s" }
+"#;
+
+/// A herd that reconnects reports the share of its clients connected
+/// (the most so far), not only the share of its duration simulated, which
+/// would stay under 13 % and then jump to the end.
+#[test]
+fn a_reconnecting_herd_reports_the_share_of_its_clients_connected() {
+    let d = temp_dir("progress-herd");
+    let file = d.join("herd.toml");
+    std::fs::write(&file, RECONNECTING).unwrap();
+    let with = run(&file, &d.join("with"), Some("0.01"));
+    let err = String::from_utf8_lossy(&with.stderr);
+    assert!(with.status.success(), "{err}");
+    let seen = shares(&with.stderr);
+    assert!(
+        seen.iter().any(|&s| (20.0..100.0).contains(&s)),
+        "progress past the share of the duration simulated:\n{err}"
+    );
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    let without = run(&file, &d.join("without"), None);
+    assert!(without.status.success());
+    for f in ["summary.csv", "runs.csv", "groups.csv", "timeseries.csv"] {
+        let a = std::fs::read(d.join("with").join(f)).unwrap();
+        let b = std::fs::read(d.join("without").join(f)).unwrap();
+        assert_eq!(a, b, "{f} differs with progress lines");
+    }
+}
+
 #[test]
 fn a_sweep_reports_the_share_of_all_its_runs() {
     let d = temp_dir("progress-sweep");

@@ -182,9 +182,16 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
     run_metered(sc, run_seed, &mut Meter::none())
 }
 
-/// [`run`], reporting to `meter` the share of the duration simulated.
+/// [`run`], reporting to `meter` the share of the duration simulated, or,
+/// when every client group reconnects, the greatest share of the clients
+/// connected so far if that is more: such a run ends once every client is
+/// connected, often long before its duration.
 pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult {
     let mut sim = Sim::new(sc, run_seed);
+    let reconnecting = sc
+        .groups
+        .iter()
+        .all(|g| matches!(g.calls, Calls::Reconnect { .. }));
     sim.start();
     while let Some((t, ev)) = sim.q.pop() {
         if t > sc.duration {
@@ -194,7 +201,11 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult
         sim.now = t;
         sim.events += 1;
         if sim.events.is_multiple_of(REPORT_EVERY) {
-            meter.set(t as f64 / sc.duration.max(1) as f64);
+            let mut share = t as f64 / sc.duration.max(1) as f64;
+            if reconnecting && sim.reconnect_total > 0 {
+                share = share.max(sim.connected_total as f64 / sim.reconnect_total as f64);
+            }
+            meter.set(share);
         }
         sim.handle(ev);
         sim.after_event();
