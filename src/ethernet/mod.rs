@@ -247,10 +247,12 @@ impl<'a, O: Observer> Sim<'a, O> {
         let m = &sc.medium;
         let horizon = 2 * sc.max_delay_ps() + sc.max_tx_ps() + m.jam_ps + 2 * m.ifg_ps;
         let (twin_group, twin_starts) = twins(&stations);
+        // (Only without a hub, where `max_delay` is the paths' and `span`
+        // the one checked above.)
         let index = (index_use == IndexUse::On).then(|| {
             BusIndex::new(
                 &stations.iter().map(|s| s.prop).collect::<Vec<_>>(),
-                index_span(max_delay, m.ifg_ps),
+                span,
                 longest,
             )
         });

@@ -101,10 +101,9 @@ impl Agg {
     /// Widens the bounds by a signal's relative side keys and id.
     #[inline]
     fn add(&mut self, a: i64, b: i64, id: u32, fixed: bool) {
-        let a = a as i32;
-        self.a_min = self.a_min.min(a);
-        self.a_max = self.a_max.max(a);
-        self.add_ends(a as i64, b, fixed);
+        self.add_ends(a, b, fixed);
+        self.a_min = self.a_min.min(a as i32);
+        self.a_max = self.a_max.max(a as i32);
         self.id_min = self.id_min.min(id);
         self.id_max = self.id_max.max(id);
     }
@@ -851,11 +850,11 @@ impl BusIndex {
     /// The latest arrivals at `i` over the signals whose end reaches some
     /// station after `since` (its own included, at delay 0; signals that
     /// left every station by `since` may count too). Exact from the roots'
-    /// bounds alone: a signal sent from p_k on [s, e) reaches p_i at s + |p_i - p_k| =
-    /// max(s - p_k + p_i, s + p_k - p_i), so the latest arrival over a set
-    /// is the greater of the left side's greatest key plus p_i and the
-    /// right side's minus p_i: two numbers per tree, whatever the number of
-    /// signals.
+    /// bounds alone: a signal sent from p_k on [s, e) reaches p_i at
+    /// s + |p_i - p_k| = max(s - p_k + p_i, s + p_k - p_i), so the latest
+    /// arrival over a set is the greater of the left side's greatest key
+    /// plus p_i and the right side's minus p_i: two numbers per tree,
+    /// whatever the number of signals.
     pub fn latest(&self, i: usize, since: Time) -> Latest {
         let p = self.place[i].prop;
         let since = sx(since);
