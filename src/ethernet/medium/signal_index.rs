@@ -27,7 +27,7 @@
 //! `Sim::index_gc`); a query skips a generation whose signals have all left
 //! every station before the time it asks about.
 
-use super::key::{Key, BUCKET, LONGEST};
+use super::key::{Key, BUCKET, IDS, LONGEST};
 use crate::engine::Time;
 use std::cell::Cell;
 
@@ -201,11 +201,10 @@ impl Agg {
 }
 
 /// The signal `k`'s (start, end) keys in the left and the right side,
-/// relative to its generation's first start (`prop`: the propagation time
-/// at each rank).
+/// relative to its generation's first start.
 #[inline]
-fn side_keys(prop: &[i64], k: &Key) -> [(i64, i64); 2] {
-    side_keys_at(prop[k.rank as usize], k)
+fn side_keys(k: &Key) -> [(i64, i64); 2] {
+    side_keys_at(k.prop(), k)
 }
 
 /// [`side_keys`] of a signal sent at propagation time `p`.
@@ -217,9 +216,9 @@ fn side_keys_at(p: i64, k: &Key) -> [(i64, i64); 2] {
 
 /// Widens the bounds of both sides by the signal `k`.
 #[inline]
-fn add_key(bounds: &mut [Agg; 2], prop: &[i64], k: &Key) {
-    for (b, (x, e)) in bounds.iter_mut().zip(side_keys(prop, k)) {
-        b.add(x, e, k.id, k.fixed());
+fn add_key(bounds: &mut [Agg; 2], k: &Key) {
+    for (b, (x, e)) in bounds.iter_mut().zip(side_keys(k)) {
+        b.add(x, e, k.id(), k.fixed());
     }
 }
 
@@ -408,11 +407,9 @@ struct Place {
 }
 
 pub struct BusIndex {
-    /// Each station's place, the station at each rank, and the propagation
-    /// time from the origin at each rank.
+    /// Each station's place, and the station at each rank.
     place: Vec<Place>,
     by_rank: Vec<u32>,
-    prop: Vec<i64>,
     /// Leaves are buckets of [`BUCKET`] ranks: node `size + rank / BUCKET`.
     size: usize,
     buckets: usize,
@@ -459,11 +456,6 @@ impl BusIndex {
             .zip(by_rank.first())
             .map_or(0, |(&hi, &lo)| prop[hi as usize] - prop[lo as usize]);
         BusIndex {
-            prop: {
-                let mut p = crate::mem::huge_vec(n);
-                p.extend(by_rank.iter().map(|&i| sx(prop[i as usize])));
-                p
-            },
             place,
             by_rank,
             size,
@@ -499,15 +491,13 @@ impl BusIndex {
     }
 
     /// Bytes per station, for the memory estimate: its place, the station
-    /// at each rank and the propagation time at each rank, and per
-    /// generation (up to [`GENERATIONS`]) a tree of up to four nodes and a
-    /// list header per bucket.
+    /// at each rank, and per generation (up to [`GENERATIONS`]) a tree of
+    /// up to four nodes and a list header per bucket.
     pub fn bytes_per_station() -> usize {
         let per_bucket = 4 * std::mem::size_of::<[Agg; 2]>() + std::mem::size_of::<Vec<Key>>();
         (GENERATIONS * per_bucket).div_ceil(BUCKET)
             + std::mem::size_of::<Place>()
             + std::mem::size_of::<u32>()
-            + 8
     }
 
     /// Bytes per signal held, for the memory estimate: its key, twice over
@@ -520,7 +510,7 @@ impl BusIndex {
     fn leaf_bounds(&self, bucket: usize, g: &Gen) -> [Agg; 2] {
         let mut bounds = [EMPTY; 2];
         for k in &g.lists[bucket] {
-            add_key(&mut bounds, &self.prop, k);
+            add_key(&mut bounds, k);
         }
         bounds
     }
@@ -569,7 +559,7 @@ impl BusIndex {
         let fresh = self.gens.back().is_none_or(|g| {
             (g.unfixed == 0 && start >= g.max_end)
                 || start >= g.first_start + self.span
-                || id - g.first_id >= u32::MAX as u64
+                || id - g.first_id >= IDS
         });
         if fresh {
             let mut g = self
@@ -598,7 +588,13 @@ impl BusIndex {
             (last.by, last.by_upto, last.ids_end) = (i64::MAX, i64::MAX, id + 1);
         }
         let rel = g.rel_id(id);
-        let key = Key::new(rel, start - g.first_start, end - g.first_start, r);
+        let key = Key::new(
+            rel,
+            start - g.first_start,
+            end - g.first_start,
+            r as usize,
+            p,
+        );
         let list = &mut g.lists[b];
         if list.is_empty() {
             g.touched.push(b as u32);
@@ -619,7 +615,6 @@ impl BusIndex {
         let Place { prop: p, rank } = self.place[station];
         let b = rank as usize / BUCKET;
         let mut node = self.size + b;
-        let prop = &self.prop;
         let Some(w) = self.gens.iter().rposition(|g| g.first_id <= id) else {
             return;
         };
@@ -635,7 +630,7 @@ impl BusIndex {
         // A list holds its signals in id order (it only grows within a
         // generation).
         let list = &mut g.lists[b];
-        let Ok(at) = list.binary_search_by_key(&rel, |k| k.id) else {
+        let Ok(at) = list.binary_search_by_key(&rel, |k| k.id()) else {
             return;
         };
         let k = &mut list[at];
@@ -663,7 +658,7 @@ impl BusIndex {
         if held {
             leaf = leaf.map(Agg::without_ends);
             for k in &g.lists[b] {
-                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(prop, k)) {
+                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(k)) {
                     l.add_ends(x, e, k.fixed());
                 }
             }
@@ -768,18 +763,18 @@ impl BusIndex {
         if nhi - nlo == BUCKET {
             // A leaf: its signals, those of stations in the range.
             for k in &g.lists[nlo / BUCKET] {
-                let r = k.rank as usize;
+                let r = nlo + k.off();
                 if r < lo || r >= hi {
                     continue;
                 }
-                let p = self.prop[r];
+                let p = k.prop();
                 let (s, e) = (sx(k.start()), sx(k.end()));
                 let (a, b) = if side == LEFT {
                     (s - p, e - p)
                 } else {
                     (s + p, e + p)
                 };
-                if !leaf(g.first_id + u64::from(k.id), k.fixed(), a, b) {
+                if !leaf(g.first_id + u64::from(k.id()), k.fixed(), a, b) {
                     return false;
                 }
             }
@@ -1201,34 +1196,39 @@ impl BusIndex {
     /// after) that are transmitting a signal whose end is not yet known,
     /// with that signal's id.
     pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
-        let r = self.place[i].rank;
-        let own = r as usize / BUCKET;
-        let mut near: [Option<(u32, u64)>; 2] = [None, None];
+        let r = self.place[i].rank as usize;
+        let own = r / BUCKET;
+        let mut near: [Option<(usize, u64)>; 2] = [None, None];
         for g in self.gens.iter().filter(|g| g.unfixed > 0) {
-            let unfixed = |b: usize| g.lists[b].iter().filter(|k| !k.fixed());
+            // The unfixed signals of bucket b, as (sender's rank, id).
+            let unfixed = |b: usize| {
+                g.lists[b]
+                    .iter()
+                    .filter(|k| !k.fixed())
+                    .map(move |k| (b * BUCKET + k.off(), g.first_id + u64::from(k.id())))
+            };
             let before = unfixed(own)
-                .filter(|k| k.rank < r)
-                .max_by_key(|k| k.rank)
+                .filter(|k| k.0 < r)
+                .max_by_key(|k| k.0)
                 .or_else(|| {
                     let b = Self::last_unfixed_below(&g.tree, self.size, own)?;
-                    unfixed(b).max_by_key(|k| k.rank)
+                    unfixed(b).max_by_key(|k| k.0)
                 });
             let after = unfixed(own)
-                .filter(|k| k.rank > r)
-                .min_by_key(|k| k.rank)
+                .filter(|k| k.0 > r)
+                .min_by_key(|k| k.0)
                 .or_else(|| {
                     let b = Self::first_unfixed_above(&g.tree, self.size, own)?;
-                    unfixed(b).min_by_key(|k| k.rank)
+                    unfixed(b).min_by_key(|k| k.0)
                 });
-            let id = |k: &Key| (k.rank, g.first_id + u64::from(k.id));
-            if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.rank > n.0)) {
-                near[0] = Some(id(k));
+            if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.0 > n.0)) {
+                near[0] = Some(k);
             }
-            if let Some(k) = after.filter(|k| near[1].is_none_or(|n| k.rank < n.0)) {
-                near[1] = Some(id(k));
+            if let Some(k) = after.filter(|k| near[1].is_none_or(|n| k.0 < n.0)) {
+                near[1] = Some(k);
             }
         }
-        near.map(|k| k.map(|(rank, id)| (self.by_rank[rank as usize] as usize, id)))
+        near.map(|k| k.map(|(rank, id)| (self.by_rank[rank] as usize, id)))
     }
 
     /// The greatest bucket < `b` with an unfixed signal.
