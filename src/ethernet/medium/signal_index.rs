@@ -424,6 +424,8 @@ pub struct BusIndex {
     span: Time,
     /// The longest signal held (see [`BusIndex::holds`]).
     longest: Time,
+    /// The ids a generation takes at most ([`IDS`], what its keys hold).
+    ids: u64,
     /// The longest delay between two stations: a signal has left every
     /// station by its end plus this.
     reach: Time,
@@ -465,6 +467,7 @@ impl BusIndex {
             pool: Vec::new(),
             span,
             longest,
+            ids: IDS,
             reach,
         }
     }
@@ -559,7 +562,7 @@ impl BusIndex {
         let fresh = self.gens.back().is_none_or(|g| {
             (g.unfixed == 0 && start >= g.max_end)
                 || start >= g.first_start + self.span
-                || id - g.first_id >= IDS
+                || id - g.first_id >= self.ids
         });
         if fresh {
             let mut g = self
@@ -1301,6 +1304,18 @@ mod tests {
     /// (where a generation is last needed).
     #[test]
     fn generations_answer_as_a_scan_over_every_signal() {
+        generations_against_a_scan(None);
+    }
+
+    /// The same, with generations cut short by their count of ids (at 7
+    /// signals, where a crowd's are cut at 2^24): a generation then ends
+    /// in the middle of a wave, while its signals are being sent.
+    #[test]
+    fn generations_cut_by_their_ids_answer_as_a_scan() {
+        generations_against_a_scan(Some(7));
+    }
+
+    fn generations_against_a_scan(ids: Option<u64>) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         let n = 4 * BUCKET + 37;
         let prop: Vec<Time> = (0..n)
@@ -1313,6 +1328,9 @@ mod tests {
         let reach = 199_000;
         let (ifg, keep) = (9_600, 60_000);
         let mut ix = BusIndex::new(&prop, 2 * reach + ifg, 1_505_000);
+        if let Some(ids) = ids {
+            ix.ids = ids;
+        }
         let mut all: Vec<Sig> = Vec::new();
         let (mut now, mut floor, mut dropped) = (0u64, 0u64, 0);
         let arrival = |s: &Sig, i: usize, t: Time| t + prop[i].abs_diff(prop[s.station]);
@@ -1496,6 +1514,15 @@ mod tests {
             assert_eq!(ix.nearest_unfixed(i), near, "step {step}");
         }
         assert!(dropped > 20, "only {dropped} generations went");
+        if let Some(ids) = ids {
+            // Generations were cut by their ids: at least about as many
+            // went as the signals sent over the ids each takes (a third as
+            // many go without the cut).
+            assert!(
+                dropped as u64 >= all.len() as u64 / ids - 2,
+                "{dropped} generations went"
+            );
+        }
         ix.clear();
         assert!(!ix.present(0, now) && ix.oldest_ended().is_none());
     }
