@@ -67,6 +67,12 @@ struct Agg {
     id_max: u32,
 }
 
+/// A tree node: the bounds of both sides, on one cache line of its own
+/// (aligned, so that no node straddles two lines).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+struct Node([Agg; 2]);
+
 const EMPTY: Agg = Agg {
     a_min: i32::MAX,
     a_max: i32::MIN,
@@ -278,7 +284,7 @@ struct Gen {
     /// Signals whose end is not final yet, and the latest final end.
     unfixed: u32,
     max_end: Time,
-    tree: Vec<[Agg; 2]>,
+    tree: Vec<Node>,
     lists: Vec<Vec<Key>>,
     /// Buckets with signals, for the reset.
     touched: Vec<u32>,
@@ -298,7 +304,7 @@ impl Gen {
             first_start: 0,
             unfixed: 0,
             max_end: 0,
-            tree: crate::mem::huge_filled(2 * size, [EMPTY; 2]),
+            tree: crate::mem::huge_filled(2 * size, Node([EMPTY; 2])),
             lists: (0..buckets).map(|_| Vec::new()).collect(),
             touched: Vec::new(),
         }
@@ -316,8 +322,8 @@ impl Gen {
             // Paths were emptied from the leaves up: an empty node's
             // ancestors are empty already.
             let mut node = size + b as usize;
-            while node > 0 && !self.tree[node][0].is_empty() {
-                self.tree[node] = [EMPTY; 2];
+            while node > 0 && !self.tree[node].0[0].is_empty() {
+                self.tree[node] = Node([EMPTY; 2]);
                 node /= 2;
             }
         }
@@ -497,7 +503,7 @@ impl BusIndex {
     /// at each rank, and per generation (up to [`GENERATIONS`]) a tree of
     /// up to four nodes and a list header per bucket.
     pub fn bytes_per_station() -> usize {
-        let per_bucket = 4 * std::mem::size_of::<[Agg; 2]>() + std::mem::size_of::<Vec<Key>>();
+        let per_bucket = 4 * std::mem::size_of::<Node>() + std::mem::size_of::<Vec<Key>>();
         (GENERATIONS * per_bucket).div_ceil(BUCKET)
             + std::mem::size_of::<Place>()
             + std::mem::size_of::<u32>()
@@ -606,7 +612,7 @@ impl BusIndex {
         let (s, e) = (sx(key.start()), sx(key.end()));
         let mut node = size + b;
         while node > 0 {
-            let [left, right] = &mut g.tree[node];
+            let [left, right] = &mut g.tree[node].0;
             left.add(s - p, e - p, rel, false);
             right.add(s + p, e + p, rel, false);
             node /= 2;
@@ -649,7 +655,7 @@ impl BusIndex {
         g.max_end = g.max_end.max(end);
         // The leaf's new bounds from its old ones, unless the signal held
         // one that its fix may give up (then a scan of the bucket).
-        let mut leaf = g.tree[node];
+        let mut leaf = g.tree[node].0;
         let mut held = false;
         for ((l, (a0, b0)), (_, b1)) in leaf.iter_mut().zip(before).zip(after) {
             held |= (!was_fixed && (a0 == l.ua_min() || b0 == l.ub_max()))
@@ -669,14 +675,14 @@ impl BusIndex {
         // Only the bounds of the ends and of the unfixed signals can change,
         // in the leaf and up its path.
         let tree = &mut g.tree;
-        tree[node] = leaf;
+        tree[node] = Node(leaf);
         while node > 1 {
             node /= 2;
-            let [x, y] = [tree[2 * node], tree[2 * node + 1]];
-            let [l, r] = &mut tree[node];
+            let [x, y] = [tree[2 * node].0, tree[2 * node + 1].0];
+            let [l, r] = &mut tree[node].0;
             let changed = l.rejoin_ends(&x[0], &y[0]) | r.rejoin_ends(&x[1], &y[1]);
             debug_assert_eq!(
-                tree[node],
+                tree[node].0,
                 [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])]
             );
             if !changed {
@@ -685,7 +691,7 @@ impl BusIndex {
         }
         self.note_reach(w);
         debug_assert_eq!(
-            self.gens[w].tree[self.size + b],
+            self.gens[w].tree[self.size + b].0,
             self.leaf_bounds(b, &self.gens[w])
         );
     }
@@ -751,7 +757,7 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
-        let agg = &g.tree[n][side];
+        let agg = &g.tree[n].0[side];
         if agg.is_empty() {
             return true;
         }
@@ -871,7 +877,7 @@ impl BusIndex {
         {
             // A generation holds a signal: its bounds are not empty, but
             // for the unfixed ones.
-            let [left, right] = &g.tree[1];
+            let [left, right] = &g.tree[1].0;
             let (pl, pr) = (r.base + p, r.base - p);
             l.start = l.start.max(left.a_max() + pl).max(right.a_max() + pr);
             l.end = l.end.max(left.b_max() + pl).max(right.b_max() + pr);
@@ -1235,15 +1241,15 @@ impl BusIndex {
     }
 
     /// The greatest bucket < `b` with an unfixed signal.
-    fn last_unfixed_below(t: &[[Agg; 2]], size: usize, b: usize) -> Option<usize> {
+    fn last_unfixed_below(t: &[Node], size: usize, b: usize) -> Option<usize> {
         // Climb from the leaf; at the first left sibling with unfixed
         // signals, descend to its rightmost such leaf.
         let mut n = size + b;
         while n > 1 {
-            if !n.is_multiple_of(2) && t[n - 1][0].has_unfixed() {
+            if !n.is_multiple_of(2) && t[n - 1].0[0].has_unfixed() {
                 let mut m = n - 1;
                 while m < size {
-                    m = if t[2 * m + 1][0].has_unfixed() {
+                    m = if t[2 * m + 1].0[0].has_unfixed() {
                         2 * m + 1
                     } else {
                         2 * m
@@ -1257,13 +1263,13 @@ impl BusIndex {
     }
 
     /// The least bucket > `b` with an unfixed signal.
-    fn first_unfixed_above(t: &[[Agg; 2]], size: usize, b: usize) -> Option<usize> {
+    fn first_unfixed_above(t: &[Node], size: usize, b: usize) -> Option<usize> {
         let mut n = size + b;
         while n > 1 {
-            if n.is_multiple_of(2) && t[n + 1][0].has_unfixed() {
+            if n.is_multiple_of(2) && t[n + 1].0[0].has_unfixed() {
                 let mut m = n + 1;
                 while m < size {
-                    m = if t[2 * m][0].has_unfixed() {
+                    m = if t[2 * m].0[0].has_unfixed() {
                         2 * m
                     } else {
                         2 * m + 1
