@@ -223,7 +223,7 @@ impl<O: Observer> Sim<'_, O> {
                 if !s.fixed {
                     debug_assert!(matches!(
                         self.stations[j].mac,
-                        Mac::Transmitting { signal, .. } if signal == s.id
+                        Mac::Transmitting { signal, .. } if std::ptr::eq(self.signal(signal), s)
                     ));
                     let arrive = t + d;
                     if arrive < self.stations[j].detect_at() && arrive < s.end {
@@ -247,14 +247,12 @@ impl<O: Observer> Sim<'_, O> {
             ix.add(i, id, t, full_end);
         }
         self.signals.push_back(Signal {
-            id,
             station: i as u32,
             prop: me,
             start: t,
             end: full_end,
             fixed: false,
             collided: false,
-            frame,
             waiters: NO_WAITERS,
         });
         let s = &mut self.stations[i];
@@ -347,13 +345,12 @@ impl<O: Observer> Sim<'_, O> {
         let Mac::Transmitting { signal, .. } = self.stations[i].mac else {
             return;
         };
-        let (collided, frame, waiting, start, was_fixed) = {
+        let (collided, waiting, start, was_fixed) = {
             let s = self.signal_mut(signal);
             let was_fixed = s.fixed;
             s.fixed = true;
             (
                 s.collided,
-                s.frame,
                 std::mem::replace(&mut s.waiters, NO_WAITERS),
                 s.start,
                 was_fixed,
@@ -418,11 +415,15 @@ impl<O: Observer> Sim<'_, O> {
                 );
             }
         } else {
-            let d = self.delay(i, frame.dst as usize);
-            self.events.push(t + d, Event::Deliver(signal));
+            // The frame sent is still the head of the sender's queue.
             let spec = self.spec(i);
             let s = &mut self.stations[i];
-            s.queue.pop_front();
+            if let Some(frame) = s.queue.pop_front() {
+                let d = self.delay(i, frame.dst as usize);
+                self.events.push(t + d, Event::Deliver(signal));
+                self.deliveries.push((signal, frame));
+            }
+            let s = &mut self.stations[i];
             s.collisions = 0;
             s.backoff.on_success(spec);
             self.recorder.success(t, i);
@@ -451,9 +452,13 @@ impl<O: Observer> Sim<'_, O> {
     /// The end of a successful transmission reaches its destination: it is
     /// intact unless any other signal overlapped it there.
     pub(super) fn deliver(&mut self, t: Time, id: u64) {
-        let (i, start, end, frame) = {
+        let Some(k) = self.deliveries.iter().position(|&(s, _)| s == id) else {
+            return;
+        };
+        let frame = self.deliveries.swap_remove(k).1;
+        let (i, start, end) = {
             let s = self.signal(id);
-            (s.station as usize, s.start, s.end, s.frame)
+            (s.station as usize, s.start, s.end)
         };
         let dst = frame.dst as usize;
         let d = self.delay(i, dst);

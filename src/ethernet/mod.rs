@@ -45,7 +45,7 @@ use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
 use medium::Seen;
 use metrics::Recorder;
-use station::{Extras, FrameQueue, Generators, Mac, Station};
+use station::{Extras, Frame, FrameQueue, Generators, Mac, Station};
 
 /// Runs one replication of `sc` with the given run seed.
 pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
@@ -171,6 +171,11 @@ struct Sim<'a, O: Observer> {
     /// allocate nothing.
     scratch: Vec<Seen>,
     updates: Vec<(usize, Time)>,
+    /// The frames of successful transmissions on their way to their
+    /// destinations, by signal id (a few at a time): a signal does not
+    /// carry its frame, which only a success needs once it has left its
+    /// sender's queue.
+    deliveries: Vec<(u64, Frame)>,
     /// For crowds: the signals that matter at the current time, by station
     /// position (see [`bus`]); None while the index is not in use.
     index: Option<BusIndex>,
@@ -283,6 +288,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             longest,
             scratch: Vec::new(),
             updates: Vec::new(),
+            deliveries: Vec::new(),
             index,
             removed_floor: 0,
             index_use,

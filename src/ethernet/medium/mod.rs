@@ -7,7 +7,6 @@ mod key;
 pub(super) mod signal_index;
 pub(super) mod signal_list;
 
-use super::station::Frame;
 use super::topology::between;
 use super::{IndexUse, Observer, Sim};
 use crate::engine::Time;
@@ -17,7 +16,6 @@ pub(in crate::ethernet) use signal_list::NO_WAITERS;
 /// One transmission on the bus: present at station j on [start + d, end + d).
 #[derive(Debug)]
 pub(in crate::ethernet) struct Signal {
-    pub(in crate::ethernet) id: u64,
     pub(in crate::ethernet) station: u32,
     /// The sender's propagation time from the origin (copied from its
     /// station so that bus scans stay within this array).
@@ -27,7 +25,6 @@ pub(in crate::ethernet) struct Signal {
     /// The end is known for good (collision detected, or transmission over).
     pub(in crate::ethernet) fixed: bool,
     pub(in crate::ethernet) collided: bool,
-    pub(in crate::ethernet) frame: Frame,
     /// Stations whose deferral waits for this signal's end to be known: a
     /// place among the signal list's waiter lists, or [`NO_WAITERS`]
     /// (almost every signal: a list in each would double its size).
@@ -78,7 +75,7 @@ impl<O: Observer> Sim<'_, O> {
     /// at the hub hears carrier until its own signal has gone through the
     /// hub and back, `2 cable + repeater` after it (docs/model.md, "Hubs
     /// and repeaters"). Never a collision to the sender: it only defers.
-    fn enforced_back(&self, i: usize, s: &Signal) -> Option<Seen> {
+    fn enforced_back(&self, i: usize, id: u64, s: &Signal) -> Option<Seen> {
         let r = self.hub?;
         if s.station as usize != i || !s.collided {
             return None;
@@ -94,7 +91,7 @@ impl<O: Observer> Sim<'_, O> {
             leave: s.end + 2 * c + r,
             fixed: s.fixed,
             colocated: false,
-            id: s.id,
+            id,
         })
     }
 
@@ -131,7 +128,8 @@ impl<O: Observer> Sim<'_, O> {
         // covers no cand >= t0, its drop is too old to start a gap that
         // reaches cand, and it arrived before any gap that does.
         let mut seen = std::mem::take(&mut self.scratch);
-        let live = self.signals.range(self.live_index(t0));
+        let from = self.live_index(t0);
+        let live = self.signals.range(from);
         // Every signal is written, and kept by advancing past it: whether
         // one is kept is a coin toss in a crowd, which a branch would
         // mispredict.
@@ -147,22 +145,22 @@ impl<O: Observer> Sim<'_, O> {
         );
         let mut kept = 0;
         let hub = self.hub;
-        for s in live {
+        for (id, s) in self.signals.ids_from(from).zip(live) {
             let d = between(hub, me, s.prop, s.station as usize == i);
             seen[kept] = Seen {
                 arrive: s.start + d,
                 leave: s.end + d,
                 fixed: s.fixed,
                 colocated: d == 0,
-                id: s.id,
+                id,
             };
             kept += usize::from((s.station as usize != i) & (s.end + d + ifg > t0));
         }
         seen.truncate(kept);
         if hub.is_some() {
-            let own = self.signals.range(self.live_index(t0));
+            let own = self.signals.ids_from(from).zip(self.signals.range(from));
             seen.extend(
-                own.filter_map(|s| self.enforced_back(i, s))
+                own.filter_map(|(id, s)| self.enforced_back(i, id, s))
                     .filter(|e| e.leave + ifg > t0),
             );
         }
@@ -431,13 +429,15 @@ impl<O: Observer> Sim<'_, O> {
             return ix.present(i, t);
         }
         let me = self.stations[i].prop;
-        self.signals.range(self.live_index(t)).any(|s| {
+        let from = self.live_index(t);
+        let live = self.signals.ids_from(from).zip(self.signals.range(from));
+        live.into_iter().any(|(id, s)| {
             let j = s.station as usize;
             let d = between(self.hub, me, s.prop, j == i);
             let foreign = j != i && sensed(s.start + d, d == 0, t) && t < s.end + d;
             foreign
                 || self
-                    .enforced_back(i, s)
+                    .enforced_back(i, id, s)
                     .is_some_and(|e| e.arrive <= t && t < e.leave)
         })
     }
@@ -494,8 +494,9 @@ impl<O: Observer> Sim<'_, O> {
             Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0),
             _ => self
                 .signals
-                .iter()
-                .any(|s| hit(s.id, s.station, s.prop, s.start, s.end)),
+                .ids_from(0)
+                .zip(self.signals.iter())
+                .any(|(id, s)| hit(id, s.station, s.prop, s.start, s.end)),
         }
     }
 }

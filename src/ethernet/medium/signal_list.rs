@@ -108,7 +108,6 @@ impl SignalList {
     /// Appends a signal; its id must be the next after the last one's.
     #[inline]
     pub(in crate::ethernet) fn push_back(&mut self, s: Signal) {
-        debug_assert_eq!(s.id, self.next_id());
         match self.chunks.last_mut() {
             Some(c) if c.len() < c.capacity() => c.push(s),
             _ => self.push_in_new_chunk(s),
@@ -187,6 +186,13 @@ impl SignalList {
         }
     }
 
+    /// The ids of the signals from position `from` on, in order (a signal's
+    /// id is its place in the list: it does not carry it).
+    #[inline]
+    pub(in crate::ethernet) fn ids_from(&self, from: usize) -> std::ops::Range<u64> {
+        self.first + from as u64..self.next_id()
+    }
+
     /// Every signal held, in order.
     pub(in crate::ethernet) fn iter(&self) -> Range<'_> {
         self.range(0)
@@ -235,22 +241,16 @@ impl ExactSizeIterator for Range<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ethernet::station::Frame;
 
+    /// A signal that carries its id as its start, to be told apart.
     fn signal(id: u64) -> Signal {
         Signal {
-            id,
             station: 0,
             prop: 0,
-            start: 0,
+            start: id,
             end: 0,
             fixed: false,
             collided: false,
-            frame: Frame {
-                arrival: 0,
-                bytes: 64,
-                dst: 0,
-            },
             waiters: NO_WAITERS,
         }
     }
@@ -274,24 +274,29 @@ mod tests {
                 }
             }
             assert_eq!(list.len(), ids.len());
-            assert_eq!(list.front().map(|s| s.id), ids.front().copied());
+            assert_eq!(list.front().map(|s| s.start), ids.front().copied());
+            assert_eq!(list.first_id(), ids.front().copied().unwrap_or(next));
+            assert_eq!(list.next_id(), next);
             for k in [0, ids.len() / 3, ids.len()] {
-                let got: Vec<u64> = list.range(k).map(|s| s.id).collect();
+                let got: Vec<u64> = list.range(k).map(|s| s.start).collect();
                 let want: Vec<u64> = ids.range(k..).copied().collect();
                 assert_eq!(got, want);
+                assert_eq!(list.ids_from(k).collect::<Vec<u64>>(), want);
                 assert_eq!(list.range(k).len(), want.len());
                 assert_eq!(
-                    list.range(k).fold(0, |n, s| n + s.id),
+                    list.range(k).fold(0, |n, s| n + s.start),
                     want.iter().sum::<u64>()
                 );
             }
             for &id in &ids {
-                assert_eq!(list.by_id(id).id, id);
+                assert_eq!(list.by_id(id).start, id);
             }
             if let Some(&id) = ids.back() {
                 list.by_id_mut(id).station = 7;
                 assert_eq!(
-                    list.range(ids.len() - 1).next().map(|s| (s.id, s.station)),
+                    list.range(ids.len() - 1)
+                        .next()
+                        .map(|s| (s.start, s.station)),
                     Some((id, 7))
                 );
             }
@@ -299,10 +304,10 @@ mod tests {
         assert!(list.chunks.len() <= ids.len() / 64 + 2);
     }
 
-    /// A signal fills one cache line (docs/performance.md, "Memory").
+    /// A signal takes 40 bytes (docs/performance.md, "Memory").
     #[test]
-    fn a_signal_is_64_bytes() {
-        assert_eq!(std::mem::size_of::<Signal>(), 64);
+    fn a_signal_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Signal>(), 40);
     }
 
     /// Waiter lists are kept per signal, in order, and their places reused.
