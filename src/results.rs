@@ -22,14 +22,25 @@ pub struct Columns {
     pub tables: &'static [TableSpec],
 }
 
-/// One cell of a table row.
+/// One cell of a table row, in 16 bytes: a crowd's stations table holds a
+/// row of cells per station until it is written (12 cells each).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
     /// A count, written as an integer.
     Count(u64),
     /// A measured number: shortest round-trip decimal, empty when undefined.
     Number(f64),
-    Text(String),
+    /// A name. Boxed: one pointer, where a `String` would make every cell
+    /// 24 bytes (text cells are few: a group's name and policy).
+    #[allow(clippy::box_collection)]
+    Text(Box<String>),
+}
+
+impl Cell {
+    /// A text cell.
+    pub fn text(t: impl Into<String>) -> Cell {
+        Cell::Text(Box::new(t.into()))
+    }
 }
 
 /// One run's results, aligned with its world's [`Columns`].
@@ -61,5 +72,17 @@ impl RunOutput {
             .iter()
             .position(|t| t.name == name)
             .map_or(&[], |k| self.tables[k].as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cell;
+
+    /// A cell is 16 bytes (a crowd's stations table is 12 cells a station).
+    #[test]
+    fn a_cell_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Cell>(), 16);
+        assert_eq!(Cell::text("g"), Cell::Text(Box::new("g".to_string())));
     }
 }

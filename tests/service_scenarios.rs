@@ -27,7 +27,7 @@ fn group(r: &RunOutput, group: &str) -> (f64, f64, f64) {
     let row = r
         .table("groups")
         .iter()
-        .find(|row| matches!(&row[0], Cell::Text(t) if t == group))
+        .find(|row| matches!(&row[0], Cell::Text(t) if t.as_str() == group))
         .unwrap_or_else(|| panic!("no group {group}"));
     let count = |c: &Cell| match c {
         Cell::Count(v) => *v as f64,

@@ -165,8 +165,8 @@ impl GroupResult {
     /// The group's row of groups.csv.
     fn row(&self) -> Vec<Cell> {
         vec![
-            Cell::Text(self.name.clone()),
-            Cell::Text(self.policy.to_string()),
+            Cell::text(self.name.clone()),
+            Cell::text(self.policy.to_string()),
             Cell::Count(self.stations),
             Cell::Number(self.offered_load),
             Cell::Number(self.throughput),

@@ -25,7 +25,7 @@ pub fn cell(c: &Cell) -> String {
     match c {
         Cell::Count(n) => n.to_string(),
         Cell::Number(x) => num(*x),
-        Cell::Text(t) => t.clone(),
+        Cell::Text(t) => t.to_string(),
     }
 }
 

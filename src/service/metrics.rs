@@ -183,7 +183,7 @@ impl RunResult {
             .iter()
             .map(|(name, clients, g)| {
                 vec![
-                    Cell::Text(name.clone()),
+                    Cell::text(name.clone()),
                     Cell::Count(*clients),
                     Cell::Count(g.calls),
                     Cell::Count(g.attempts),
