@@ -145,7 +145,8 @@ impl<O: Observer> Sim<'_, O> {
         );
         let mut kept = 0;
         let hub = self.hub;
-        for (id, s) in self.signals.ids_from(from).zip(live) {
+        // A signal's id is its place in the list.
+        for (id, s) in (self.signals.first_id() + from as u64..).zip(live) {
             let d = between(hub, me, s.prop, s.station as usize == i);
             seen[kept] = Seen {
                 arrive: s.start + d,
@@ -484,19 +485,19 @@ impl<O: Observer> Sim<'_, O> {
     /// [a0, b0).
     pub(in crate::ethernet) fn overlapped(&self, id: u64, at: usize, a0: Time, b0: Time) -> bool {
         let pa = self.stations[at].prop;
-        let hit = |id_k: u64, station: u32, prop: Time, start: Time, end: Time| {
-            let dk = between(self.hub, pa, prop, station as usize == at);
-            id_k != id && start + dk < b0 && a0 < end + dk
-        };
         match &self.index {
             // A signal removed at r has left every station by r, so only
             // those removed after a0 can overlap.
             Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0),
-            _ => self
-                .signals
-                .ids_from(0)
-                .zip(self.signals.iter())
-                .any(|(id, s)| hit(id, s.station, s.prop, s.start, s.end)),
+            _ => {
+                // A signal's id is its place in the list.
+                let mut k = self.signals.first_id();
+                self.signals.iter().any(|s| {
+                    let dk = between(self.hub, pa, s.prop, s.station as usize == at);
+                    k += 1;
+                    k - 1 != id && s.start + dk < b0 && a0 < s.end + dk
+                })
+            }
         }
     }
 }
