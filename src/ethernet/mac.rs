@@ -415,10 +415,9 @@ impl<O: Observer> Sim<'_, O> {
                 );
             }
         } else {
-            // The frame sent is still the head of the sender's queue.
             let spec = self.spec(i);
-            let s = &mut self.stations[i];
-            if let Some(frame) = s.queue.pop_front() {
+            // The frame sent is still the head of the sender's queue.
+            if let Some(frame) = self.stations[i].queue.pop_front() {
                 let d = self.delay(i, frame.dst as usize);
                 self.events.push(t + d, Event::Deliver(signal));
                 self.deliveries.push((signal, frame));

@@ -145,8 +145,7 @@ impl<O: Observer> Sim<'_, O> {
         );
         let mut kept = 0;
         let hub = self.hub;
-        // A signal's id is its place in the list.
-        for (id, s) in (self.signals.first_id() + from as u64..).zip(live) {
+        for (id, s) in self.signals.ids_from(from).zip(live) {
             let d = between(hub, me, s.prop, s.station as usize == i);
             seen[kept] = Seen {
                 arrive: s.start + d,
@@ -490,12 +489,10 @@ impl<O: Observer> Sim<'_, O> {
             // those removed after a0 can overlap.
             Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0),
             _ => {
-                // A signal's id is its place in the list.
-                let mut k = self.signals.first_id();
-                self.signals.iter().any(|s| {
+                let all = self.signals.ids_from(0).zip(self.signals.iter());
+                all.into_iter().any(|(k, s)| {
                     let dk = between(self.hub, pa, s.prop, s.station as usize == at);
-                    k += 1;
-                    k - 1 != id && s.start + dk < b0 && a0 < s.end + dk
+                    k != id && s.start + dk < b0 && a0 < s.end + dk
                 })
             }
         }

@@ -210,13 +210,7 @@ impl Agg {
 /// relative to its generation's first start.
 #[inline]
 fn side_keys(k: &Key) -> [(i64, i64); 2] {
-    side_keys_at(k.prop(), k)
-}
-
-/// [`side_keys`] of a signal sent at propagation time `p`.
-#[inline]
-fn side_keys_at(p: i64, k: &Key) -> [(i64, i64); 2] {
-    let (s, e) = (sx(k.start()), sx(k.end()));
+    let (s, e, p) = (sx(k.start()), sx(k.end()), k.prop());
     [(s - p, e - p), (s + p, e + p)]
 }
 
@@ -621,8 +615,7 @@ impl BusIndex {
 
     /// The signal's end is now `end`, for good.
     pub fn fix(&mut self, station: usize, id: u64, end: Time) {
-        let Place { prop: p, rank } = self.place[station];
-        let b = rank as usize / BUCKET;
+        let b = self.place[station].rank as usize / BUCKET;
         let mut node = self.size + b;
         let Some(w) = self.gens.iter().rposition(|g| g.first_id <= id) else {
             return;
@@ -646,11 +639,9 @@ impl BusIndex {
         if k.end() == rel_end && k.fixed() {
             return;
         }
-        // Its sender's propagation time from its place, already loaded
-        // (not from the ranks' array).
-        let (before, was_fixed) = (side_keys_at(p, k), k.fixed());
+        let (before, was_fixed) = (side_keys(k), k.fixed());
         k.fix(rel_end);
-        let after = side_keys_at(p, k);
+        let after = side_keys(k);
         g.unfixed -= u32::from(!was_fixed);
         g.max_end = g.max_end.max(end);
         // The leaf's new bounds from its old ones, unless the signal held
