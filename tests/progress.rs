@@ -29,6 +29,27 @@ fn run(file: &Path, out: &Path, every: Option<&str>) -> Output {
     c.output().unwrap()
 }
 
+/// Runs the scenario `toml` (in a directory named `name`) with progress
+/// lines every 0.01 s and without them, checks that both succeed and write
+/// the same `files`, and gives the percentages of each run's lines, with
+/// the stderr of the run with them.
+fn with_and_without(name: &str, toml: &str, files: &[&str]) -> (Vec<f64>, Vec<f64>, String) {
+    let d = temp_dir(name);
+    let file = d.join("herd.toml");
+    std::fs::write(&file, toml).unwrap();
+    let with = run(&file, &d.join("with"), Some("0.01"));
+    let err = String::from_utf8_lossy(&with.stderr).into_owned();
+    assert!(with.status.success(), "{err}");
+    let without = run(&file, &d.join("without"), None);
+    assert!(without.status.success());
+    for f in files {
+        let a = std::fs::read(d.join("with").join(f)).unwrap();
+        let b = std::fs::read(d.join("without").join(f)).unwrap();
+        assert_eq!(a, b, "{f} differs with progress lines");
+    }
+    (shares(&with.stderr), shares(&without.stderr), err)
+}
+
 /// The percentages of the progress lines, in order.
 fn shares(stderr: &[u8]) -> Vec<f64> {
     String::from_utf8_lossy(stderr)
@@ -42,13 +63,8 @@ fn shares(stderr: &[u8]) -> Vec<f64> {
 
 #[test]
 fn a_long_run_reports_its_progress_and_the_same_results() {
-    let d = temp_dir("progress");
-    let file = d.join("herd.toml");
-    std::fs::write(&file, HERD).unwrap();
-    let with = run(&file, &d.join("with"), Some("0.01"));
-    let err = String::from_utf8_lossy(&with.stderr);
-    assert!(with.status.success(), "{err}");
-    let seen = shares(&with.stderr);
+    let files = ["summary.csv", "runs.csv", "stations.csv", "completions.csv"];
+    let (seen, unseen, err) = with_and_without("progress", HERD, &files);
     assert!(
         seen.len() >= 2 && seen.iter().any(|&s| s > 0.0 && s < 100.0),
         "progress lines every 0.01 s through the run:\n{err}"
@@ -56,14 +72,7 @@ fn a_long_run_reports_its_progress_and_the_same_results() {
     assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
     assert!(seen.iter().all(|&s| (0.0..=100.0).contains(&s)), "{seen:?}");
     // Ten seconds apart by default: this run is over before the first.
-    let without = run(&file, &d.join("without"), None);
-    assert!(without.status.success());
-    assert!(shares(&without.stderr).is_empty());
-    for f in ["summary.csv", "runs.csv", "stations.csv", "completions.csv"] {
-        let a = std::fs::read(d.join("with").join(f)).unwrap();
-        let b = std::fs::read(d.join("without").join(f)).unwrap();
-        assert_eq!(a, b, "{f} differs with progress lines");
-    }
+    assert!(unseen.is_empty());
 }
 
 /// 100 000 clients reconnecting after a restart: every one is connected
@@ -93,25 +102,13 @@ backoff = { kind = "full-jitter", base = "1s", cap = "64s" }
 /// would stay under 13 % and then jump to the end.
 #[test]
 fn a_reconnecting_herd_reports_the_share_of_its_clients_connected() {
-    let d = temp_dir("progress-herd");
-    let file = d.join("herd.toml");
-    std::fs::write(&file, RECONNECTING).unwrap();
-    let with = run(&file, &d.join("with"), Some("0.01"));
-    let err = String::from_utf8_lossy(&with.stderr);
-    assert!(with.status.success(), "{err}");
-    let seen = shares(&with.stderr);
+    let files = ["summary.csv", "runs.csv", "groups.csv", "timeseries.csv"];
+    let (seen, _, err) = with_and_without("progress-herd", RECONNECTING, &files);
     assert!(
         seen.iter().any(|&s| (20.0..100.0).contains(&s)),
         "progress past the share of the duration simulated:\n{err}"
     );
     assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
-    let without = run(&file, &d.join("without"), None);
-    assert!(without.status.success());
-    for f in ["summary.csv", "runs.csv", "groups.csv", "timeseries.csv"] {
-        let a = std::fs::read(d.join("with").join(f)).unwrap();
-        let b = std::fs::read(d.join("without").join(f)).unwrap();
-        assert_eq!(a, b, "{f} differs with progress lines");
-    }
 }
 
 #[test]
