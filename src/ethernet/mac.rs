@@ -220,7 +220,7 @@ impl<O: Observer> Sim<'_, O> {
                 // A signal is unfixed exactly while its sender is transmitting it
                 // (detect and tx_end fix it before the sender moves on), so this
                 // needs no look at the sender's state.
-                if !s.fixed {
+                if !s.fixed() {
                     debug_assert!(matches!(
                         self.stations[j].mac,
                         Mac::Transmitting { signal, .. } if std::ptr::eq(self.signal(signal), s)
@@ -246,15 +246,8 @@ impl<O: Observer> Sim<'_, O> {
         if let Some(ix) = &mut self.index {
             ix.add(i, id, t, full_end);
         }
-        self.signals.push_back(Signal {
-            station: i as u32,
-            prop: me,
-            start: t,
-            end: full_end,
-            fixed: false,
-            collided: false,
-            waiters: NO_WAITERS,
-        });
+        self.signals
+            .push_back(Signal::new(i as u32, me, t, full_end));
         let s = &mut self.stations[i];
         s.mac = Mac::Transmitting {
             signal: id,
@@ -317,8 +310,7 @@ impl<O: Observer> Sim<'_, O> {
         {
             let s = self.signal_mut(signal);
             s.end = jam_end;
-            s.fixed = true;
-            s.collided = true;
+            s.set_collided();
         }
         self.index_fixed(i, signal, jam_end);
         let st = &mut self.stations[i];
@@ -347,14 +339,11 @@ impl<O: Observer> Sim<'_, O> {
         };
         let (collided, waiting, start, was_fixed) = {
             let s = self.signal_mut(signal);
-            let was_fixed = s.fixed;
-            s.fixed = true;
-            (
-                s.collided,
-                std::mem::replace(&mut s.waiters, NO_WAITERS),
-                s.start,
-                was_fixed,
-            )
+            let was_fixed = s.fixed();
+            s.set_fixed();
+            let waiters = s.waiters();
+            s.set_waiters(NO_WAITERS);
+            (s.collided(), waiters, s.start, was_fixed)
         };
         let mut waiters = self.signals.release_waiters(waiting);
         if !was_fixed {

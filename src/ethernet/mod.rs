@@ -428,6 +428,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             ..
         } = self;
         let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
+        let crowd = stations.len() >= CROWD_TRIM;
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
         drop((
@@ -439,9 +440,17 @@ impl<'a, O: Observer> Sim<'a, O> {
             index,
             spare_index,
         ));
+        if crowd {
+            crate::mem::give_back_freed();
+        }
         recorder.finish(sc, &queued)
     }
 }
+
+/// Runs of at least this many stations give the memory of their run state
+/// back to the system before building their results (see
+/// [`crate::mem::give_back_freed`]); smaller ones free too little to matter.
+const CROWD_TRIM: usize = 1 << 16;
 
 /// How long after its first start a generation of the bus index takes new
 /// signals while its earlier ones are still on the wire.

@@ -24,7 +24,7 @@ impl<O: Observer> Sim<'_, O> {
         for (id, s) in (self.signals.first_id() + first as u64..).zip(self.signals.range(first)) {
             let i = s.station as usize;
             ix.add(i, id, s.start, s.end);
-            if s.fixed {
+            if s.fixed() {
                 // Into the index's life cycle as if fixed now: it leaves the
                 // wire tree at the next collection if it is already off the
                 // wire (moving a signal down late is exact).

@@ -14,21 +14,80 @@ use signal_index::{BusIndex, Latest};
 pub(in crate::ethernet) use signal_list::NO_WAITERS;
 
 /// One transmission on the bus: present at station j on [start + d, end + d).
+/// 32 bytes: its two flags share a word with its waiters' place.
 #[derive(Debug)]
 pub(in crate::ethernet) struct Signal {
     pub(in crate::ethernet) station: u32,
+    /// Stations whose deferral waits for this signal's end to be known: a
+    /// place among the signal list's waiter lists, or [`NO_WAITERS`]
+    /// (almost every signal: a list in each would double its size), in the
+    /// low 30 bits; [`FIXED`] and [`COLLIDED`] above them.
+    marks: u32,
     /// The sender's propagation time from the origin (copied from its
     /// station so that bus scans stay within this array).
     pub(in crate::ethernet) prop: Time,
     pub(in crate::ethernet) start: Time,
     pub(in crate::ethernet) end: Time,
-    /// The end is known for good (collision detected, or transmission over).
-    pub(in crate::ethernet) fixed: bool,
-    pub(in crate::ethernet) collided: bool,
-    /// Stations whose deferral waits for this signal's end to be known: a
-    /// place among the signal list's waiter lists, or [`NO_WAITERS`]
-    /// (almost every signal: a list in each would double its size).
-    pub(in crate::ethernet) waiters: u32,
+}
+
+/// The end is known for good (collision detected, or transmission over).
+const FIXED: u32 = 1 << 31;
+/// The transmission collided.
+const COLLIDED: u32 = 1 << 30;
+
+impl Signal {
+    /// A transmission just started: its end not yet fixed, no collision
+    /// known, no station waiting for it.
+    #[inline]
+    pub(in crate::ethernet) fn new(station: u32, prop: Time, start: Time, end: Time) -> Self {
+        Signal {
+            station,
+            marks: NO_WAITERS,
+            prop,
+            start,
+            end,
+        }
+    }
+
+    /// Whether its end is known for good.
+    #[inline]
+    pub(in crate::ethernet) fn fixed(&self) -> bool {
+        self.marks & FIXED != 0
+    }
+
+    /// Whether it collided.
+    #[inline]
+    pub(in crate::ethernet) fn collided(&self) -> bool {
+        self.marks & COLLIDED != 0
+    }
+
+    /// Its end is known for good.
+    #[inline]
+    pub(in crate::ethernet) fn set_fixed(&mut self) {
+        self.marks |= FIXED;
+    }
+
+    /// It collided, and its end is known for good.
+    #[inline]
+    pub(in crate::ethernet) fn set_collided(&mut self) {
+        self.marks |= FIXED | COLLIDED;
+    }
+
+    /// The place of its waiters' list, or [`NO_WAITERS`].
+    #[inline]
+    pub(in crate::ethernet) fn waiters(&self) -> u32 {
+        self.marks & NO_WAITERS
+    }
+
+    /// Sets the place of its waiters' list ([`NO_WAITERS`]: none).
+    #[inline]
+    pub(in crate::ethernet) fn set_waiters(&mut self, place: u32) {
+        assert!(
+            place <= NO_WAITERS,
+            "waiter list place {place} out of range"
+        );
+        self.marks = (self.marks & !NO_WAITERS) | place;
+    }
 }
 
 /// A signal as one station sees it: present there on [arrive, leave).
@@ -77,7 +136,7 @@ impl<O: Observer> Sim<'_, O> {
     /// and repeaters"). Never a collision to the sender: it only defers.
     fn enforced_back(&self, i: usize, id: u64, s: &Signal) -> Option<Seen> {
         let r = self.hub?;
-        if s.station as usize != i || !s.collided {
+        if s.station as usize != i || !s.collided() {
             return None;
         }
         let c = s.prop;
@@ -89,7 +148,7 @@ impl<O: Observer> Sim<'_, O> {
         met.then(|| Seen {
             arrive: s.start + 2 * c + r,
             leave: s.end + 2 * c + r,
-            fixed: s.fixed,
+            fixed: s.fixed(),
             colocated: false,
             id,
         })
@@ -150,7 +209,7 @@ impl<O: Observer> Sim<'_, O> {
             seen[kept] = Seen {
                 arrive: s.start + d,
                 leave: s.end + d,
-                fixed: s.fixed,
+                fixed: s.fixed(),
                 colocated: d == 0,
                 id,
             };
@@ -381,7 +440,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.prune_next = now + self.ifs_part1;
         while let Some(s) = self.signals.front() {
-            if s.fixed && s.waiters == NO_WAITERS && s.end + self.horizon < now {
+            if s.fixed() && s.waiters() == NO_WAITERS && s.end + self.horizon < now {
                 self.signals.pop_front();
             } else {
                 break;
@@ -390,7 +449,7 @@ impl<O: Observer> Sim<'_, O> {
         let mut k = self.live_from.max(self.signals.first_id());
         while k < self.signals.next_id() {
             let s = self.signal(k);
-            if s.fixed && s.end + self.max_delay + self.ifg <= now {
+            if s.fixed() && s.end + self.max_delay + self.ifg <= now {
                 k += 1;
             } else {
                 break;

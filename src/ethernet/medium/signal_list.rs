@@ -34,7 +34,8 @@ pub(in crate::ethernet) struct SignalList {
 }
 
 /// [`Signal::waiters`] of a signal no station waits for.
-pub(in crate::ethernet) const NO_WAITERS: u32 = u32::MAX;
+/// The greatest a signal holds (30 bits: its flags share the word).
+pub(in crate::ethernet) const NO_WAITERS: u32 = (1 << 30) - 1;
 
 impl SignalList {
     /// An empty list for a bus of `stations` stations: chunks of about half
@@ -145,13 +146,16 @@ impl SignalList {
 
     /// Station `i`'s deferral waits for the end of signal `id`.
     pub(in crate::ethernet) fn add_waiter(&mut self, id: u64, i: u32) {
-        let mut place = self.by_id(id).waiters;
+        let mut place = self.by_id(id).waiters();
         if place == NO_WAITERS {
             place = self.free_waiting.pop().unwrap_or_else(|| {
                 self.waiting.push(Vec::new());
                 (self.waiting.len() - 1) as u32
             });
-            self.by_id_mut(id).waiters = place;
+            // A list per signal held that has waiters: 2^30 of them would
+            // take over 32 GiB of signals.
+            assert!(place < NO_WAITERS, "more than 2^30 waiter lists");
+            self.by_id_mut(id).set_waiters(place);
         }
         self.waiting[place as usize].push(i);
     }
@@ -245,15 +249,7 @@ mod tests {
 
     /// A signal that carries its id as its start, to be told apart.
     fn signal(id: u64) -> Signal {
-        Signal {
-            station: 0,
-            prop: 0,
-            start: id,
-            end: 0,
-            fixed: false,
-            collided: false,
-            waiters: NO_WAITERS,
-        }
+        Signal::new(0, 0, id, 0)
     }
 
     /// Against a plain deque, through pushes and pops that cross chunk
@@ -310,10 +306,30 @@ mod tests {
         assert!(list.chunks.len() <= ids.len() / 64 + 2);
     }
 
-    /// A signal takes 40 bytes (docs/performance.md, "Memory").
+    /// A signal takes 32 bytes (docs/performance.md, "Memory").
     #[test]
-    fn a_signal_is_40_bytes() {
-        assert_eq!(std::mem::size_of::<Signal>(), 40);
+    fn a_signal_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Signal>(), 32);
+    }
+
+    /// A signal's flags and its waiters' place share a word without
+    /// touching each other.
+    #[test]
+    fn flags_and_waiters_share_a_word() {
+        let mut s = signal(3);
+        assert!(!s.fixed() && !s.collided() && s.waiters() == NO_WAITERS);
+        s.set_waiters(0);
+        assert!(!s.fixed() && !s.collided() && s.waiters() == 0);
+        s.set_fixed();
+        assert!(s.fixed() && !s.collided() && s.waiters() == 0);
+        s.set_waiters(NO_WAITERS - 1);
+        s.set_collided();
+        assert!(s.fixed() && s.collided() && s.waiters() == NO_WAITERS - 1);
+        s.set_waiters(NO_WAITERS);
+        assert!(s.fixed() && s.collided() && s.waiters() == NO_WAITERS);
+        let mut t = signal(4);
+        t.set_collided();
+        assert!(t.fixed() && t.collided() && t.waiters() == NO_WAITERS);
     }
 
     /// Waiter lists are kept per signal, in order, and their places reused.
@@ -326,13 +342,14 @@ mod tests {
         list.add_waiter(1, 5);
         list.add_waiter(2, 6);
         list.add_waiter(1, 4);
-        assert_eq!(list.by_id(0).waiters, NO_WAITERS);
-        let place = std::mem::replace(&mut list.by_id_mut(1).waiters, NO_WAITERS);
+        assert_eq!(list.by_id(0).waiters(), NO_WAITERS);
+        let place = list.by_id(1).waiters();
+        list.by_id_mut(1).set_waiters(NO_WAITERS);
         assert_eq!(list.release_waiters(place), vec![5, 4]);
         assert_eq!(list.release_waiters(NO_WAITERS), Vec::<u32>::new());
         list.add_waiter(0, 9);
-        assert_eq!(list.by_id(0).waiters, place);
-        let other = list.by_id(2).waiters;
+        assert_eq!(list.by_id(0).waiters(), place);
+        let other = list.by_id(2).waiters();
         assert_eq!(list.release_waiters(other), vec![6]);
     }
 }
