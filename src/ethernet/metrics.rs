@@ -170,30 +170,32 @@ pub struct RunResult {
 }
 
 /// A station's counters while the run goes on: the fields of
-/// [`StationResult`] that change, on one cache line of their own (a crowd
-/// fetches it ahead of the station's events; id, group and position are
-/// only needed at the end). Counts are kept in 32 bits and the delay sum in
-/// 64: what overflows is carried into [`Carries`], so every count stays
-/// exact however long the run (a carry comes at most once per 2^32 of a
-/// station's frames or bits; a crowd's stations never get there).
+/// [`StationResult`] that change, in half a cache line of their own (a
+/// crowd fetches it ahead of the station's events; id, group and position
+/// are only needed at the end). Counts are kept in 16 bits, delivered
+/// frames as bytes, and the delay sum in 32: what overflows is carried
+/// into [`Carries`], so every count stays exact however long the run (a
+/// count carries at most once per 65 536 of a station's frames, attempts
+/// or bytes; a crowd's stations never get there).
 #[derive(Clone, Copy, Default)]
-#[repr(align(64))]
+#[repr(align(32))]
 struct Row {
-    arrived: u32,
-    delivered: u32,
-    delivered_bits: u32,
-    attempts: u32,
-    collisions: u32,
-    late_collisions: u32,
-    undetected_collisions: u32,
-    dropped_excessive: u32,
-    dropped_queue: u32,
-    total_arrived: u32,
-    total_delivered: u32,
-    total_lost: u32,
-    total_dropped_excessive: u32,
-    total_dropped_queue: u32,
-    delay_sum_ps: u64,
+    arrived: u16,
+    delivered: u16,
+    /// Delivered bits over 8 (frames are whole bytes).
+    delivered_bytes: u16,
+    attempts: u16,
+    collisions: u16,
+    late_collisions: u16,
+    undetected_collisions: u16,
+    dropped_excessive: u16,
+    dropped_queue: u16,
+    total_arrived: u16,
+    total_delivered: u16,
+    total_lost: u16,
+    total_dropped_excessive: u16,
+    total_dropped_queue: u16,
+    delay_sum_ps: u32,
 }
 
 /// A counter of [`Row`], naming its carries.
@@ -201,7 +203,7 @@ struct Row {
 enum Counter {
     Arrived,
     Delivered,
-    DeliveredBits,
+    DeliveredBytes,
     Attempts,
     Collisions,
     LateCollisions,
@@ -215,29 +217,40 @@ enum Counter {
     TotalDroppedQueue,
 }
 
-/// Adds `v` to a 32-bit count, returning what overflowed, in units of 2^32.
+/// Adds `v` to a 16-bit count, returning what overflowed, in units of 2^16.
 #[inline]
-fn add(count: &mut u32, v: u64) -> u64 {
-    let sum = u64::from(*count) + v;
-    *count = sum as u32;
-    sum >> 32
+fn add(count: &mut u16, v: u64) -> u64 {
+    let sum = u128::from(*count) + u128::from(v);
+    *count = sum as u16;
+    (sum >> 16) as u64
 }
 
 /// The high parts of the counters that overflowed [`Row`]'s widths: per
-/// station and counter, in units of 2^32; per station, the delay sum's in
-/// units of 2^64. Looked up, never iterated: the order of a hash map does
-/// not reach the results.
+/// station and counter, in units of 2^16; per station, the delay sum's
+/// next 32 bits in an array (a backlogged station's delays pass 2^32 ps,
+/// 4.3 ms, every few frames) and the rest in units of 2^64. Looked up,
+/// never iterated: the order of a hash map does not reach the results.
 #[derive(Default)]
 struct Carries {
     counts: std::collections::HashMap<(usize, Counter), u64>,
-    delay_sums: std::collections::HashMap<usize, u64>,
+    /// Zeroed at the start: its pages take memory only where a station's
+    /// delays passed 2^32 ps.
+    delay_mids: Vec<u32>,
+    delay_highs: std::collections::HashMap<usize, u64>,
 }
 
 impl Carries {
+    fn new(stations: usize) -> Self {
+        Carries {
+            delay_mids: vec![0; stations],
+            ..Carries::default()
+        }
+    }
+
     /// Adds `v` to station `i`'s counter `c`, whose low part is `count`,
     /// carrying what overflows.
     #[inline]
-    fn add(&mut self, i: usize, c: Counter, count: &mut u32, v: u64) {
+    fn add(&mut self, i: usize, c: Counter, count: &mut u16, v: u64) {
         let over = add(count, v);
         if over > 0 {
             self.count(i, c, over);
@@ -249,29 +262,46 @@ impl Carries {
         *self.counts.entry((i, c)).or_default() += units;
     }
 
+    /// Adds `delay` to station `i`'s delay sum, whose low part is `low`.
+    #[inline]
+    fn add_delay(&mut self, i: usize, low: &mut u32, delay: Time) {
+        let sum = u128::from(*low) + u128::from(delay);
+        *low = sum as u32;
+        let over = (sum >> 32) as u64;
+        if over > 0 {
+            let mid = &mut self.delay_mids[i];
+            let m = u64::from(*mid) + over;
+            *mid = m as u32;
+            if m >> 32 > 0 {
+                self.delay_high(i, m >> 32);
+            }
+        }
+    }
+
     #[cold]
-    fn delay_sum(&mut self, i: usize) {
-        *self.delay_sums.entry(i).or_default() += 1;
+    fn delay_high(&mut self, i: usize, units: u64) {
+        *self.delay_highs.entry(i).or_default() += units;
     }
 
     /// The whole value of counter `c` of station `i`, whose low part is `low`.
-    fn wide(&self, i: usize, c: Counter, low: u32) -> u64 {
+    fn wide(&self, i: usize, c: Counter, low: u16) -> u64 {
         let high = if self.counts.is_empty() {
             0
         } else {
             self.counts.get(&(i, c)).copied().unwrap_or(0)
         };
-        (high << 32) + u64::from(low)
+        (high << 16) + u64::from(low)
     }
 
     /// The whole delay sum of station `i`, whose low part is `low`.
-    fn wide_delay_sum(&self, i: usize, low: u64) -> u128 {
-        let high = if self.delay_sums.is_empty() {
+    fn wide_delay_sum(&self, i: usize, low: u32) -> u128 {
+        let high = if self.delay_highs.is_empty() {
             0
         } else {
-            self.delay_sums.get(&i).copied().unwrap_or(0)
+            self.delay_highs.get(&i).copied().unwrap_or(0)
         };
-        (u128::from(high) << 64) + u128::from(low)
+        let mid = self.delay_mids.get(i).copied().unwrap_or(0);
+        (u128::from(high) << 64) + (u128::from(mid) << 32) + u128::from(low)
     }
 }
 
@@ -333,7 +363,7 @@ impl Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
             st: crate::mem::huge_filled(positions.len(), Row::default()),
-            carries: Carries::default(),
+            carries: Carries::new(positions.len()),
             positions,
             group_of,
             delays: vec![Vec::new(); groups],
@@ -370,9 +400,13 @@ impl Recorder {
     }
 
     /// What the recorder keeps per station while the run goes on: its
-    /// counters, its position and its group.
+    /// counters (the middle of its delay sum counted, though only stations
+    /// whose delays pass 2^32 ps touch it), its position and its group.
     pub fn bytes_per_station() -> usize {
-        std::mem::size_of::<Row>() + std::mem::size_of::<f64>() + std::mem::size_of::<u32>()
+        std::mem::size_of::<Row>()
+            + std::mem::size_of::<u32>()
+            + std::mem::size_of::<f64>()
+            + std::mem::size_of::<u32>()
     }
 
     /// Starts loading station `i`'s row and group (see `Sim::prefetch`).
@@ -388,7 +422,7 @@ impl Recorder {
 
     /// Counts one more of station `i`'s counter `c`.
     #[inline]
-    fn count(&mut self, i: usize, c: Counter, field: impl FnOnce(&mut Row) -> &mut u32) {
+    fn count(&mut self, i: usize, c: Counter, field: impl FnOnce(&mut Row) -> &mut u16) {
         self.carries.add(i, c, field(&mut self.st[i]), 1);
     }
 
@@ -540,13 +574,9 @@ impl Recorder {
         }
         if intact {
             carries.add(i, Counter::Delivered, &mut s.delivered, 1);
-            let bits = 8 * u64::from(bytes);
-            carries.add(i, Counter::DeliveredBits, &mut s.delivered_bits, bits);
-            let (sum, over) = s.delay_sum_ps.overflowing_add(delay);
-            s.delay_sum_ps = sum;
-            if over {
-                carries.delay_sum(i);
-            }
+            let b = u64::from(bytes);
+            carries.add(i, Counter::DeliveredBytes, &mut s.delivered_bytes, b);
+            carries.add_delay(i, &mut s.delay_sum_ps, delay);
             self.delivered_bits += 8 * bytes as u128;
             self.delays[self.group_of[i] as usize].push(delay);
         } else {
@@ -582,7 +612,7 @@ impl Recorder {
                     position_m,
                     arrived: w(Counter::Arrived, r.arrived),
                     delivered: w(Counter::Delivered, r.delivered),
-                    delivered_bits: w(Counter::DeliveredBits, r.delivered_bits),
+                    delivered_bits: 8 * w(Counter::DeliveredBytes, r.delivered_bytes),
                     attempts: w(Counter::Attempts, r.attempts),
                     collisions: w(Counter::Collisions, r.collisions),
                     late_collisions: w(Counter::LateCollisions, r.late_collisions),
@@ -710,39 +740,36 @@ mod tests {
     use super::{add, Carries, Counter, Row};
 
     #[test]
-    fn a_row_is_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Row>(), 64);
+    fn a_row_is_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<Row>(), 32);
+        assert_eq!(std::mem::align_of::<Row>(), 32);
     }
 
     #[test]
     fn counts_past_their_width_stay_exact() {
-        // Against the same sums in 64 and 128 bits: increments across 2^32,
-        // a jump of several times 2^32 at once, and a delay sum across 2^64.
-        let mut carries = Carries::default();
-        let mut low = u32::MAX - 1;
+        // Against the same sums in 64 and 128 bits: increments across 2^16,
+        // jumps of several times 2^16 and of 2^40 at once.
+        let mut carries = Carries::new(8);
+        let mut low = u16::MAX - 1;
         let mut exact = u64::from(low);
-        for v in [1, 1, 1, 8_000_000, 3 * u64::from(u32::MAX), 1] {
-            let over = add(&mut low, v);
-            if over > 0 {
-                carries.count(7, Counter::Attempts, over);
-            }
+        for v in [1, 1, 1, 8_000_000, 3 * u64::from(u16::MAX), 1 << 40, 1] {
+            carries.add(7, Counter::Attempts, &mut low, v);
             exact += v;
+            assert_eq!(carries.wide(7, Counter::Attempts, low), exact);
         }
-        assert_eq!(carries.wide(7, Counter::Attempts, low), exact);
         assert_eq!(carries.wide(7, Counter::Delivered, 5), 5);
         assert_eq!(carries.wide(6, Counter::Attempts, 5), 5);
 
-        let mut sum = u64::MAX - 10;
+        // A delay sum across 2^32 many times, then across 2^64 (the middle
+        // part overflowing), with delays up to the largest time.
+        let mut sum = u32::MAX - 10;
         let mut exact = u128::from(sum);
-        for d in [5, 6, u64::MAX, 1] {
-            let (s, over) = sum.overflowing_add(d);
-            sum = s;
-            if over {
-                carries.delay_sum(3);
-            }
+        for d in [5, 6, u64::from(u32::MAX), 7 << 33, u64::MAX, u64::MAX, 1] {
+            carries.add_delay(3, &mut sum, d);
             exact += u128::from(d);
+            assert_eq!(carries.wide_delay_sum(3, sum), exact);
         }
-        assert_eq!(carries.wide_delay_sum(3, sum), exact);
+        assert!(!carries.delay_highs.is_empty());
         assert_eq!(carries.wide_delay_sum(2, 9), 9);
     }
 }
