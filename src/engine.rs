@@ -117,7 +117,8 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedules `event` at `time`, which must not be in the past.
     #[inline]
-    pub fn push(&mut self, time: Time, event: E) {
+    pub fn push(&mut self, time: Time, event: impl Into<E>) {
+        let event = event.into();
         debug_assert!(time >= self.last, "event scheduled in the past");
         // An event in the past would break the heap's order; the simulation
         // never asks for one, and if it did, it runs now rather than never.

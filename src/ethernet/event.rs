@@ -2,6 +2,8 @@
 //! lessons, tests), and the internal events the run loop schedules.
 
 use crate::engine::Time;
+use crate::scenario::MAX_STATIONS;
+use std::num::NonZeroU64;
 
 /// What a station does, for observers (the trace and the diagrams).
 #[derive(Clone, Debug, PartialEq)]
@@ -68,17 +70,145 @@ pub(in crate::ethernet) enum Event {
     Deliver(u64),
 }
 
-impl Event {
+/// An [`Event`] in 8 bytes, as the event queue holds it (with its time, 16
+/// bytes; a crowd keeps an event per station queued): its kind in the top
+/// 8 bits, then the station in 24 bits ([`MAX_STATIONS`] fit) and the
+/// token in 32, or a delivery's signal id in 56 (2^56 transmissions would
+/// take a run of centuries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::ethernet) struct Packed(NonZeroU64);
+
+const _: () = assert!(MAX_STATIONS <= 1 << STATION_BITS);
+const STATION_BITS: u32 = 24;
+const KIND_SHIFT: u32 = 56;
+const DELIVER: u64 = Kind::Deliver as u64;
+
+/// What a packed event is, named as [`Event`]'s variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::ethernet) enum Kind {
+    Arrival = 1,
+    Contend = 2,
+    TxStart = 3,
+    CollisionDetect = 4,
+    TxEnd = 5,
+    Deliver = 6,
+}
+
+/// The packed word of a kind and its payload: never zero, as no kind is,
+/// so that an `Option` of a queued event takes no more room or work.
+#[inline]
+fn word(kind: u64, payload: u64) -> Packed {
+    Packed(NonZeroU64::new(kind << KIND_SHIFT | payload).unwrap_or(NonZeroU64::MAX))
+}
+
+impl From<Event> for Packed {
+    #[inline]
+    fn from(e: Event) -> Packed {
+        let at = |kind: u64, i: u32, token: u32| {
+            debug_assert!(u64::from(i) < MAX_STATIONS);
+            word(kind, u64::from(i) << 32 | u64::from(token))
+        };
+        match e {
+            Event::Arrival(i) => at(Kind::Arrival as u64, i, 0),
+            Event::Contend(i, tok) => at(Kind::Contend as u64, i, tok),
+            Event::TxStart(i, tok) => at(Kind::TxStart as u64, i, tok),
+            Event::CollisionDetect(i, tok) => at(Kind::CollisionDetect as u64, i, tok),
+            Event::TxEnd(i, tok) => at(Kind::TxEnd as u64, i, tok),
+            Event::Deliver(id) => {
+                assert!(id < 1 << KIND_SHIFT, "signal id {id} past 2^56");
+                word(DELIVER, id)
+            }
+        }
+    }
+}
+
+impl Packed {
+    /// The event packed.
+    #[inline]
+    pub(in crate::ethernet) fn unpack(self) -> Event {
+        let (i, tok) = (self.station_bits(), self.token());
+        match self.kind() {
+            Kind::Arrival => Event::Arrival(i),
+            Kind::Contend => Event::Contend(i, tok),
+            Kind::TxStart => Event::TxStart(i, tok),
+            Kind::CollisionDetect => Event::CollisionDetect(i, tok),
+            Kind::TxEnd => Event::TxEnd(i, tok),
+            Kind::Deliver => Event::Deliver(self.signal()),
+        }
+    }
+
+    /// Its kind.
+    #[inline]
+    pub(in crate::ethernet) fn kind(self) -> Kind {
+        match self.0.get() >> KIND_SHIFT {
+            1 => Kind::Arrival,
+            2 => Kind::Contend,
+            3 => Kind::TxStart,
+            4 => Kind::CollisionDetect,
+            5 => Kind::TxEnd,
+            _ => Kind::Deliver,
+        }
+    }
+
+    /// Its station, when it is for one (meaningless for a delivery).
+    #[inline]
+    pub(in crate::ethernet) fn station_bits(self) -> u32 {
+        (self.0.get() >> 32) as u32 & ((1 << STATION_BITS) - 1)
+    }
+
+    /// Its token, when it is for a station.
+    #[inline]
+    pub(in crate::ethernet) fn token(self) -> u32 {
+        self.0.get() as u32
+    }
+
+    /// A delivery's signal id.
+    #[inline]
+    pub(in crate::ethernet) fn signal(self) -> u64 {
+        self.0.get() & ((1 << KIND_SHIFT) - 1)
+    }
+
     /// The station the event is for (a delivery is for the signal).
     #[inline]
     pub(in crate::ethernet) fn station(self) -> Option<usize> {
-        match self {
-            Event::Arrival(i)
-            | Event::Contend(i, _)
-            | Event::TxStart(i, _)
-            | Event::CollisionDetect(i, _)
-            | Event::TxEnd(i, _) => Some(i as usize),
-            Event::Deliver(_) => None,
+        (self.0.get() >> KIND_SHIFT != DELIVER).then_some(self.station_bits() as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Event, Packed, MAX_STATIONS};
+
+    /// Every kind of event comes back as it went in, at the ends of its
+    /// fields' ranges, and the packed form with its time is 16 bytes.
+    #[test]
+    fn events_pack_and_unpack() {
+        assert_eq!(std::mem::size_of::<(crate::engine::Time, Packed)>(), 16);
+        assert_eq!(
+            std::mem::size_of::<Option<(crate::engine::Time, Packed)>>(),
+            16
+        );
+        let last = (MAX_STATIONS - 1) as u32;
+        for (i, tok) in [(0, 0), (1, 1), (last, u32::MAX), (12_345, 1 << 31)] {
+            for e in [
+                Event::Arrival(i),
+                Event::Contend(i, tok),
+                Event::TxStart(i, tok),
+                Event::CollisionDetect(i, tok),
+                Event::TxEnd(i, tok),
+            ] {
+                let p = Packed::from(e);
+                assert_eq!(format!("{:?}", p.unpack()), format!("{e:?}"));
+                assert_eq!(p.station(), Some(i as usize));
+            }
+        }
+        for id in [0, 1, u64::from(u32::MAX) + 7, (1 << 56) - 1] {
+            let p = Packed::from(Event::Deliver(id));
+            assert_eq!(
+                format!("{:?}", p.unpack()),
+                format!("{:?}", Event::Deliver(id))
+            );
+            assert_eq!(p.station(), None);
         }
     }
 }

@@ -40,7 +40,7 @@ use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
 use crate::progress::{Meter, REPORT_EVERY};
 use crate::traffic::{Arrivals, FrameLaw};
-use event::Event;
+use event::{Event, Kind, Packed};
 use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
 use medium::Seen;
@@ -140,7 +140,7 @@ fn twins(stations: &[Station]) -> (Vec<u32>, Vec<(Time, u32, u32)>) {
 
 struct Sim<'a, O: Observer> {
     sc: &'a Scenario,
-    events: EventQueue<Event>,
+    events: EventQueue<Packed>,
     stations: Vec<Station>,
     /// What only some scenarios keep per station (see [`Extras`]).
     extras: Extras,
@@ -340,9 +340,9 @@ impl<'a, O: Observer> Sim<'a, O> {
                 .fold((0.0, 0.0), |(f, a), (gf, ga)| (f + gf, a + ga))
         });
         let mut past_end = None;
-        while let Some((t, ev)) = self.events.pop() {
+        while let Some((t, packed)) = self.events.pop() {
             if t >= duration {
-                past_end = Some((t, ev));
+                past_end = Some((t, packed));
                 break;
             }
             self.recorder.events += 1;
@@ -354,21 +354,21 @@ impl<'a, O: Observer> Sim<'a, O> {
                         .max(attempts as f64 / burst_attempts),
                 );
             }
-            if let Some(&next) = self.events.peek() {
+            if let Some(next) = self.events.peek().and_then(|e| e.station()) {
                 self.prefetch(next);
             }
             // The rank was asked for one event ago: the path can be now.
-            if let (Some(index), Some(i)) = (&self.index, ev.station()) {
+            if let (Some(index), Some(i)) = (&self.index, packed.station()) {
                 index.prefetch_path(i);
             }
             self.index_gc(t);
-            self.dispatch(t, ev);
+            self.dispatch(t, packed);
         }
         // Transmissions that ended before the duration still reach their
         // destinations: settle them, and nothing else.
         let mut next = past_end;
         while let Some((t, ev)) = next {
-            if let Event::Deliver(id) = ev {
+            if let Event::Deliver(id) = ev.unpack() {
                 self.recorder.events += 1;
                 self.deliver(t, id);
             }
@@ -381,10 +381,7 @@ impl<'a, O: Observer> Sim<'a, O> {
     /// in crowds they are scattered over megabytes, and waiting for them one
     /// by one is much of the cost of an event.
     #[inline]
-    fn prefetch(&self, ev: Event) {
-        let Some(i) = ev.station() else {
-            return;
-        };
+    fn prefetch(&self, i: usize) {
         if let Some(s) = self.stations.get(i) {
             prefetch_lines(s);
         }
@@ -394,22 +391,17 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
     }
 
-    fn dispatch(&mut self, t: Time, ev: Event) {
-        match ev {
-            Event::Arrival(i) => self.arrival(t, i as usize),
-            Event::Contend(i, tok) if self.stations[i as usize].timer == tok => {
-                self.contend(t, i as usize, t)
-            }
-            Event::TxStart(i, tok) if self.stations[i as usize].timer == tok => {
-                self.scheduled_start(t, i as usize)
-            }
-            Event::CollisionDetect(i, tok) if self.stations[i as usize].detect_token == tok => {
-                self.detect(t, i as usize)
-            }
-            Event::TxEnd(i, tok) if self.stations[i as usize].timer == tok => {
-                self.tx_end(t, i as usize)
-            }
-            Event::Deliver(id) => self.deliver(t, id),
+    /// Handles an event as the queue holds it, without unpacking it
+    /// first (see [`Packed`]).
+    fn dispatch(&mut self, t: Time, ev: Packed) {
+        let (i, tok) = (ev.station_bits() as usize, ev.token());
+        match ev.kind() {
+            Kind::Arrival => self.arrival(t, i),
+            Kind::Contend if self.stations[i].timer == tok => self.contend(t, i, t),
+            Kind::TxStart if self.stations[i].timer == tok => self.scheduled_start(t, i),
+            Kind::CollisionDetect if self.stations[i].detect_token == tok => self.detect(t, i),
+            Kind::TxEnd if self.stations[i].timer == tok => self.tx_end(t, i),
+            Kind::Deliver => self.deliver(t, ev.signal()),
             _ => {}
         }
     }
