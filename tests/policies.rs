@@ -495,7 +495,7 @@ fn three_groups_on_three_policies_share_one_bus() {
     let sc = scenario::bus_from_str("t.toml", "t", text).unwrap();
     let run = ethernet::run(&sc, 1);
     let seeds = [1u64];
-    let runs = [run.output()];
+    let runs = [run.clone().output()];
     let pr = [csmacd::output::PointRuns {
         axes: &[],
         seeds: &seeds,

@@ -2,7 +2,7 @@
 //! for a burst, how it drained) and its tables (stations, groups,
 //! completions), and a run's results written as them for output.
 
-use super::metrics::{GroupResult, RunResult};
+use super::metrics::{GroupResult, RunResult, StationResult};
 use super::Scenario;
 use crate::results::{Cell, Columns, RunOutput, TableSpec};
 
@@ -187,10 +187,53 @@ impl GroupResult {
     }
 }
 
+/// A station's row of the stations table; `total`: the delivered bits of
+/// every station.
+fn station_row(s: &StationResult, total: u64) -> Vec<Cell> {
+    let share = if total > 0 {
+        s.delivered_bits as f64 / total as f64
+    } else {
+        f64::NAN
+    };
+    vec![
+        Cell::Count(s.id as u64),
+        Cell::Count(s.group as u64),
+        Cell::Number(s.position_m),
+        Cell::Count(s.arrived),
+        Cell::Count(s.delivered),
+        Cell::Count(s.attempts),
+        Cell::Count(s.collisions),
+        Cell::Count(s.dropped_excessive),
+        Cell::Count(s.dropped_queue),
+        Cell::Count(s.undetected_collisions),
+        Cell::Number(s.mean_delay_us()),
+        Cell::Number(share),
+    ]
+}
+
+/// The stations table, made from the per-station results while they go:
+/// taken from the end, their vector shrinks every 65 536 stations, so that
+/// a crowd's results (160 bytes a station) and its rows (about 230) never
+/// take memory at once.
+fn station_rows(results: &mut Vec<StationResult>) -> Vec<Vec<Cell>> {
+    const STEP: usize = 1 << 16;
+    let total: u64 = results.iter().map(|s| s.delivered_bits).sum();
+    let mut rows = Vec::with_capacity(results.len());
+    while let Some(s) = results.pop() {
+        rows.push(station_row(&s, total));
+        if results.len() % STEP == 0 {
+            results.shrink_to_fit();
+        }
+    }
+    rows.reverse();
+    rows
+}
+
 impl RunResult {
     /// The run as named columns: the metrics, the derived ones, and the
-    /// stations table.
-    pub fn output(&self) -> RunOutput {
+    /// stations table (which takes the per-station results, see
+    /// [`station_rows`]).
+    pub fn output(mut self) -> RunOutput {
         let m = &self.metrics;
         let delivered = m.get("delivered");
         let dropped = m.get("dropped_excessive") + m.get("dropped_queue");
@@ -200,32 +243,7 @@ impl RunResult {
         metrics.push(ratio(m.get("collision_involvements"), delivered));
         metrics.push(ratio(dropped, decided));
 
-        let total: u64 = self.stations.iter().map(|s| s.delivered_bits).sum();
-        let stations = self
-            .stations
-            .iter()
-            .map(|s| {
-                let share = if total > 0 {
-                    s.delivered_bits as f64 / total as f64
-                } else {
-                    f64::NAN
-                };
-                vec![
-                    Cell::Count(s.id as u64),
-                    Cell::Count(s.group as u64),
-                    Cell::Number(s.position_m),
-                    Cell::Count(s.arrived),
-                    Cell::Count(s.delivered),
-                    Cell::Count(s.attempts),
-                    Cell::Count(s.collisions),
-                    Cell::Count(s.dropped_excessive),
-                    Cell::Count(s.dropped_queue),
-                    Cell::Count(s.undetected_collisions),
-                    Cell::Number(s.mean_delay_us()),
-                    Cell::Number(share),
-                ]
-            })
-            .collect();
+        let stations = station_rows(&mut self.stations);
         let mut tables = vec![stations, self.groups.iter().map(GroupResult::row).collect()];
         let columns = match &self.burst {
             None => COLUMNS,
