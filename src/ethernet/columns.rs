@@ -221,7 +221,7 @@ fn station_rows(results: &mut Vec<StationResult>) -> Vec<Vec<Cell>> {
     let mut rows = Vec::with_capacity(results.len());
     while let Some(s) = results.pop() {
         rows.push(station_row(&s, total));
-        if results.len() % STEP == 0 {
+        if results.len().is_multiple_of(STEP) {
             results.shrink_to_fit();
         }
     }

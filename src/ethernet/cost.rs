@@ -63,7 +63,7 @@ impl Scenario {
         if n >= CROWD {
             // The bus index, and the signals of a crowd's first waves with
             // their index keys: at the 10^6 burst's peak the signal list
-            // holds 2.5 signals per station (100 bytes) and the index's
+            // holds 2.5 signals per station (80 bytes) and the index's
             // lists their keys (16 bytes each, in lists that grow by
             // doubling); counted twice over.
             const SIGNALS_PER_STATION: f64 = 5.0;

@@ -2,7 +2,6 @@
 //! lessons, tests), and the internal events the run loop schedules.
 
 use crate::engine::Time;
-use crate::scenario::MAX_STATIONS;
 use std::num::NonZeroU64;
 
 /// What a station does, for observers (the trace and the diagrams).
@@ -70,15 +69,18 @@ pub(in crate::ethernet) enum Event {
     Deliver(u64),
 }
 
+/// The most stations a bus run can number: a queued event names its
+/// station in 24 bits (scenarios allow fewer, and check it).
+pub const MAX_STATIONS: u64 = 1 << STATION_BITS;
+
 /// An [`Event`] in 8 bytes, as the event queue holds it (with its time, 16
 /// bytes; a crowd keeps an event per station queued): its kind in the top
-/// 8 bits, then the station in 24 bits ([`MAX_STATIONS`] fit) and the
-/// token in 32, or a delivery's signal id in 56 (2^56 transmissions would
-/// take a run of centuries).
+/// 8 bits, then the station in 24 bits ([`MAX_STATIONS`]) and the token
+/// in 32, or a delivery's signal id in 56 (2^56 transmissions would take a
+/// run of centuries).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::ethernet) struct Packed(NonZeroU64);
 
-const _: () = assert!(MAX_STATIONS <= 1 << STATION_BITS);
 const STATION_BITS: u32 = 24;
 const KIND_SHIFT: u32 = 56;
 const DELIVER: u64 = Kind::Deliver as u64;

@@ -737,7 +737,7 @@ impl Recorder {
 
 #[cfg(test)]
 mod tests {
-    use super::{add, Carries, Counter, Row};
+    use super::{Carries, Counter, Row};
 
     #[test]
     fn a_row_is_half_a_cache_line() {

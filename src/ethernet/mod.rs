@@ -29,7 +29,7 @@ pub use columns::{
     GROUP_COLUMNS, METRIC_COLUMNS,
 };
 pub use config::{Access, Group, Medium, Placement, Scenario, Standard};
-pub use event::{MacEvent, Observer};
+pub use event::{MacEvent, Observer, MAX_STATIONS};
 pub use medium::signal_index::CROWD;
 pub use metrics::{BurstResult, GroupResult, RunMetrics, RunResult, StationResult};
 pub use placement::positions;

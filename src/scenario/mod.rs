@@ -23,6 +23,7 @@ use toml::Table;
 pub const MAX_DURATION_S: f64 = 1e6;
 /// The most stations a scenario may hold (the crowd benchmark uses 10^6).
 pub const MAX_STATIONS: u64 = 10_000_000;
+const _: () = assert!(MAX_STATIONS <= crate::ethernet::MAX_STATIONS);
 pub const MAX_REPLICATIONS: i64 = 1_000_000;
 /// The most memory a scenario may ask for, whatever the machine: 64 GiB. The
 /// CLI also refuses a scenario whose estimate exceeds the memory available.
