@@ -206,6 +206,13 @@ struct Sim<'a, O: Observer> {
 impl<'a, O: Observer> Sim<'a, O> {
     fn new(sc: &'a Scenario, run_seed: u64, observer: &'a mut O, index_use: IndexUse) -> Self {
         let n = sc.station_count();
+        // Queued events name their station in 24 bits; scenarios allow
+        // fewer stations (checked where they are read), and a scenario
+        // built in code must too.
+        assert!(
+            n as u64 <= MAX_STATIONS,
+            "{n} stations; a bus run takes at most {MAX_STATIONS}"
+        );
         let paths = paths(sc, run_seed);
         // The bus index orders stations along a line: a hub is no line. It
         // holds signals up to a length: the longest frame, and a jam that
