@@ -566,3 +566,41 @@ fn every_policy_parses_with_its_defaults_and_bad_values_are_named() {
         "stations.0.backoff.max_window",
     );
 }
+
+/// The policies that keep no state draw the same from a fresh state as from
+/// one that saw collisions, successes and discards (a bus run keeps a
+/// station's state only for the others), and the three that keep one do
+/// not: the check can fail.
+#[test]
+fn policies_without_memory_draw_the_same_from_a_fresh_state() {
+    let ch = ChannelHistory::default();
+    let mut differ = Vec::new();
+    for kind in scenario::policies::kinds() {
+        let spec = two_stations(&format!("{{ kind = \"{kind}\" }}"), "saturated", "1s").groups[0]
+            .backoff
+            .clone();
+        let mut used = BackoffState::new(&spec);
+        let (mut a, mut b) = (ChaCha8Rng::seed_from_u64(3), ChaCha8Rng::seed_from_u64(3));
+        let mut same = true;
+        for round in 0..200u32 {
+            let n = 1 + round % 12;
+            used.on_collision(&spec);
+            let x = used.draw(&spec, n, SLOT, &ch, &mut a);
+            let y = BackoffState::new(&spec).draw(&spec, n, SLOT, &ch, &mut b);
+            same &= (x.delay, x.k, x.r) == (y.delay, y.k, y.r);
+            match round % 7 {
+                3 => used.on_success(&spec),
+                5 => used.on_discard(&spec),
+                _ => {}
+            }
+        }
+        assert_eq!(same, !spec.keeps_state(), "{kind}");
+        if !same {
+            differ.push(kind);
+        }
+    }
+    assert_eq!(
+        differ,
+        ["compounding-jitter", "decorrelated-jitter", "mild"]
+    );
+}

@@ -112,6 +112,18 @@ pub enum BackoffSpec {
 }
 
 impl BackoffSpec {
+    /// Whether the policy remembers anything between draws (the previous
+    /// wait, MILD's window): the others draw the same from a fresh
+    /// [`BackoffState`] as from one that saw every collision and success.
+    pub fn keeps_state(&self) -> bool {
+        matches!(
+            self,
+            BackoffSpec::CompoundingJitter { .. }
+                | BackoffSpec::DecorrelatedJitter { .. }
+                | BackoffSpec::Mild { .. }
+        )
+    }
+
     /// The 802.3 default: k = min(n, 10), discard after 16 attempts.
     pub fn beb() -> Self {
         BackoffSpec::Beb {

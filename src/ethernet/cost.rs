@@ -8,6 +8,7 @@ use super::metrics::Recorder;
 use super::station::{Burst, Generators, Station};
 use super::topology::Topology;
 use super::{Scenario, PARK_FROM};
+use crate::backoff::BackoffState;
 use crate::engine::Time;
 use crate::traffic::Arrivals;
 use crate::units::PS_PER_S;
@@ -27,8 +28,8 @@ impl Scenario {
         const RESULT_BYTES: f64 = 192.0;
         const FRAME_BYTES: f64 = 24.0;
         // A station's state, its generators (parked in crowds on a line,
-        // see Sim::new), its counters, and what on-off traffic and frame
-        // bursting keep beside it.
+        // see Sim::new), its counters, and what on-off traffic, frame
+        // bursting and the policies with a memory keep beside it.
         let n = self.station_count();
         let parked = n >= PARK_FROM && !matches!(self.medium.topology, Topology::Hub { .. });
         let on_off = self
@@ -41,6 +42,11 @@ impl Scenario {
             + if on_off { size_of::<Time>() } else { 0 }
             + if self.medium.frame_bursting {
                 size_of::<Burst>()
+            } else {
+                0
+            }
+            + if self.groups.iter().any(|g| g.backoff.keeps_state()) {
+                size_of::<BackoffState>()
             } else {
                 0
             }) as f64;

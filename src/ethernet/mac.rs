@@ -5,6 +5,7 @@ use super::medium::{Signal, NO_WAITERS};
 use super::station::{Draws, Frame, Mac};
 use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
+use crate::backoff::BackoffState;
 use crate::engine::Time;
 use crate::ethernet::Access;
 use crate::mem::prefetch_lines;
@@ -365,14 +366,16 @@ impl<O: Observer> Sim<'_, O> {
         if collided {
             self.recorder.collision_ended(start, t, i);
             let spec = self.spec(i);
+            let mut fresh = BackoffState::new(spec);
+            let memory = self.backoffs.get_mut(i).unwrap_or(&mut fresh);
             let s = &mut self.stations[i];
             s.collisions += 1;
-            s.backoff.on_collision(spec);
+            memory.on_collision(spec);
             let n = s.collisions;
             if n >= spec.attempt_limit() {
                 s.queue.pop_front();
                 s.collisions = 0;
-                s.backoff.on_discard(spec);
+                memory.on_discard(spec);
                 self.recorder.discard(t, i);
                 self.observer
                     .on(t, i as u32, &MacEvent::Discard { attempts: n });
@@ -382,7 +385,7 @@ impl<O: Observer> Sim<'_, O> {
                 let draw = self
                     .generators
                     .with(i, Draws::Backoff, &mut s.streams_at, |r| {
-                        s.backoff.draw(spec, n, slot, &self.channel, r)
+                        memory.draw(spec, n, slot, &self.channel, r)
                     });
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
@@ -411,9 +414,11 @@ impl<O: Observer> Sim<'_, O> {
                 self.events.push(t + d, Event::Deliver(signal));
                 self.deliveries.push((signal, frame));
             }
+            if let Some(memory) = self.backoffs.get_mut(i) {
+                memory.on_success(spec);
+            }
             let s = &mut self.stations[i];
             s.collisions = 0;
-            s.backoff.on_success(spec);
             self.recorder.success(t, i);
             self.observer.on(t, i as u32, &MacEvent::TxSuccess);
             // The burst goes on with the next frame, if one is queued (see
@@ -519,8 +524,8 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn sense_later(&mut self, now: Time, i: usize) {
         let spec = self.spec(i);
         let slot = self.sc.medium.slot_ps;
+        let mut probe = (self.backoffs.get(i).cloned()).unwrap_or_else(|| BackoffState::new(spec));
         let s = &mut self.stations[i];
-        let mut probe = s.backoff.clone();
         let n = s.collisions.max(1);
         let draw = self
             .generators

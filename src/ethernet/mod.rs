@@ -144,6 +144,10 @@ struct Sim<'a, O: Observer> {
     stations: Vec<Station>,
     /// What only some scenarios keep per station (see [`Extras`]).
     extras: Extras,
+    /// Each station's backoff memory, when some group's policy keeps one
+    /// ([`BackoffSpec::keeps_state`]); empty otherwise, and each draw then
+    /// starts from a fresh state, which those policies do not read.
+    backoffs: Vec<BackoffState>,
     generators: Generators,
     signals: SignalList,
     ifg: Time,
@@ -243,7 +247,6 @@ impl<'a, O: Observer> Sim<'a, O> {
                     timer: 0,
                     detect_token: 0,
                     own_end: Time::MAX,
-                    backoff: BackoffState::new(&g.backoff),
                     streams_at: [0; 2],
                 });
             }
@@ -280,6 +283,14 @@ impl<'a, O: Observer> Sim<'a, O> {
                     .any(|g| matches!(g.arrivals, Arrivals::OnOff { .. })),
                 m.frame_bursting,
             ),
+            backoffs: if sc.groups.iter().any(|g| g.backoff.keeps_state()) {
+                sc.groups
+                    .iter()
+                    .flat_map(|g| std::iter::repeat_n(BackoffState::new(&g.backoff), g.count))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             generators: Generators::new(run_seed, n, parked),
             signals: SignalList::new(n),
             ifg: m.ifg_ps,
@@ -419,6 +430,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             events,
             stations,
             extras,
+            backoffs,
             generators,
             signals,
             recorder,
@@ -434,6 +446,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             events,
             stations,
             extras,
+            backoffs,
             generators,
             signals,
             index,

@@ -1,7 +1,6 @@
 //! A station: its frame queue, its MAC state (idle, backoff, deferring,
 //! transmitting), its backoff memory and its random streams.
 
-use crate::backoff::BackoffState;
 use crate::engine::Time;
 use crate::seed;
 use rand_chacha::rand_core::SeedableRng;
@@ -99,12 +98,13 @@ impl FrameQueue {
     }
 }
 
-/// A station's state: two cache lines (128 bytes), fetched ahead of its
-/// events in crowds (see [`Sim::prefetch`]). What only some scenarios use
-/// (on-off periods, frame bursting) is kept beside it in [`Extras`], its
-/// random generators in [`Generators`], and the queue's capacity is its
-/// group's.
-#[repr(align(64))]
+/// A station's state: 96 bytes aligned to 32, so on two cache lines
+/// wherever it lies, fetched ahead of its events in crowds (see
+/// [`Sim::prefetch`]). What only some scenarios use (on-off periods, frame
+/// bursting, the memory of the backoff policies that keep one) is kept
+/// beside it ([`Extras`], `Sim::backoffs`), its random generators in
+/// [`Generators`], and the queue's capacity is its group's.
+#[repr(align(32))]
 pub(in crate::ethernet) struct Station {
     pub(in crate::ethernet) prop: Time,
     pub(in crate::ethernet) group: u32,
@@ -117,10 +117,9 @@ pub(in crate::ethernet) struct Station {
     /// When its own last transmission ended (Time::MAX: none yet); see
     /// [`Station::own_end`].
     pub(in crate::ethernet) own_end: Time,
-    pub(in crate::ethernet) backoff: BackoffState,
     /// Where its traffic and backoff streams stand when the generators are
-    /// parked (see [`Generators`]).
-    pub(in crate::ethernet) streams_at: [u64; 2],
+    /// parked (see [`Generators`]): the low 32 bits of their word positions.
+    pub(in crate::ethernet) streams_at: [u32; 2],
 }
 
 /// One of a station's two random streams.
@@ -141,6 +140,11 @@ pub(in crate::ethernet) enum Draws {
 pub(in crate::ethernet) struct Generators {
     run_seed: u64,
     live: Vec<[ChaCha8Rng; 2]>,
+    /// A parked stream's word position above its 32 low bits, kept in the
+    /// station, by station and stream: a stream gets there after 2^32
+    /// words, which a crowd's station never draws. Looked up, never
+    /// iterated.
+    highs: std::collections::HashMap<(usize, u8), u32>,
 }
 
 impl Generators {
@@ -155,7 +159,11 @@ impl Generators {
                 })
                 .collect()
         };
-        Generators { run_seed, live }
+        Generators {
+            run_seed,
+            live,
+            highs: std::collections::HashMap::new(),
+        }
     }
 
     /// What the generators take per station beside it (parked: nothing,
@@ -176,20 +184,39 @@ impl Generators {
         seed::derive(run_seed, &[tag, i as u64])
     }
 
-    /// Runs `f` with station `i`'s generator `d`, at `at` if parked, and
-    /// moves `at` past what `f` drew.
+    /// Runs `f` with station `i`'s generator `d`, at `at` (the low bits of
+    /// its position) if parked, and moves `at` past what `f` drew.
     #[inline]
     pub(in crate::ethernet) fn with<R>(
         &mut self,
         i: usize,
         d: Draws,
-        at: &mut [u64; 2],
+        at: &mut [u32; 2],
         f: impl FnOnce(&mut ChaCha8Rng) -> R,
     ) -> R {
         if let Some(pair) = self.live.get_mut(i) {
             return f(&mut pair[d as usize]);
         }
-        seed::draw_parked(Self::seed(self.run_seed, i, d), &mut at[d as usize], f)
+        let key = (i, d as u8);
+        let high = if self.highs.is_empty() {
+            0
+        } else {
+            self.highs.get(&key).copied().unwrap_or(0)
+        };
+        let low = &mut at[d as usize];
+        let mut pos = u64::from(high) << 32 | u64::from(*low);
+        let out = seed::draw_parked(Self::seed(self.run_seed, i, d), &mut pos, f);
+        *low = pos as u32;
+        let past = (pos >> 32) as u32;
+        if past != high {
+            self.set_high(key, past);
+        }
+        out
+    }
+
+    #[cold]
+    fn set_high(&mut self, key: (usize, u8), high: u32) {
+        self.highs.insert(key, high);
     }
 
     /// Starts loading station `i`'s live generator `d`, which the next draw
@@ -297,9 +324,42 @@ mod tests {
     use crate::engine::Time;
     use std::collections::VecDeque;
 
+    /// 96 bytes aligned to 32 lie on two cache lines wherever they are.
     #[test]
-    fn a_station_is_two_cache_lines() {
-        assert_eq!(std::mem::size_of::<Station>(), 128);
+    fn a_station_is_96_bytes_on_two_cache_lines() {
+        assert_eq!(std::mem::size_of::<Station>(), 96);
+        assert_eq!(std::mem::align_of::<Station>(), 32);
+    }
+
+    /// A parked stream whose position passes 2^32 words (its high part
+    /// kept beside the station) draws what a live generator draws.
+    #[test]
+    fn parked_positions_past_32_bits_draw_as_live_ones() {
+        use super::{Draws, Generators};
+        use rand::{RngExt, SeedableRng};
+        let mut parked = Generators::new(7, 3, true);
+        let mut at = [u32::MAX - 40, 5];
+        let seed = Generators::seed(7, 2, Draws::Traffic);
+        let mut live = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        live.set_word_pos(u128::from(u32::MAX - 40));
+        for k in 0..200u64 {
+            let want: u64 = if k % 3 == 0 {
+                live.random()
+            } else {
+                u64::from(live.random::<u32>())
+            };
+            let got = parked.with(2, Draws::Traffic, &mut at, |r| {
+                if k % 3 == 0 {
+                    r.random()
+                } else {
+                    u64::from(r.random::<u32>())
+                }
+            });
+            assert_eq!(got, want);
+        }
+        assert_eq!(at[1], 5);
+        let pos = u64::from(parked.highs[&(2, Draws::Traffic as u8)]) << 32 | u64::from(at[0]);
+        assert_eq!(u128::from(pos), live.get_word_pos());
     }
 
     #[test]
