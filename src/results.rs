@@ -43,6 +43,91 @@ impl Cell {
     }
 }
 
+/// A table's rows, all of one width, in one vector of cells: a crowd's
+/// stations table holds a row per station until it is written, and a
+/// vector per row would add 40 bytes to each (its header and the
+/// allocator's).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Table {
+    width: usize,
+    cells: Vec<Cell>,
+}
+
+impl Table {
+    /// An empty table of rows of `width` cells, with room for `rows`.
+    pub fn with_capacity(width: usize, rows: usize) -> Table {
+        Table {
+            width,
+            cells: Vec::with_capacity(width * rows),
+        }
+    }
+
+    /// Appends a row; the first sets the table's width, which every other
+    /// must have.
+    pub fn push(&mut self, row: Vec<Cell>) {
+        if self.cells.is_empty() {
+            self.width = row.len();
+        }
+        assert_eq!(row.len(), self.width, "a table's rows differ in width");
+        self.cells.extend(row);
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.cells.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The rows, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[Cell]> {
+        self.cells.chunks_exact(self.width.max(1))
+    }
+
+    /// The last row.
+    pub fn last(&self) -> Option<&[Cell]> {
+        self.len().checked_sub(1).map(|k| &self[k])
+    }
+
+    /// Puts the rows in the opposite order (for a table made from its end).
+    pub fn reverse_rows(&mut self) {
+        // Reversing every cell puts the rows in the opposite order with
+        // their cells reversed; reversing each row then mends its cells.
+        self.cells.reverse();
+        for row in self.cells.chunks_exact_mut(self.width.max(1)) {
+            row.reverse();
+        }
+    }
+}
+
+/// The table of these rows (all of one width).
+impl FromIterator<Vec<Cell>> for Table {
+    fn from_iter<I: IntoIterator<Item = Vec<Cell>>>(rows: I) -> Table {
+        let mut t = Table::default();
+        for row in rows {
+            t.push(row);
+        }
+        t
+    }
+}
+
+impl std::ops::Index<usize> for Table {
+    type Output = [Cell];
+
+    /// Row `k`.
+    fn index(&self, k: usize) -> &[Cell] {
+        &self.cells[k * self.width..(k + 1) * self.width]
+    }
+}
+
+/// An empty table, for [`RunOutput::table`].
+static NO_TABLE: Table = Table {
+    width: 0,
+    cells: Vec::new(),
+};
+
 /// One run's results, aligned with its world's [`Columns`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutput {
@@ -50,7 +135,7 @@ pub struct RunOutput {
     /// One value per metric column (NaN: undefined in this run).
     pub metrics: Vec<f64>,
     /// Per table of `columns.tables`, its rows.
-    pub tables: Vec<Vec<Vec<Cell>>>,
+    pub tables: Vec<Table>,
     /// Events processed, for the benchmarks.
     pub events: u64,
 }
@@ -66,18 +151,49 @@ impl RunOutput {
     }
 
     /// A table's rows by name (empty when the world has no such table).
-    pub fn table(&self, name: &str) -> &[Vec<Cell>] {
+    pub fn table(&self, name: &str) -> &Table {
         self.columns
             .tables
             .iter()
             .position(|t| t.name == name)
-            .map_or(&[], |k| self.tables[k].as_slice())
+            .map_or(&NO_TABLE, |k| &self.tables[k])
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Cell;
+    use super::{Cell, Table};
+
+    /// A table gives back the rows it was given, in order and reversed.
+    #[test]
+    fn a_table_holds_its_rows() {
+        let row = |k: u64| {
+            vec![
+                Cell::Count(k),
+                Cell::Number(k as f64),
+                Cell::text(k.to_string()),
+            ]
+        };
+        let t: Table = (0..5).map(row).collect();
+        assert_eq!((t.len(), t.is_empty()), (5, false));
+        assert_eq!(
+            t.iter().collect::<Vec<_>>(),
+            (0..5).map(row).collect::<Vec<_>>()
+        );
+        assert_eq!(&t[3], row(3).as_slice());
+        assert_eq!(t.last(), Some(row(4).as_slice()));
+        let mut r = Table::with_capacity(3, 5);
+        for k in (0..5).rev() {
+            r.push(row(k));
+        }
+        r.reverse_rows();
+        assert_eq!(r, t);
+        let empty = Table::default();
+        assert_eq!(
+            (empty.len(), empty.iter().count(), empty.last()),
+            (0, 0, None)
+        );
+    }
 
     /// A cell is 16 bytes (a crowd's stations table is 12 cells a station).
     #[test]

@@ -4,7 +4,7 @@
 
 use super::metrics::{GroupResult, RunResult, StationResult};
 use super::Scenario;
-use crate::results::{Cell, Columns, RunOutput, TableSpec};
+use crate::results::{Cell, Columns, RunOutput, Table, TableSpec};
 
 /// The metrics a bus run counts (docs/model.md, "Metric columns"), in
 /// output order; [`DERIVED_COLUMNS`] follow them.
@@ -213,19 +213,20 @@ fn station_row(s: &StationResult, total: u64) -> Vec<Cell> {
 
 /// The stations table, made from the per-station results while they go:
 /// taken from the end, their vector shrinks every 65 536 stations, so that
-/// a crowd's results (160 bytes a station) and its rows (about 230) never
-/// take memory at once.
-fn station_rows(results: &mut Vec<StationResult>) -> Vec<Vec<Cell>> {
+/// a crowd's results (160 bytes a station) and its rows (192) never take
+/// memory at once (the table's room is asked for at once, and the system
+/// gives it as rows fill it).
+fn station_rows(results: &mut Vec<StationResult>) -> Table {
     const STEP: usize = 1 << 16;
     let total: u64 = results.iter().map(|s| s.delivered_bits).sum();
-    let mut rows = Vec::with_capacity(results.len());
+    let mut rows = Table::with_capacity(STATION_COLUMNS.len(), results.len());
     while let Some(s) = results.pop() {
         rows.push(station_row(&s, total));
         if results.len().is_multiple_of(STEP) {
             results.shrink_to_fit();
         }
     }
-    rows.reverse();
+    rows.reverse_rows();
     rows
 }
 

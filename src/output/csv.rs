@@ -143,7 +143,7 @@ pub fn table_csv(points: &[PointRuns], k: usize) -> Vec<u8> {
     let mut row: Vec<String> = Vec::new();
     for p in points {
         for (r, run) in p.runs.iter().enumerate() {
-            for cells in &run.tables[k] {
+            for cells in run.tables[k].iter() {
                 row.clear();
                 row.extend(p.axes.iter().map(|(_, v)| v.clone()));
                 row.push(r.to_string());

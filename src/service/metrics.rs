@@ -4,7 +4,7 @@
 
 use super::config::Scenario;
 use crate::engine::Time;
-use crate::results::{Cell, Columns, RunOutput, TableSpec};
+use crate::results::{Cell, Columns, RunOutput, Table, TableSpec};
 
 macro_rules! service_metrics {
     ($($extra:literal),*) => {
@@ -178,7 +178,7 @@ impl RunResult {
                 _ => lateness(&t),
             });
         }
-        let groups = self
+        let groups: Table = self
             .groups
             .iter()
             .map(|(name, clients, g)| {
@@ -196,7 +196,7 @@ impl RunResult {
                 ]
             })
             .collect();
-        let timeseries = self
+        let timeseries: Table = self
             .bins
             .iter()
             .enumerate()
