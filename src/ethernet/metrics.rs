@@ -310,7 +310,6 @@ pub(super) struct Recorder {
     duration: Time,
     st: Vec<Row>,
     carries: Carries,
-    positions: Vec<f64>,
     /// Each station's group.
     group_of: Vec<u32>,
     /// Delivery delays in the window, per group.
@@ -351,7 +350,7 @@ pub(super) struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(sc: &Scenario, positions: Vec<f64>) -> Self {
+    pub fn new(sc: &Scenario, stations: usize) -> Self {
         let groups = sc.groups.len();
         let group_of = sc
             .groups
@@ -362,9 +361,8 @@ impl Recorder {
         Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
-            st: crate::mem::huge_filled(positions.len(), Row::default()),
-            carries: Carries::new(positions.len()),
-            positions,
+            st: crate::mem::huge_filled(stations, Row::default()),
+            carries: Carries::new(stations),
             group_of,
             delays: vec![Vec::new(); groups],
             group_arrived_bits: vec![0; groups],
@@ -401,12 +399,9 @@ impl Recorder {
 
     /// What the recorder keeps per station while the run goes on: its
     /// counters (the middle of its delay sum counted, though only stations
-    /// whose delays pass 2^32 ps touch it), its position and its group.
+    /// whose delays pass 2^32 ps touch it) and its group.
     pub fn bytes_per_station() -> usize {
-        std::mem::size_of::<Row>()
-            + std::mem::size_of::<u32>()
-            + std::mem::size_of::<f64>()
-            + std::mem::size_of::<u32>()
+        std::mem::size_of::<Row>() + std::mem::size_of::<u32>() + std::mem::size_of::<u32>()
     }
 
     /// Starts loading station `i`'s row and group (see `Sim::prefetch`).
@@ -585,7 +580,8 @@ impl Recorder {
         }
     }
 
-    pub fn finish(mut self, sc: &Scenario, queued: &[u64]) -> RunResult {
+    /// The run's results; `positions`: the stations' positions in metres.
+    pub fn finish(mut self, sc: &Scenario, queued: &[u64], positions: &[f64]) -> RunResult {
         self.close_run();
         if self.on_air > 0 {
             // Transmissions still on the air at the end keep the medium busy
@@ -602,7 +598,7 @@ impl Recorder {
         let stations: Vec<StationResult> = rows
             .into_iter()
             .zip(groups)
-            .zip(self.positions.iter().zip(queued))
+            .zip(positions.iter().zip(queued))
             .enumerate()
             .map(|(id, ((r, group), (&position_m, &queued_at_end)))| {
                 let w = |c, low| carries.wide(id, c, low);

@@ -113,7 +113,7 @@ fn run_sim<O: Observer>(
 ) -> RunResult {
     let mut sim = Sim::new(sc, run_seed, observer, index);
     sim.run(meter);
-    sim.finish()
+    sim.finish(run_seed)
 }
 
 /// Groups of stations at the same propagation time from the origin: per
@@ -233,7 +233,6 @@ impl<'a, O: Observer> Sim<'a, O> {
         // Parked streams give the same numbers: the tests that force the
         // index on check them too.
         let parked = index_use == IndexUse::On || (indexed && n >= PARK_FROM);
-        let pos = positions(sc, run_seed);
         let mut stations = huge_vec(n);
         for (gi, g) in sc.groups.iter().enumerate() {
             for _ in 0..g.count {
@@ -274,7 +273,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         Sim {
             sc,
             events: EventQueue::with_capacity(n.min(1 << 20) + 16),
-            recorder: Recorder::new(sc, pos),
+            recorder: Recorder::new(sc, n),
             stations,
             extras: Extras::new(
                 n,
@@ -424,7 +423,10 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
     }
 
-    fn finish(self) -> RunResult {
+    /// The run's results. The stations' positions, needed only here, are
+    /// placed again (the same for the same seed) rather than held through
+    /// the run.
+    fn finish(self, run_seed: u64) -> RunResult {
         let Sim {
             sc,
             events,
@@ -455,7 +457,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         if crowd {
             crate::mem::give_back_freed();
         }
-        recorder.finish(sc, &queued)
+        recorder.finish(sc, &queued, &positions(sc, run_seed))
     }
 }
 

@@ -398,12 +398,21 @@ impl Iterator for Sides<'_> {
 }
 
 /// A station's place on the bus, as queries about it need it first: its
-/// propagation time from the origin and its rank in position order, in one
-/// line (see [`BusIndex::prefetch_rank`]).
+/// propagation time from the origin and its rank in position order, in 8
+/// bytes (see [`BusIndex::prefetch_rank`]; the index holds only buses whose
+/// farthest station is below 2^31 ps, see [`BusIndex::holds`]).
 #[derive(Clone, Copy, Default)]
 struct Place {
-    prop: i64,
+    prop: u32,
     rank: u32,
+}
+
+impl Place {
+    /// Its propagation time, as the queries compute.
+    #[inline]
+    fn prop(self) -> i64 {
+        i64::from(self.prop)
+    }
 }
 
 pub struct BusIndex {
@@ -447,7 +456,8 @@ impl BusIndex {
         let mut place = crate::mem::huge_filled(n, Place::default());
         for (r, &i) in by_rank.iter().enumerate() {
             place[i as usize] = Place {
-                prop: sx(prop[i as usize]),
+                // Below 2^31: `holds` was asserted above.
+                prop: u32::try_from(prop[i as usize]).unwrap_or(u32::MAX),
                 rank: r as u32,
             };
         }
@@ -579,7 +589,7 @@ impl BusIndex {
                 base: sx(start),
             });
         }
-        let Place { prop: p, rank: r } = self.place[station];
+        let (p, r) = (self.place[station].prop(), self.place[station].rank);
         let b = r as usize / BUCKET;
         let size = self.size;
         let Some(g) = self.gens.back_mut() else {
@@ -804,7 +814,7 @@ impl BusIndex {
     /// left side, where its delay is 0).
     #[inline]
     fn sides(&self, i: usize, with_self: bool, keep: Keep) -> Sides<'_> {
-        let Place { prop: p, rank: r } = self.place[i];
+        let (p, r) = (self.place[i].prop(), self.place[i].rank);
         Sides {
             gens: &self.reach_by,
             w: self.gens.len(),
@@ -851,7 +861,7 @@ impl BusIndex {
     /// plus p_i and the right side's minus p_i: two numbers per tree,
     /// whatever the number of signals.
     pub fn latest(&self, i: usize, since: Time) -> Latest {
-        let p = self.place[i].prop;
+        let p = self.place[i].prop();
         let since = sx(since);
         let mut l = Latest {
             start: i64::MIN,
