@@ -38,7 +38,8 @@ impl<O: Observer> Sim<'_, O> {
                 (bytes, dst)
             });
         let queued = s.queue.len() < capacity;
-        self.recorder.arrival(t, i, bytes, queued);
+        let g = self.stations[i].group as usize;
+        self.recorder.arrival(t, i, g, bytes, queued);
         self.observer
             .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
         if !queued {
@@ -364,7 +365,8 @@ impl<O: Observer> Sim<'_, O> {
             b.frame = false;
         }
         if collided {
-            self.recorder.collision_ended(start, t, i);
+            let g = self.stations[i].group as usize;
+            self.recorder.collision_ended(start, t, i, g);
             let spec = self.spec(i);
             let mut fresh = BackoffState::new(spec);
             let memory = self.backoffs.get_mut(i).unwrap_or(&mut fresh);
@@ -376,7 +378,7 @@ impl<O: Observer> Sim<'_, O> {
                 s.queue.pop_front();
                 s.collisions = 0;
                 memory.on_discard(spec);
-                self.recorder.discard(t, i);
+                self.recorder.discard(t, i, s.group as usize);
                 self.observer
                     .on(t, i as u32, &MacEvent::Discard { attempts: n });
                 self.next_frame(t, i);
@@ -458,8 +460,9 @@ impl<O: Observer> Sim<'_, O> {
         let (a0, b0) = (start + d, end + d);
         let corrupted = self.overlapped(id, dst, a0, b0);
         let delay = end - frame.arrival;
+        let g = self.stations[i].group as usize;
         self.recorder
-            .delivered(end, i, frame.bytes, delay, !corrupted);
+            .delivered(end, (i, g), frame.bytes, delay, !corrupted);
         self.observer.on(
             t,
             i as u32,

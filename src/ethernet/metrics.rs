@@ -310,8 +310,6 @@ pub(super) struct Recorder {
     duration: Time,
     st: Vec<Row>,
     carries: Carries,
-    /// Each station's group.
-    group_of: Vec<u32>,
     /// Delivery delays in the window, per group.
     delays: Vec<Vec<Time>>,
     /// Offered bits in the window, per group.
@@ -352,18 +350,11 @@ pub(super) struct Recorder {
 impl Recorder {
     pub fn new(sc: &Scenario, stations: usize) -> Self {
         let groups = sc.groups.len();
-        let group_of = sc
-            .groups
-            .iter()
-            .enumerate()
-            .flat_map(|(gi, g)| std::iter::repeat_n(gi as u32, g.count))
-            .collect();
         Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
             st: crate::mem::huge_filled(stations, Row::default()),
             carries: Carries::new(stations),
-            group_of,
             delays: vec![Vec::new(); groups],
             group_arrived_bits: vec![0; groups],
             arrived_bits: 0,
@@ -399,19 +390,17 @@ impl Recorder {
 
     /// What the recorder keeps per station while the run goes on: its
     /// counters (the middle of its delay sum counted, though only stations
-    /// whose delays pass 2^32 ps touch it) and its group.
+    /// whose delays pass 2^32 ps touch it). A station's group is its
+    /// state's, passed with each count that needs it.
     pub fn bytes_per_station() -> usize {
-        std::mem::size_of::<Row>() + std::mem::size_of::<u32>() + std::mem::size_of::<u32>()
+        std::mem::size_of::<Row>() + std::mem::size_of::<u32>()
     }
 
-    /// Starts loading station `i`'s row and group (see `Sim::prefetch`).
+    /// Starts loading station `i`'s row (see `Sim::prefetch`).
     #[inline]
     pub fn prefetch(&self, i: usize) {
         if let Some(r) = self.st.get(i) {
             crate::mem::prefetch_lines(r);
-        }
-        if let Some(g) = self.group_of.get(i) {
-            crate::mem::prefetch_lines(g);
         }
     }
 
@@ -425,9 +414,10 @@ impl Recorder {
         t >= self.warmup && t < self.duration
     }
 
-    pub fn arrival(&mut self, t: Time, i: usize, bytes: u32, queued: bool) {
+    /// A frame arrived at station `i` of group `g`.
+    pub fn arrival(&mut self, t: Time, i: usize, g: usize, bytes: u32, queued: bool) {
         if !queued {
-            self.burst_done(t, i);
+            self.burst_done(t, g);
         }
         let (s, carries) = (&mut self.st[i], &mut self.carries);
         carries.add(i, Counter::TotalArrived, &mut s.total_arrived, 1);
@@ -437,7 +427,7 @@ impl Recorder {
         if t >= self.warmup && t < self.duration {
             carries.add(i, Counter::Arrived, &mut s.arrived, 1);
             self.arrived_bits += 8 * bytes as u128;
-            self.group_arrived_bits[self.group_of[i] as usize] += 8 * bytes as u128;
+            self.group_arrived_bits[g] += 8 * bytes as u128;
             if !queued {
                 carries.add(i, Counter::DroppedQueue, &mut s.dropped_queue, 1);
             }
@@ -482,7 +472,7 @@ impl Recorder {
     /// A collided transmission on [start, t) ended. Transmissions of one
     /// collision overlap in time, so one that started before the previous
     /// collided transmission ended belongs to the same episode.
-    pub fn collision_ended(&mut self, start: Time, t: Time, i: usize) {
+    pub fn collision_ended(&mut self, start: Time, t: Time, i: usize, g: usize) {
         self.busy(t);
         let new_episode = self.episodes_all == 0 || start >= self.episode_end;
         if new_episode {
@@ -494,7 +484,6 @@ impl Recorder {
             if new_episode {
                 self.episodes += 1;
             }
-            let g = self.group_of[i] as usize;
             if self.group_last_episode[g] != self.episodes_all {
                 self.group_last_episode[g] = self.episodes_all;
                 self.group_episodes[g] += 1;
@@ -507,19 +496,20 @@ impl Recorder {
         (self.completions.len() as u64, self.attempts_all)
     }
 
-    /// A frame of station `i` met its fate at `t`: when `i` is in a burst
-    /// group, that is one of the burst's completions (and the answer is true).
+    /// A frame of a station of group `g` met its fate at `t`: when `g` is a
+    /// burst group, that is one of the burst's completions (and the answer
+    /// is true).
     #[inline]
-    fn burst_done(&mut self, t: Time, i: usize) -> bool {
-        let at = self.burst_at[self.group_of[i] as usize];
+    fn burst_done(&mut self, t: Time, g: usize) -> bool {
+        let at = self.burst_at[g];
         if let Some(at) = at {
             self.completions.push(t.saturating_sub(at));
         }
         at.is_some()
     }
 
-    pub fn discard(&mut self, t: Time, i: usize) {
-        self.burst_done(t, i);
+    pub fn discard(&mut self, t: Time, i: usize, g: usize) {
+        self.burst_done(t, g);
         self.count(i, Counter::TotalDroppedExcessive, |r| {
             &mut r.total_dropped_excessive
         });
@@ -553,8 +543,15 @@ impl Recorder {
     }
 
     /// The frame sent at `end` reached its destination, intact or not.
-    pub fn delivered(&mut self, end: Time, i: usize, bytes: u32, delay: Time, intact: bool) {
-        if self.burst_done(end, i) && intact {
+    pub fn delivered(
+        &mut self,
+        end: Time,
+        (i, g): (usize, usize),
+        bytes: u32,
+        delay: Time,
+        intact: bool,
+    ) {
+        if self.burst_done(end, g) && intact {
             self.burst_delivered += 1;
         }
         let w = self.in_window(end);
@@ -573,7 +570,7 @@ impl Recorder {
             carries.add(i, Counter::DeliveredBytes, &mut s.delivered_bytes, b);
             carries.add_delay(i, &mut s.delay_sum_ps, delay);
             self.delivered_bits += 8 * bytes as u128;
-            self.delays[self.group_of[i] as usize].push(delay);
+            self.delays[g].push(delay);
         } else {
             let n = &mut s.undetected_collisions;
             carries.add(i, Counter::UndetectedCollisions, n, 1);
