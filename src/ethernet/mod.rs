@@ -210,6 +210,9 @@ struct Sim<'a, O: Observer> {
 impl<'a, O: Observer> Sim<'a, O> {
     fn new(sc: &'a Scenario, run_seed: u64, observer: &'a mut O, index_use: IndexUse) -> Self {
         let n = sc.station_count();
+        if n >= CROWD_TRIM {
+            crate::mem::map_large_blocks();
+        }
         // Queued events name their station in 24 bits; scenarios allow
         // fewer stations (checked where they are read), and a scenario
         // built in code must too.

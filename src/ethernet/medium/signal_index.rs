@@ -266,6 +266,10 @@ fn cap(before: Time) -> i64 {
 /// room for; a longer list (a crowd's first wave) frees its memory.
 const KEEP_ROOM: usize = 16;
 
+/// Signals per bucket from which a generation is dense, and the room its
+/// lists give back when it closes (see [`Gen::fit_lists`]).
+const DENSE: usize = 16;
+
 /// One generation of signals: those that started in one stretch of time
 /// (ids `first_id..ids_end`), with a segment tree's bounds over the
 /// stations and per bucket the list of its signals. Signals never move
@@ -301,6 +305,24 @@ impl Gen {
             tree: crate::mem::huge_filled(2 * size, Node([EMPTY; 2])),
             lists: (0..buckets).map(|_| Vec::new()).collect(),
             touched: Vec::new(),
+        }
+    }
+
+    /// Gives back the room its lists grew beyond their keys, once it takes
+    /// no more signals: only in a dense generation (a crowd's first waves,
+    /// whose lists grew by doubling to up to 256 keys, half of them about
+    /// half empty); a sparse one's lists are short, and looking at each
+    /// would cost more than it saves.
+    fn fit_lists(&mut self) {
+        let signals = (self.ids_end - self.first_id) as usize;
+        if signals < DENSE * self.touched.len() {
+            return;
+        }
+        for &b in &self.touched {
+            let list = &mut self.lists[b as usize];
+            if list.capacity() - list.len() >= DENSE {
+                list.shrink_to_fit();
+            }
         }
     }
 
@@ -575,6 +597,9 @@ impl BusIndex {
                 || id - g.first_id >= self.ids
         });
         if fresh {
+            if let Some(closed) = self.gens.back_mut() {
+                closed.fit_lists();
+            }
             let mut g = self
                 .pool
                 .pop()
