@@ -83,7 +83,6 @@ pub(in crate::ethernet) struct Packed(NonZeroU64);
 
 const STATION_BITS: u32 = 24;
 const KIND_SHIFT: u32 = 56;
-const DELIVER: u64 = Kind::Deliver as u64;
 
 /// What a packed event is, named as [`Event`]'s variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +117,7 @@ impl From<Event> for Packed {
             Event::TxEnd(i, tok) => at(Kind::TxEnd as u64, i, tok),
             Event::Deliver(id) => {
                 assert!(id < 1 << KIND_SHIFT, "signal id {id} past 2^56");
-                word(DELIVER, id)
+                word(Kind::Deliver as u64, id)
             }
         }
     }
@@ -173,7 +172,7 @@ impl Packed {
     /// The station the event is for (a delivery is for the signal).
     #[inline]
     pub(in crate::ethernet) fn station(self) -> Option<usize> {
-        (self.0.get() >> KIND_SHIFT != DELIVER).then_some(self.station_bits() as usize)
+        (self.kind() != Kind::Deliver).then_some(self.station_bits() as usize)
     }
 }
 

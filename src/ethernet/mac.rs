@@ -16,7 +16,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn add_frame(&mut self, t: Time, i: usize) {
         let n = self.stations.len() as u32;
         let law = self.frame_law(i);
-        let g = &self.sc.groups[self.stations[i].group as usize];
+        let g = &self.sc.groups[self.group_of(i)];
         let (fixed_dst, capacity) = (g.destination, g.queue);
         let s = &mut self.stations[i];
         let (bytes, dst) = self
@@ -38,8 +38,7 @@ impl<O: Observer> Sim<'_, O> {
                 (bytes, dst)
             });
         let queued = s.queue.len() < capacity;
-        let g = self.stations[i].group as usize;
-        self.recorder.arrival(t, i, g, bytes, queued);
+        self.recorder.arrival(t, i, self.group_of(i), bytes, queued);
         self.observer
             .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
         if !queued {
@@ -365,7 +364,7 @@ impl<O: Observer> Sim<'_, O> {
             b.frame = false;
         }
         if collided {
-            let g = self.stations[i].group as usize;
+            let g = self.group_of(i);
             self.recorder.collision_ended(start, t, i, g);
             let spec = self.spec(i);
             let mut fresh = BackoffState::new(spec);
@@ -378,7 +377,7 @@ impl<O: Observer> Sim<'_, O> {
                 s.queue.pop_front();
                 s.collisions = 0;
                 memory.on_discard(spec);
-                self.recorder.discard(t, i, s.group as usize);
+                self.recorder.discard(t, i, g);
                 self.observer
                     .on(t, i as u32, &MacEvent::Discard { attempts: n });
                 self.next_frame(t, i);
@@ -460,7 +459,7 @@ impl<O: Observer> Sim<'_, O> {
         let (a0, b0) = (start + d, end + d);
         let corrupted = self.overlapped(id, dst, a0, b0);
         let delay = end - frame.arrival;
-        let g = self.stations[i].group as usize;
+        let g = self.group_of(i);
         self.recorder
             .delivered(end, (i, g), frame.bytes, delay, !corrupted);
         self.observer.on(
@@ -527,7 +526,11 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn sense_later(&mut self, now: Time, i: usize) {
         let spec = self.spec(i);
         let slot = self.sc.medium.slot_ps;
-        let mut probe = (self.backoffs.get(i).cloned()).unwrap_or_else(|| BackoffState::new(spec));
+        let mut probe = self
+            .backoffs
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| BackoffState::new(spec));
         let s = &mut self.stations[i];
         let n = s.collisions.max(1);
         let draw = self

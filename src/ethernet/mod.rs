@@ -210,7 +210,7 @@ struct Sim<'a, O: Observer> {
 impl<'a, O: Observer> Sim<'a, O> {
     fn new(sc: &'a Scenario, run_seed: u64, observer: &'a mut O, index_use: IndexUse) -> Self {
         let n = sc.station_count();
-        if n >= CROWD_TRIM {
+        if n >= CROWD_MEMORY {
             crate::mem::map_large_blocks();
         }
         // Queued events name their station in 24 bits; scenarios allow
@@ -321,16 +321,22 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
     }
 
+    /// Station `i`'s group.
+    #[inline]
+    fn group_of(&self, i: usize) -> usize {
+        self.stations[i].group as usize
+    }
+
     fn group_arrivals(&self, i: usize) -> &'a Arrivals {
-        &self.sc.groups[self.stations[i].group as usize].arrivals
+        &self.sc.groups[self.group_of(i)].arrivals
     }
 
     fn spec(&self, i: usize) -> &'a BackoffSpec {
-        &self.sc.groups[self.stations[i].group as usize].backoff
+        &self.sc.groups[self.group_of(i)].backoff
     }
 
     fn frame_law(&self, i: usize) -> &'a FrameLaw {
-        &self.sc.groups[self.stations[i].group as usize].frame
+        &self.sc.groups[self.group_of(i)].frame
     }
 
     fn run(&mut self, meter: &mut Meter) {
@@ -444,7 +450,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             ..
         } = self;
         let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
-        let crowd = stations.len() >= CROWD_TRIM;
+        let crowd = stations.len() >= CROWD_MEMORY;
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
         drop((
@@ -464,10 +470,11 @@ impl<'a, O: Observer> Sim<'a, O> {
     }
 }
 
-/// Runs of at least this many stations give the memory of their run state
-/// back to the system before building their results (see
+/// Runs of at least this many stations have their large blocks mapped on
+/// their own, and give the memory of their run state back to the system
+/// before building their results (see [`crate::mem::map_large_blocks`] and
 /// [`crate::mem::give_back_freed`]); smaller ones free too little to matter.
-const CROWD_TRIM: usize = 1 << 16;
+const CROWD_MEMORY: usize = 1 << 16;
 
 /// How long after its first start a generation of the bus index takes new
 /// signals while its earlier ones are still on the wire.

@@ -46,7 +46,7 @@ impl Key {
             id_off: id << OFF_BITS | (rank % BUCKET) as u32,
             start: u32::try_from(start).unwrap_or_else(|_| too_long()),
             len_fixed: Key::len(start, end),
-            prop: u32::try_from(prop).unwrap_or_else(|_| too_long()),
+            prop: narrow_prop(prop),
         }
     }
 
@@ -98,6 +98,14 @@ impl Key {
     pub(super) fn fix(&mut self, end: Time) {
         self.len_fixed = Key::len(self.start(), end) | FIXED;
     }
+}
+
+/// A sender's propagation time in the 32 bits a key and a station's place
+/// keep it in (the index holds only buses below 2^31 ps, see
+/// `BusIndex::holds`).
+#[inline]
+pub(super) fn narrow_prop(prop: i64) -> u32 {
+    u32::try_from(prop).unwrap_or_else(|_| too_long())
 }
 
 #[cold]

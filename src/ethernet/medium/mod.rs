@@ -188,12 +188,11 @@ impl<O: Observer> Sim<'_, O> {
         // reaches cand, and it arrived before any gap that does.
         let mut seen = std::mem::take(&mut self.scratch);
         let from = self.live_index(t0);
-        let live = self.signals.range(from);
         // Every signal is written, and kept by advancing past it: whether
         // one is kept is a coin toss in a crowd, which a branch would
         // mispredict.
         seen.resize(
-            live.len(),
+            self.signals.len() - from,
             Seen {
                 arrive: 0,
                 leave: 0,
@@ -204,7 +203,7 @@ impl<O: Observer> Sim<'_, O> {
         );
         let mut kept = 0;
         let hub = self.hub;
-        for (id, s) in self.signals.ids_from(from).zip(live) {
+        for (id, s) in self.signals.with_ids(from) {
             let d = between(hub, me, s.prop, s.station as usize == i);
             seen[kept] = Seen {
                 arrive: s.start + d,
@@ -217,9 +216,10 @@ impl<O: Observer> Sim<'_, O> {
         }
         seen.truncate(kept);
         if hub.is_some() {
-            let own = self.signals.ids_from(from).zip(self.signals.range(from));
             seen.extend(
-                own.filter_map(|(id, s)| self.enforced_back(i, id, s))
+                self.signals
+                    .with_ids(from)
+                    .filter_map(|(id, s)| self.enforced_back(i, id, s))
                     .filter(|e| e.leave + ifg > t0),
             );
         }
@@ -489,8 +489,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         let me = self.stations[i].prop;
         let from = self.live_index(t);
-        let live = self.signals.ids_from(from).zip(self.signals.range(from));
-        live.into_iter().any(|(id, s)| {
+        self.signals.with_ids(from).any(|(id, s)| {
             let j = s.station as usize;
             let d = between(self.hub, me, s.prop, j == i);
             let foreign = j != i && sensed(s.start + d, d == 0, t) && t < s.end + d;
@@ -547,13 +546,10 @@ impl<O: Observer> Sim<'_, O> {
             // A signal removed at r has left every station by r, so only
             // those removed after a0 can overlap.
             Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0),
-            _ => {
-                let all = self.signals.ids_from(0).zip(self.signals.iter());
-                all.into_iter().any(|(k, s)| {
-                    let dk = between(self.hub, pa, s.prop, s.station as usize == at);
-                    k != id && s.start + dk < b0 && a0 < s.end + dk
-                })
-            }
+            _ => self.signals.with_ids(0).any(|(k, s)| {
+                let dk = between(self.hub, pa, s.prop, s.station as usize == at);
+                k != id && s.start + dk < b0 && a0 < s.end + dk
+            }),
         }
     }
 }

@@ -27,7 +27,7 @@
 //! `Sim::index_gc`); a query skips a generation whose signals have all left
 //! every station before the time it asks about.
 
-use super::key::{Key, BUCKET, IDS, LONGEST};
+use super::key::{narrow_prop, Key, BUCKET, IDS, LONGEST};
 use crate::engine::Time;
 use std::cell::Cell;
 
@@ -478,8 +478,7 @@ impl BusIndex {
         let mut place = crate::mem::huge_filled(n, Place::default());
         for (r, &i) in by_rank.iter().enumerate() {
             place[i as usize] = Place {
-                // Below 2^31: `holds` was asserted above.
-                prop: u32::try_from(prop[i as usize]).unwrap_or(u32::MAX),
+                prop: narrow_prop(sx(prop[i as usize])),
                 rank: r as u32,
             };
         }

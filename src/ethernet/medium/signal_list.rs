@@ -190,12 +190,14 @@ impl SignalList {
         }
     }
 
-    /// The ids of the signals from position `from` on, in order, to zip
-    /// with [`SignalList::range`] (a signal's id is its place in the list:
-    /// it does not carry it). Unbounded: the signals end the zip.
+    /// The signals from position `from` on, in order, each with its id (a
+    /// signal's id is its place in the list: it does not carry it).
     #[inline]
-    pub(in crate::ethernet) fn ids_from(&self, from: usize) -> std::ops::RangeFrom<u64> {
-        self.first + from as u64..
+    pub(in crate::ethernet) fn with_ids(
+        &self,
+        from: usize,
+    ) -> std::iter::Zip<std::ops::RangeFrom<u64>, Range<'_>> {
+        (self.first + from as u64..).zip(self.range(from))
     }
 
     /// Every signal held, in order.
@@ -278,11 +280,7 @@ mod tests {
                 let got: Vec<u64> = list.range(k).map(|s| s.start).collect();
                 let want: Vec<u64> = ids.range(k..).copied().collect();
                 assert_eq!(got, want);
-                let ids: Vec<u64> = list
-                    .ids_from(k)
-                    .zip(list.range(k))
-                    .map(|(id, _)| id)
-                    .collect();
+                let ids: Vec<u64> = list.with_ids(k).map(|(id, _)| id).collect();
                 assert_eq!(ids, want);
                 assert_eq!(list.range(k).len(), want.len());
                 assert_eq!(
