@@ -50,6 +50,11 @@ struct Figures {
     frames: u64,
     attempts: u64,
     peak_kib: u64,
+    /// Resident at the child's start, before the scenario is loaded: the
+    /// program itself.
+    base_kib: u64,
+    /// What csmacd estimates one run of the scenario needs.
+    estimate_bytes: f64,
 }
 
 fn scenario_dir() -> PathBuf {
@@ -58,10 +63,15 @@ fn scenario_dir() -> PathBuf {
 
 /// Peak resident set size of this process, in KiB (Linux only; 0 elsewhere).
 fn peak_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// A size from /proc/self/status, in KiB (Linux only; 0 elsewhere).
+fn status_kib(key: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
@@ -69,12 +79,14 @@ fn peak_kib() -> u64 {
 /// Runs one scenario (a name under benches/scenarios, or a path to a .toml
 /// file) in this process and prints its figures on one line.
 fn child(name: &str) -> anyhow::Result<()> {
+    let base_kib = status_kib("VmRSS:");
     let path = if name.ends_with(".toml") {
         PathBuf::from(name)
     } else {
         scenario_dir().join(format!("{name}.toml"))
     };
     let sc = scenario::load(&path)?;
+    let estimate = sc.memory_estimate_bytes(1);
     // The same run seed `csmacd run` uses for the first replication.
     let seed = Point::new(Vec::new(), sc.clone()).replication_seeds()[0];
     let t0 = Instant::now();
@@ -104,7 +116,7 @@ fn child(name: &str) -> anyhow::Result<()> {
     };
     let wall_s = t0.elapsed().as_secs_f64();
     println!(
-        "FIGURES {wall_s} {events} {frames} {attempts} {}",
+        "FIGURES {wall_s} {events} {frames} {attempts} {} {base_kib} {estimate}",
         peak_kib()
     );
     Ok(())
@@ -145,6 +157,8 @@ fn measure(name: &str, limit_s: f64) -> anyhow::Result<Option<Figures>> {
         frames: v[2].parse()?,
         attempts: v[3].parse()?,
         peak_kib: v[4].parse()?,
+        base_kib: v[5].parse()?,
+        estimate_bytes: v[6].parse()?,
     }))
 }
 
@@ -201,8 +215,16 @@ fn main() -> anyhow::Result<()> {
         .collect();
 
     println!(
-        "{:<18} {:>5} {:>9} {:>12} {:>13} {:>13} {:>14} {:>10}",
-        "scenario", "runs", "wall s", "frames/calls", "per s", "events/s", "ns/attempt", "peak MiB"
+        "{:<18} {:>5} {:>9} {:>12} {:>13} {:>13} {:>14} {:>10} {:>12}",
+        "scenario",
+        "runs",
+        "wall s",
+        "frames/calls",
+        "per s",
+        "events/s",
+        "ns/attempt",
+        "peak MiB",
+        "estimate MiB"
     );
     let mut got = Vec::new();
     let mut timed_out = Vec::new();
@@ -230,7 +252,7 @@ fn main() -> anyhow::Result<()> {
             continue;
         };
         println!(
-            "{:<18} {:>5} {:>9.3} {:>12} {:>13.0} {:>13.0} {:>14.1} {:>10.1}",
+            "{:<18} {:>5} {:>9.3} {:>12} {:>13.0} {:>13.0} {:>14.1} {:>10.1} {:>12.1}",
             name,
             runs,
             f.wall_s,
@@ -238,7 +260,8 @@ fn main() -> anyhow::Result<()> {
             f.frames as f64 / f.wall_s,
             f.events as f64 / f.wall_s,
             f.wall_s * 1e9 / f.attempts.max(1) as f64,
-            f.peak_kib as f64 / 1024.0
+            f.peak_kib as f64 / 1024.0,
+            f.estimate_bytes / (1 << 20) as f64
         );
         got.push((name, f));
     }
@@ -298,6 +321,24 @@ fn main() -> anyhow::Result<()> {
     }
     for name in timed_out {
         check(format!("{name}: did not finish within --limit"), false);
+    }
+    // The estimate with which `run` refuses what cannot fit must bound what
+    // a run takes beyond the program itself.
+    let worst = got
+        .iter()
+        .map(|(n, f)| {
+            let used = f.peak_kib.saturating_sub(f.base_kib) as f64 * 1024.0;
+            (used / f.estimate_bytes.max(1.0), *n)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((ratio, name)) = worst {
+        let met = ratio <= 1.0;
+        all_met &= met;
+        println!(
+            "{} memory estimate: every peak beyond the program's own is within it \
+             (largest share {ratio:.2}, {name})",
+            if met { "MET   " } else { "MISSED" }
+        );
     }
     // Five targets: (a), the cost ratio, (c), (d) and (e).
     println!(

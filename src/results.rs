@@ -22,6 +22,47 @@ pub struct Columns {
     pub tables: &'static [TableSpec],
 }
 
+/// What one run of a scenario needs in memory, estimated before it
+/// starts, in bytes: while it goes on (its own peak, the making of its
+/// output included), and its output once made, which is kept until its
+/// point is written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemoryNeed {
+    pub run: f64,
+    pub output: f64,
+}
+
+impl MemoryNeed {
+    /// An upper estimate of what runs need when up to `jobs` run at once:
+    /// `points` of them (each a point's need and its most replications),
+    /// of which up to `jobs` are in progress at a time, each point keeping
+    /// its replications' outputs until all of them are done.
+    ///
+    /// At most `a = min(jobs, runs)` runs go on at once, and the outputs
+    /// kept are at most those of `h = min(jobs, points) x replications`
+    /// runs, less the runs going on; so with k runs going on the memory is
+    /// at most k x run + (h - k) x output, greatest at k = a when a run
+    /// needs more than an output and at k = 0 otherwise.
+    pub fn at_once(points: &[(MemoryNeed, u32)], jobs: usize) -> f64 {
+        let jobs = jobs.max(1) as f64;
+        let runs: f64 = points.iter().map(|(_, r)| f64::from(*r)).sum();
+        let most = |f: fn(&MemoryNeed) -> f64| points.iter().map(|(m, _)| f(m)).fold(0.0, f64::max);
+        let (run, output) = (most(|m| m.run), most(|m| m.output));
+        let reps = points
+            .iter()
+            .map(|(_, r)| f64::from(*r))
+            .fold(0.0, f64::max);
+        let going = jobs.min(runs);
+        let kept = jobs.min(points.len() as f64) * reps;
+        Self::PROGRAM + going * run.max(output) + (kept - going).max(0.0) * output
+    }
+
+    /// What the program takes beyond its start whatever it runs: the code
+    /// of a run, paged in as it goes, and the allocator's own (about 1 MiB
+    /// measured for a run of 1000 stations, whose data is 0.8 MiB).
+    pub const PROGRAM: f64 = (2 << 20) as f64;
+}
+
 /// One cell of a table row, in 16 bytes: a crowd's stations table holds a
 /// row of cells per station until it is written (12 cells each).
 #[derive(Clone, Debug, PartialEq)]
@@ -193,6 +234,42 @@ mod tests {
             (empty.len(), empty.iter().count(), empty.last()),
             (0, 0, None)
         );
+    }
+
+    /// What runs need at once: at most `jobs` runs going on, and the
+    /// outputs their points keep, counted by hand here.
+    #[test]
+    fn runs_at_once_need_what_they_hold() {
+        use super::MemoryNeed;
+        let p = MemoryNeed::PROGRAM;
+        let big = MemoryNeed {
+            run: 100.0,
+            output: 10.0,
+        };
+        // One point of 5 replications: k runs going on keep the outputs of
+        // at most 5 - k others; the most with as many going on as can.
+        let one = |jobs| MemoryNeed::at_once(&[(big, 5)], jobs) - p;
+        assert_eq!(one(1), 100.0 + 4.0 * 10.0);
+        assert_eq!(one(2), 2.0 * 100.0 + 3.0 * 10.0);
+        assert_eq!(one(5), 500.0);
+        // More threads than replications run no more at once.
+        assert_eq!(one(64), 500.0);
+        assert_eq!(one(0), one(1));
+        // A run whose output outweighs its state: most with none going on.
+        let small = MemoryNeed {
+            run: 1.0,
+            output: 10.0,
+        };
+        assert_eq!(MemoryNeed::at_once(&[(small, 3)], 2) - p, 30.0);
+        // Points: up to `jobs` of them in progress, each keeping up to its
+        // most replications, and the largest needs taken for all.
+        let two = [(big, 2), (small, 3)];
+        assert_eq!(
+            MemoryNeed::at_once(&two, 2) - p,
+            2.0 * 100.0 + (2.0 * 3.0 - 2.0) * 10.0
+        );
+        assert_eq!(MemoryNeed::at_once(&two, 1) - p, 100.0 + 2.0 * 10.0);
+        assert_eq!(MemoryNeed::at_once(&[], 4), p);
     }
 
     /// A cell is 16 bytes (a crowd's stations table is 12 cells a station).

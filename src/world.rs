@@ -9,7 +9,7 @@ use crate::advice::{OfferedLoad, Warning};
 use crate::engine::Time;
 use crate::ethernet;
 use crate::progress::Meter;
-use crate::results::{Columns, RunOutput};
+use crate::results::{Columns, MemoryNeed, RunOutput};
 use crate::service;
 
 /// A validated scenario of one world.
@@ -113,13 +113,19 @@ impl Scenario {
         }
     }
 
-    /// An upper estimate of the memory one run and the kept results of all
-    /// replications need, in bytes.
-    pub fn memory_estimate_bytes(&self) -> f64 {
+    /// An upper estimate of the memory one run needs, and its output.
+    pub fn memory_need(&self) -> MemoryNeed {
         match self {
-            Scenario::Ethernet(s) => s.memory_estimate_bytes(),
-            Scenario::Service(s) => s.memory_estimate_bytes(),
+            Scenario::Ethernet(s) => s.memory_need(),
+            Scenario::Service(s) => s.memory_need(),
         }
+    }
+
+    /// An upper estimate of the memory all replications of this scenario
+    /// need with up to `jobs` runs at once, in bytes (see
+    /// [`MemoryNeed::at_once`]).
+    pub fn memory_estimate_bytes(&self, jobs: usize) -> f64 {
+        MemoryNeed::at_once(&[(self.memory_need(), self.max_replications())], jobs)
     }
 
     /// A rough relative cost of all replications, for scheduling only.

@@ -6,6 +6,7 @@ use crate::output::chart::{self, Table};
 use crate::output::style::Styles;
 use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
 use crate::progress::Progress;
+use crate::results::MemoryNeed;
 use crate::sweep::{self, Plan, Shard};
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
@@ -76,17 +77,35 @@ fn available_memory_bytes() -> Option<f64> {
     Some(kib * 1024.0)
 }
 
-/// Refuses, before any work, a scenario that needs more memory than the
-/// machine has available.
-fn check_memory(file: &str, sc: &crate::world::Scenario) -> CliResult {
-    let need = sc.memory_estimate_bytes();
+/// Refuses, before any work, points that need more memory than the
+/// machine has available when up to `jobs` runs go on at once.
+fn check_memory(plan: &Plan, jobs: usize) -> CliResult {
+    let needs: Vec<(MemoryNeed, u32)> = plan
+        .points
+        .iter()
+        .map(|p| (p.scenario.memory_need(), p.scenario.max_replications()))
+        .collect();
+    let need = MemoryNeed::at_once(&needs, jobs);
     if let Some(avail) = available_memory_bytes() {
         if need > avail {
+            let (size, reps) = plan
+                .points
+                .first()
+                .map(|p| (p.scenario.size(), p.scenario.max_replications()))
+                .unwrap_or_default();
+            let runs = needs.iter().map(|(_, r)| u64::from(*r)).sum::<u64>();
+            let at_once = (jobs as u64).min(runs);
+            let points = if needs.len() > 1 {
+                format!("{} points of ", needs.len())
+            } else {
+                String::new()
+            };
             return Err(CliError::usage(anyhow!(
-                "{file}: {} x {} replications need about {} of memory; this machine has {} \
-                 available; simulate fewer stations or replications",
-                sc.size(),
-                sc.max_replications(),
+                "scenario \"{}\": {points}{size} x {reps} replications, {at_once} run{} at once, need about {} of \
+                 memory; this machine has {} available; simulate fewer stations or replications, \
+                 or run fewer at once (--jobs)",
+                plan.name,
+                if at_once == 1 { "" } else { "s" },
                 crate::units::format_bytes(need),
                 crate::units::format_bytes(avail)
             )));
@@ -171,9 +190,12 @@ pub fn execute(
 ) -> Result<Option<Finished>, CliError> {
     // Refuse, before any work, what this machine cannot hold, and a
     // progress interval that makes no sense.
-    for p in &plan.points {
-        check_memory(&plan.name, &p.scenario)?;
-    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.unwrap_or(0))
+        .build()
+        .context("cannot start the worker threads")
+        .map_err(CliError::failure)?;
+    check_memory(plan, pool.current_num_threads())?;
     watch::line_every()?;
     output::create_dir(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))
@@ -253,11 +275,6 @@ pub fn execute(
         );
     }
     install_stop_handler();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.unwrap_or(0))
-        .build()
-        .context("cannot start the worker threads")
-        .map_err(CliError::failure)?;
     // On a terminal, one point left shows how far its runs have got, more
     // show the points done and the share of their runs; elsewhere, lines.
     let progress = Arc::new(Progress::new());

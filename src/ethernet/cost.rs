@@ -2,34 +2,44 @@
 //! scenario that cannot fit is refused; the core knows its own sizes) and
 //! its work (sweeps start the longest points first).
 
+use super::columns::STATION_COLUMNS;
 use super::medium::signal_index::{BusIndex, CROWD};
 use super::medium::Signal;
-use super::metrics::Recorder;
+use super::metrics::{Recorder, StationResult};
 use super::station::{Burst, Generators, Station};
 use super::topology::Topology;
 use super::{Scenario, PARK_FROM};
 use crate::backoff::BackoffState;
 use crate::engine::Time;
+use crate::results::{Cell, MemoryNeed};
 use crate::traffic::Arrivals;
 use crate::units::PS_PER_S;
 use std::mem::size_of;
 
 impl Scenario {
-    /// An upper estimate of the memory a run of this scenario needs, in bytes:
-    /// per station its MAC state, its random generators, its counters, its
-    /// result row and the frames its queue can hold (saturated: one; burst: the burst, up to the queue; other kinds:
-    /// the expected arrivals over the duration plus one, up to the queue),
-    /// plus, in crowds, the bus index and the signals of the first waves,
-    /// plus the per-station result rows of every replication, which are kept
-    /// until the output is written. Checked before any work is done.
-    pub fn memory_estimate_bytes(&self) -> f64 {
-        // Sizes of sim::StationResult and a queued frame, rounded up;
-        // exactness does not matter, the order of magnitude does.
-        const RESULT_BYTES: f64 = 192.0;
+    /// An upper estimate of the memory one run of this scenario needs, in
+    /// bytes (see [`MemoryNeed`]; docs/performance.md has the measured
+    /// peaks it bounds):
+    ///
+    /// - while it goes on, per station its MAC state, its random generators
+    ///   (parked in crowds on a line, see `Sim::new`), its counters and
+    ///   what some scenarios keep beside it, two pending events, and the
+    ///   frames its queue can hold (saturated: one; burst: the burst, up to
+    ///   the queue; other kinds: the expected arrivals over the duration
+    ///   plus one, up to the queue); in crowds, the bus index and room for
+    ///   3 signals per station with their index keys (a burst, the worst
+    ///   case, holds 2.5 at its peak);
+    ///   and the delay of every frame delivered in the measured window (at
+    ///   most those that can arrive, and those the line can carry);
+    /// - at its end, once its state is freed: the counters, each station's
+    ///   queue length and position, its result, a burst's completion times
+    ///   and the delays, sorted in a copy, while the stations table is made;
+    /// - its output kept: the stations table, 12 cells of 16 bytes a
+    ///   station.
+    pub fn memory_need(&self) -> MemoryNeed {
         const FRAME_BYTES: f64 = 24.0;
-        // A station's state, its generators (parked in crowds on a line,
-        // see Sim::new), its counters, and what on-off traffic, frame
-        // bursting and the policies with a memory keep beside it.
+        const EVENT_BYTES: f64 = 32.0;
+        const SIGNALS_PER_STATION: f64 = 3.0;
         let n = self.station_count();
         let parked = n >= PARK_FROM && !matches!(self.medium.topology, Topology::Hub { .. });
         let on_off = self
@@ -49,13 +59,51 @@ impl Scenario {
                 size_of::<BackoffState>()
             } else {
                 0
-            }) as f64;
+            }) as f64
+            + EVENT_BYTES;
         let duration_s = self.duration as f64 / PS_PER_S;
-        let mut per_run = 0.0;
+        let mut run = 0.0;
+        let mut burst_frames = 0.0;
+        // Frames that can arrive in the measured window (saturated: no
+        // bound), Poisson counts bounded six standard deviations out.
+        let window_s = self.measured_s();
+        let mut arrivals = 0.0;
+        for g in &self.groups {
+            let per_station = match g.arrivals {
+                Arrivals::Saturated => f64::INFINITY,
+                Arrivals::Burst { frames, .. } => f64::from(frames),
+                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
+                    let mean = rate * window_s;
+                    mean + 6.0 * mean.sqrt() + 1.0
+                }
+                Arrivals::Periodic { interval, .. } => {
+                    window_s * PS_PER_S / interval.max(1) as f64 + 1.0
+                }
+            };
+            arrivals += g.count as f64 * per_station;
+        }
+        // The delay of every frame delivered in the window is kept for the
+        // percentiles, in vectors that grow by doubling (16 bytes a frame),
+        // and sorted in one more copy at the end (24): at most the frames
+        // that arrive, and those the line can carry, back to back.
+        let shortest = self.medium.preamble_ps as f64
+            + 8.0
+                * self
+                    .groups
+                    .iter()
+                    .map(|g| g.frame.min_bytes())
+                    .min()
+                    .unwrap_or(0) as f64
+                * self.medium.bit_ps as f64;
+        let delivered = arrivals.min(window_s * PS_PER_S / shortest.max(1.0));
+        run += delivered * 2.0 * size_of::<Time>() as f64;
         for g in &self.groups {
             let queued = match g.arrivals {
                 Arrivals::Saturated => 1.0,
-                Arrivals::Burst { frames, .. } => frames as f64,
+                Arrivals::Burst { frames, .. } => {
+                    burst_frames += g.count as f64 * frames as f64;
+                    frames as f64
+                }
                 Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
                     rate * duration_s + 1.0
                 }
@@ -64,22 +112,25 @@ impl Scenario {
                 }
             }
             .min(g.queue as f64);
-            per_run += g.count as f64 * (station_bytes + RESULT_BYTES + queued * FRAME_BYTES);
+            run += g.count as f64 * (station_bytes + queued * FRAME_BYTES);
         }
-        if n >= CROWD {
-            // The bus index, and the signals of a crowd's first waves with
-            // their index keys: at the 10^6 burst's peak the signal list
-            // holds 2.5 signals per station (80 bytes) and the index's
-            // lists their keys (16 bytes each, in lists that grow by
-            // doubling); counted twice over.
-            const SIGNALS_PER_STATION: f64 = 5.0;
-            per_run += n as f64
+        let n = n as f64;
+        if n >= CROWD as f64 {
+            run += n
                 * (BusIndex::bytes_per_station() as f64
                     + SIGNALS_PER_STATION
                         * (size_of::<Signal>() + BusIndex::bytes_per_signal()) as f64);
         }
-        let results = self.max_replications() as f64 * self.station_count() as f64 * RESULT_BYTES;
-        per_run + results
+        let output = n * (STATION_COLUMNS.len() * size_of::<Cell>()) as f64;
+        let end = n
+            * (Recorder::bytes_per_station() + 2 * size_of::<u64>() + size_of::<StationResult>())
+                as f64
+            + burst_frames * size_of::<Time>() as f64
+            + delivered * 3.0 * size_of::<Time>() as f64;
+        MemoryNeed {
+            run: run.max(end),
+            output,
+        }
     }
 
     /// A rough relative cost of one run, for scheduling only: simulated

@@ -9,6 +9,7 @@ use super::{MAX_DURATION_S, MAX_MEMORY_BYTES, MAX_REPLICATIONS, MAX_STATIONS, MI
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 use crate::ethernet::{Access, Group, Medium, Placement, Scenario, Standard, Topology};
+use crate::results::MemoryNeed;
 use crate::traffic::{Arrivals, FrameLaw, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 use crate::units::{self, format_bytes, TimeSpec, PS_PER_S};
 use toml::{Table, Value};
@@ -255,7 +256,9 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
             ),
         ));
     }
-    let need = sc.memory_estimate_bytes();
+    // One run at a time: what more threads need is checked against the
+    // machine before running.
+    let need = MemoryNeed::at_once(&[(sc.memory_need(), sc.max_replications())], 1);
     if need.is_nan() || need > MAX_MEMORY_BYTES as f64 {
         // The estimate counts every replication a point may run.
         let key = if sc.max_replications() > sc.replications {

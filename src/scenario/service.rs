@@ -7,6 +7,7 @@ use super::reader::{FieldError, Fields, Item};
 use super::{policies, stacks, MAX_MEMORY_BYTES, MAX_STATIONS};
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
+use crate::results::MemoryNeed;
 use crate::service::{
     Accept, Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
 };
@@ -196,7 +197,9 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
             format!("{clients} clients in all; allowed: at most {MAX_STATIONS}"),
         ));
     }
-    let need = sc.memory_estimate_bytes();
+    // One run at a time: what more threads need is checked against the
+    // machine before running.
+    let need = MemoryNeed::at_once(&[(sc.memory_need(), sc.replications)], 1);
     if need.is_nan() || need > MAX_MEMORY_BYTES as f64 || sc.expected_calls() > 1e9 {
         return Err(FieldError::new(
             "clients",
