@@ -4,7 +4,6 @@
 use super::stacks::Stack;
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
-use crate::results::MemoryNeed;
 
 /// A validated service scenario: clients retrying against one server.
 #[derive(Clone, Debug, PartialEq)]
@@ -220,31 +219,5 @@ impl Scenario {
                 }
             })
             .sum()
-    }
-
-    /// An upper estimate of the memory one run needs (see [`MemoryNeed`]):
-    /// per client its state (about 64 bytes, a per-client gate included),
-    /// per call in flight 256 bytes (its slot, about 100 bytes, with the
-    /// headroom of a growing vector, and its pending events; bounded by the
-    /// calls of the run), and the timeseries; its output, the per-group
-    /// rows and the timeseries. A 10^6-client herd peaks at about 190
-    /// bytes per client (docs/performance.md).
-    pub fn memory_need(&self) -> MemoryNeed {
-        const CLIENT_BYTES: f64 = 64.0;
-        const CALL_BYTES: f64 = 256.0;
-        const BIN_BYTES: f64 = 64.0;
-        let bins = (self.duration / self.bin.max(1)) as f64 + 1.0;
-        MemoryNeed {
-            run: self.client_count() as f64 * CLIENT_BYTES
-                + self.expected_calls().min(1e8) * CALL_BYTES
-                + bins * BIN_BYTES * 2.0,
-            output: self.groups.len() as f64 * 256.0 + bins * BIN_BYTES,
-        }
-    }
-
-    /// A rough relative cost of one run: calls times a few events each, plus
-    /// the clients.
-    pub fn work_estimate(&self) -> f64 {
-        self.expected_calls() * 8.0 + self.client_count() as f64
     }
 }

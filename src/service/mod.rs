@@ -10,6 +10,7 @@
 
 mod client;
 mod config;
+mod cost;
 mod gates;
 mod metrics;
 mod server;
