@@ -24,12 +24,14 @@ pub struct Columns {
 
 /// What one run of a scenario needs in memory, estimated before it
 /// starts, in bytes: while it goes on (its own peak, the making of its
-/// output included), and its output once made, which is kept until its
-/// point is written.
+/// output included), its output once made, which is kept until its point
+/// is written, and the text of its tables, which the final files are put
+/// together from once every run is done.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MemoryNeed {
     pub run: f64,
     pub output: f64,
+    pub text: f64,
 }
 
 impl MemoryNeed {
@@ -42,7 +44,10 @@ impl MemoryNeed {
     /// kept are at most those of `h = min(jobs, points) x replications`
     /// runs, less the runs going on; so with k runs going on the memory is
     /// at most k x run + (h - k) x output, greatest at k = a when a run
-    /// needs more than an output and at k = 0 otherwise.
+    /// needs more than an output and at k = 0 otherwise. Once every run is
+    /// done, the final tables are put together from the text of every
+    /// point's: at most twice that text is held (see
+    /// `output::points::assemble`).
     pub fn at_once(points: &[(MemoryNeed, u32)], jobs: usize) -> f64 {
         let jobs = jobs.max(1) as f64;
         let runs: f64 = points.iter().map(|(_, r)| f64::from(*r)).sum();
@@ -54,8 +59,25 @@ impl MemoryNeed {
             .fold(0.0, f64::max);
         let going = jobs.min(runs);
         let kept = jobs.min(points.len() as f64) * reps;
-        Self::PROGRAM + going * run.max(output) + (kept - going).max(0.0) * output
+        let runs_phase = going * run.max(output) + (kept - going).max(0.0) * output;
+        let text: f64 = points.iter().map(|(m, r)| f64::from(*r) * m.text).sum();
+        let need = Self::PROGRAM + runs_phase.max(2.0 * text);
+        // An estimate that could not be made (NaN) is no estimate: the
+        // greatest of the parts above passes over it.
+        let nan = points
+            .iter()
+            .any(|(m, _)| m.run.is_nan() || m.output.is_nan() || m.text.is_nan());
+        if nan {
+            f64::NAN
+        } else {
+            need
+        }
     }
+
+    /// A bound on a table row's CSV text, a point's axis values included:
+    /// a stations row is 12 numbers, 48 bytes in a burst and up to about
+    /// 120 with delays and positions written to the last digit.
+    pub const ROW_TEXT: f64 = 160.0;
 
     /// What the program takes beyond its start whatever it runs: the code
     /// of a run, paged in as it goes, and the allocator's own (about 1 MiB
@@ -145,9 +167,17 @@ impl Table {
 
 /// The table of these rows (all of one width).
 impl FromIterator<Vec<Cell>> for Table {
+    /// Room for as many rows as the iterator says it has at least is asked
+    /// for at the first row, so that a table of known length does not grow
+    /// by doubling (up to twice its cells).
     fn from_iter<I: IntoIterator<Item = Vec<Cell>>>(rows: I) -> Table {
+        let rows = rows.into_iter();
+        let hint = rows.size_hint().0;
         let mut t = Table::default();
         for row in rows {
+            if t.is_empty() {
+                t.cells.reserve_exact(hint * row.len());
+            }
             t.push(row);
         }
         t
@@ -245,6 +275,7 @@ mod tests {
         let big = MemoryNeed {
             run: 100.0,
             output: 10.0,
+            text: 1.0,
         };
         // One point of 5 replications: k runs going on keep the outputs of
         // at most 5 - k others; the most with as many going on as can.
@@ -259,6 +290,7 @@ mod tests {
         let small = MemoryNeed {
             run: 1.0,
             output: 10.0,
+            text: 1.0,
         };
         assert_eq!(MemoryNeed::at_once(&[(small, 3)], 2) - p, 30.0);
         // Points: up to `jobs` of them in progress, each keeping up to its
@@ -270,6 +302,20 @@ mod tests {
         );
         assert_eq!(MemoryNeed::at_once(&two, 1) - p, 100.0 + 2.0 * 10.0);
         assert_eq!(MemoryNeed::at_once(&[], 4), p);
+        // Putting the final tables together, once the runs are done, can
+        // need more: twice the text of every point's tables.
+        let wordy = MemoryNeed {
+            run: 100.0,
+            output: 10.0,
+            text: 60.0,
+        };
+        assert_eq!(MemoryNeed::at_once(&[(wordy, 2)], 2) - p, 240.0);
+        assert_eq!(MemoryNeed::at_once(&[(wordy, 1)], 2) - p, 120.0);
+        let nan = MemoryNeed {
+            run: f64::NAN,
+            ..big
+        };
+        assert!(MemoryNeed::at_once(&[(big, 1), (nan, 1)], 1).is_nan());
     }
 
     /// A cell is 16 bytes (a crowd's stations table is 12 cells a station).

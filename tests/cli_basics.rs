@@ -173,25 +173,30 @@ fn memory_refusal_counts_the_runs_at_once() {
         eprintln!("skipped: no /proc/meminfo");
         return;
     };
-    // One run of a burst of 2.5 million stations is estimated at more than
-    // 1 GB (its measured peak is about 0.7 GB), and its output at 0.48 GB;
-    // the scenario's own limit (64 GiB, one run at a time) must not be what
-    // refuses it.
-    let jobs = (avail / 1e9).ceil() as usize + 1;
-    if 1.1e9 + jobs as f64 * 0.5e9 > 60.0 * f64::from(1 << 30) {
-        eprintln!("skipped: {avail:.3e} bytes available is more than this test can fill");
-        return;
-    }
     let dir = temp_dir("mem-jobs");
     let file = dir.join("crowd.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "name = \"crowd\"\nduration = \"1s\"\nreplications = {jobs}\n\n[[stations]]\n\
-             count = 2500000\nframe = \"64B\"\ntraffic = {{ kind = \"burst\", frames = 1, at = \"0s\" }}\n"
-        ),
-    )
-    .unwrap();
+    let write = |replications: usize| {
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"crowd\"\nduration = \"1s\"\nreplications = {replications}\n\n\
+                 [[stations]]\ncount = 2500000\nframe = \"64B\"\n\
+                 traffic = {{ kind = \"burst\", frames = 1, at = \"0s\" }}\n"
+            ),
+        )
+        .unwrap();
+        csmacd::scenario::load(&file).unwrap()
+    };
+    // One run of a burst of 2.5 million stations (about 1 GB by the
+    // estimate): enough runs at once to need twice what is available.
+    let run = write(1).memory_estimate_bytes(1);
+    let jobs = (2.0 * avail / run).ceil() as usize;
+    let sc = write(jobs);
+    if run > avail / 2.0 || sc.memory_estimate_bytes(1) > 60.0 * f64::from(1 << 30) {
+        eprintln!("skipped: {avail:.3e} bytes available fit no run, or too many for the test");
+        return;
+    }
+    assert!(sc.memory_estimate_bytes(jobs) > 1.5 * avail);
     let valid = bin().arg("validate").arg(&file).output().unwrap();
     assert!(
         valid.status.success(),

@@ -77,26 +77,32 @@ fn available_memory_bytes() -> Option<f64> {
     Some(kib * 1024.0)
 }
 
-/// Refuses, before any work, points that need more memory than the
-/// machine has available when up to `jobs` runs go on at once.
-fn check_memory(plan: &Plan, jobs: usize) -> CliResult {
-    let needs: Vec<(MemoryNeed, u32)> = plan
-        .points
+/// Refuses, before any work, the points of this run (of its shard, if
+/// any) that need more memory than the machine has available when up to
+/// `jobs` runs go on at once.
+fn check_memory(plan: &Plan, jobs: usize, shard: Option<Shard>) -> CliResult {
+    let points: Vec<&crate::world::Scenario> = (0..plan.points.len())
+        .filter(|&i| shard.is_none_or(|s| s.contains(i)))
+        .map(|i| &plan.points[i].scenario)
+        .collect();
+    let needs: Vec<(MemoryNeed, u32)> = points
         .iter()
-        .map(|p| (p.scenario.memory_need(), p.scenario.max_replications()))
+        .map(|sc| (sc.memory_need(), sc.max_replications()))
         .collect();
     let need = MemoryNeed::at_once(&needs, jobs);
     if let Some(avail) = available_memory_bytes() {
         if need > avail {
-            let (size, reps) = plan
-                .points
-                .first()
-                .map(|p| (p.scenario.size(), p.scenario.max_replications()))
+            // The message names the largest run.
+            let (size, reps) = points
+                .iter()
+                .zip(&needs)
+                .max_by(|a, b| a.1 .0.run.total_cmp(&b.1 .0.run))
+                .map(|(sc, (_, r))| (sc.size(), *r))
                 .unwrap_or_default();
             let runs = needs.iter().map(|(_, r)| u64::from(*r)).sum::<u64>();
             let at_once = (jobs as u64).min(runs);
             let points = if needs.len() > 1 {
-                format!("{} points of ", needs.len())
+                format!("{} points, the largest ", needs.len())
             } else {
                 String::new()
             };
@@ -195,7 +201,7 @@ pub fn execute(
         .build()
         .context("cannot start the worker threads")
         .map_err(CliError::failure)?;
-    check_memory(plan, pool.current_num_threads())?;
+    check_memory(plan, pool.current_num_threads(), opts.shard)?;
     watch::line_every()?;
     output::create_dir(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))

@@ -8,7 +8,7 @@ use super::medium::Signal;
 use super::metrics::{Recorder, StationResult};
 use super::station::{Burst, Generators, Station};
 use super::topology::Topology;
-use super::{Scenario, PARK_FROM};
+use super::{index_span, Scenario, PARK_FROM};
 use crate::backoff::BackoffState;
 use crate::engine::Time;
 use crate::results::{Cell, MemoryNeed};
@@ -41,7 +41,16 @@ impl Scenario {
         const EVENT_BYTES: f64 = 32.0;
         const SIGNALS_PER_STATION: f64 = 3.0;
         let n = self.station_count();
-        let parked = n >= PARK_FROM && !matches!(self.medium.topology, Topology::Hub { .. });
+        // Streams are parked only where the run keeps the bus index (see
+        // `Sim::new`); the longest delay stands for the farthest station's,
+        // which is at most that, so a run counted as parked is one.
+        let parked = n >= PARK_FROM
+            && !matches!(self.medium.topology, Topology::Hub { .. })
+            && BusIndex::holds(
+                self.max_tx_ps() + self.medium.jam_ps,
+                index_span(self.max_delay_ps(), self.medium.ifg_ps),
+                self.max_delay_ps(),
+            );
         let on_off = self
             .groups
             .iter()
@@ -64,23 +73,33 @@ impl Scenario {
         let duration_s = self.duration as f64 / PS_PER_S;
         let mut run = 0.0;
         let mut burst_frames = 0.0;
-        // Frames that can arrive in the measured window (saturated: no
-        // bound), Poisson counts bounded six standard deviations out.
-        let window_s = self.measured_s();
+        // The frames that can arrive at a station over the run (saturated:
+        // no bound; Poisson counts bounded six standard deviations out),
+        // which bound what its queue holds (saturated: one) and the delays
+        // kept: one for each frame that ends in the measured window,
+        // whenever it arrived.
         let mut arrivals = 0.0;
         for g in &self.groups {
             let per_station = match g.arrivals {
                 Arrivals::Saturated => f64::INFINITY,
-                Arrivals::Burst { frames, .. } => f64::from(frames),
+                Arrivals::Burst { frames, .. } => {
+                    burst_frames += g.count as f64 * f64::from(frames);
+                    f64::from(frames)
+                }
                 Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
-                    let mean = rate * window_s;
+                    let mean = rate * duration_s;
                     mean + 6.0 * mean.sqrt() + 1.0
                 }
                 Arrivals::Periodic { interval, .. } => {
-                    window_s * PS_PER_S / interval.max(1) as f64 + 1.0
+                    self.duration as f64 / interval.max(1) as f64 + 1.0
                 }
             };
             arrivals += g.count as f64 * per_station;
+            let queued = match g.arrivals {
+                Arrivals::Saturated => 1.0,
+                _ => per_station.min(g.queue as f64),
+            };
+            run += g.count as f64 * (station_bytes + queued * FRAME_BYTES);
         }
         // The delay of every frame delivered in the window is kept for the
         // percentiles, in vectors that grow by doubling (16 bytes a frame),
@@ -95,25 +114,10 @@ impl Scenario {
                     .min()
                     .unwrap_or(0) as f64
                 * self.medium.bit_ps as f64;
-        let delivered = arrivals.min(window_s * PS_PER_S / shortest.max(1.0));
+        let delivered = arrivals.min(self.measured_s() * PS_PER_S / shortest.max(1.0));
         run += delivered * 2.0 * size_of::<Time>() as f64;
-        for g in &self.groups {
-            let queued = match g.arrivals {
-                Arrivals::Saturated => 1.0,
-                Arrivals::Burst { frames, .. } => {
-                    burst_frames += g.count as f64 * frames as f64;
-                    frames as f64
-                }
-                Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => {
-                    rate * duration_s + 1.0
-                }
-                Arrivals::Periodic { interval, .. } => {
-                    self.duration as f64 / interval.max(1) as f64 + 1.0
-                }
-            }
-            .min(g.queue as f64);
-            run += g.count as f64 * (station_bytes + queued * FRAME_BYTES);
-        }
+        // A burst's completion times, in a vector that grows by doubling.
+        run += burst_frames * 2.0 * size_of::<Time>() as f64;
         let n = n as f64;
         if n >= CROWD as f64 {
             run += n
@@ -125,11 +129,14 @@ impl Scenario {
         let end = n
             * (Recorder::bytes_per_station() + 2 * size_of::<u64>() + size_of::<StationResult>())
                 as f64
-            + burst_frames * size_of::<Time>() as f64
+            + burst_frames * 2.0 * size_of::<Time>() as f64
             + delivered * 3.0 * size_of::<Time>() as f64;
+        // The tables' rows: a station's, a group's, and 21 percentiles.
+        let rows = n + self.groups.len() as f64 + 21.0;
         MemoryNeed {
             run: run.max(end),
             output,
+            text: rows * MemoryNeed::ROW_TEXT,
         }
     }
 

@@ -128,18 +128,29 @@ pub fn runs_csv(points: &[PointRuns]) -> Vec<u8> {
 /// One of the world's tables (`spec`, at position `k` of its tables) as
 /// `<name>.csv`: one row per point, replication and table row.
 pub fn table_csv(points: &[PointRuns], k: usize) -> Vec<u8> {
+    let mut text = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = table_csv_into(&mut text, points, k);
+    text
+}
+
+/// [`table_csv`], written to `w` as it is made.
+pub fn table_csv_into(
+    w: &mut dyn std::io::Write,
+    points: &[PointRuns],
+    k: usize,
+) -> std::io::Result<()> {
     let Some(spec) = points.first().and_then(|p| p.columns.tables.get(k)) else {
-        return Vec::new();
+        return Ok(());
     };
     let header = table_header(points.first().map_or(&[], |p| p.axes), spec);
-    // Row by row into the text: a crowd's table has a row per station, and
-    // holding every row's cells as strings first took several times the
-    // memory of the text itself.
+    // Row by row: a crowd's table has a row per station, and holding every
+    // row's cells as strings first took several times the memory of the
+    // text itself.
     let mut w = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    // Writing to a Vec cannot fail.
-    let _ = w.write_record(&header);
+        .from_writer(w);
+    w.write_record(&header)?;
     let mut row: Vec<String> = Vec::new();
     for p in points {
         for (r, run) in p.runs.iter().enumerate() {
@@ -148,11 +159,11 @@ pub fn table_csv(points: &[PointRuns], k: usize) -> Vec<u8> {
                 row.extend(p.axes.iter().map(|(_, v)| v.clone()));
                 row.push(r.to_string());
                 row.extend(cells.iter().map(cell));
-                let _ = w.write_record(&row);
+                w.write_record(&row)?;
             }
         }
     }
-    w.into_inner().unwrap_or_default()
+    w.flush()
 }
 
 /// stations.csv: one row per point, replication and station.

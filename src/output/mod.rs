@@ -8,7 +8,9 @@ mod points;
 pub mod results_dir;
 pub mod style;
 
-pub use self::csv::{cell, num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
+pub use self::csv::{
+    cell, num, runs_csv, stations_csv, summary_csv, table_csv, table_csv_into, PointRuns,
+};
 pub use points::{
     assemble, clean_temporaries, clear_points, mark_shard, marked_shards, plan_path, points_dir,
     read_point, unmark_shards, write_point, Assembled, PointKey, StagedPoints, StoredPoint,
@@ -44,10 +46,23 @@ pub fn remove_empty_dirs(dirs: &[PathBuf]) {
 /// Writes `bytes` to `path` atomically: a reader sees the old file or the new
 /// one, never half of one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_by(path, |w| w.write_all(bytes))
+}
+
+/// Writes what `write` writes to `path` atomically, through a buffer: the
+/// text is never held whole (a crowd's stations table is tens of bytes a
+/// row, and a row per station and replication).
+pub fn write_atomic_by(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let tmp = temp_name(path, "");
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        write(&mut w)?;
+        let f = w
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -2,9 +2,9 @@
 //! when it is the same point, and the final tables assembled from it.
 
 use super::csv::{
-    header_line, runs_csv, runs_header, summary_bytes, table_csv, table_header, PointRuns,
+    header_line, runs_csv, runs_header, summary_bytes, table_csv_into, table_header, PointRuns,
 };
-use super::{io_err, write_atomic, OutputError};
+use super::{io_err, write_atomic, write_atomic_by, OutputError};
 use crate::results::Columns;
 use std::path::{Path, PathBuf};
 
@@ -33,7 +33,7 @@ pub fn write_point(out: &Path, index: usize, point: &PointRuns) -> Result<(), Ou
     let one = std::slice::from_ref(point);
     for (k, spec) in point.columns.tables.iter().enumerate() {
         let path = point_path(out, index, spec.name);
-        write_atomic(&path, &table_csv(one, k)).map_err(io_err(&path))?;
+        write_atomic_by(&path, |w| table_csv_into(w, one, k)).map_err(io_err(&path))?;
     }
     let runs = point_path(out, index, "runs");
     write_atomic(&runs, &runs_csv(one)).map_err(io_err(&runs))
@@ -349,25 +349,37 @@ pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError>
         .columns
         .tables
         .iter()
-        .map(|spec| {
+        .enumerate()
+        .map(|(k, spec)| {
             let mut text = header_line(table_header(first.axes, spec));
             text.push('\n');
+            // Room for every point's rows at once, instead of doubling.
+            let rows: usize = stored
+                .iter()
+                .filter_map(|p| p.table_rows.get(k))
+                .map(String::len)
+                .sum();
+            text.reserve_exact(rows);
             (format!("{}.csv", spec.name), text)
         })
         .collect();
-    for p in &stored {
+    // Each point's text is let go once copied: the tables and what is left
+    // of the points take about the text once.
+    let mut values = Vec::with_capacity(stored.len());
+    for p in stored {
         runs.push_str(&p.runs_rows);
         for ((_, text), rows) in tables.iter_mut().zip(&p.table_rows) {
             text.push_str(rows);
         }
+        values.push(p.values);
     }
     let summary = summary_bytes(
         &axis_names,
         first.columns.metrics,
-        keys.iter().zip(&stored).map(|(k, p)| {
+        keys.iter().zip(&values).map(|(k, runs)| {
             (
                 k.axes.iter().map(|(_, v)| v.clone()).collect(),
-                p.values.as_slice(),
+                runs.as_slice(),
             )
         }),
     );
@@ -378,6 +390,6 @@ pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError>
             .into_iter()
             .map(|(name, text)| (name, text.into_bytes()))
             .collect(),
-        values: stored.into_iter().map(|p| p.values).collect(),
+        values,
     })
 }

@@ -28,6 +28,7 @@ impl Scenario {
                 + bins * (2 * size_of::<Bin>()) as f64
                 + bins * row,
             output: self.groups.len() as f64 * GROUP_BYTES + bins * row,
+            text: (self.groups.len() as f64 + bins) * MemoryNeed::ROW_TEXT,
         }
     }
 
