@@ -101,13 +101,13 @@ fn check_memory(plan: &Plan, jobs: usize, shard: Option<Shard>) -> CliResult {
                 .unwrap_or_default();
             let runs = needs.iter().map(|(_, r)| u64::from(*r)).sum::<u64>();
             let at_once = (jobs as u64).min(runs);
-            let points = if needs.len() > 1 {
+            let which = if needs.len() > 1 {
                 format!("{} points, the largest ", needs.len())
             } else {
                 String::new()
             };
             return Err(CliError::usage(anyhow!(
-                "scenario \"{}\": {points}{size} x {reps} replications, {at_once} run{} at once, need about {} of \
+                "scenario \"{}\": {which}{size} x {reps} replications, {at_once} run{} at once, need about {} of \
                  memory; this machine has {} available; simulate fewer stations or replications, \
                  or run fewer at once (--jobs)",
                 plan.name,

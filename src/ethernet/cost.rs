@@ -22,20 +22,22 @@ impl Scenario {
     /// peaks it bounds):
     ///
     /// - while it goes on, per station its MAC state, its random generators
-    ///   (parked in crowds on a line, see `Sim::new`), its counters and
-    ///   what some scenarios keep beside it, two pending events, and the
-    ///   frames its queue can hold (saturated: one; burst: the burst, up to
-    ///   the queue; other kinds: the expected arrivals over the duration
-    ///   plus one, up to the queue); in crowds, the bus index and room for
-    ///   3 signals per station with their index keys (a burst, the worst
-    ///   case, holds 2.5 at its peak);
-    ///   and the delay of every frame delivered in the measured window (at
-    ///   most those that can arrive, and those the line can carry);
-    /// - at its end, once its state is freed: the counters, each station's
-    ///   queue length and position, its result, a burst's completion times
-    ///   and the delays, sorted in a copy, while the stations table is made;
+    ///   (parked where the run keeps the bus index, see `Sim::new`), its
+    ///   counters and what some scenarios keep beside it, two pending
+    ///   events, and the frames its queue can hold (saturated: one; other
+    ///   kinds: the frames that can arrive, up to the queue); the delay of
+    ///   every frame delivered in the measured window (at most those that
+    ///   can arrive, and those the line can carry) and a burst's completion
+    ///   times; in crowds, the bus index and room for 3 signals per station
+    ///   with their index keys (a burst, the worst case, holds 2.5 at its
+    ///   peak);
+    /// - at its end, once its state is freed, if that is more: the
+    ///   counters, each station's queue length and position, its result, a
+    ///   burst's completion times and the delays, sorted in a copy, while
+    ///   the stations table is made;
     /// - its output kept: the stations table, 12 cells of 16 bytes a
-    ///   station.
+    ///   station; and the text of its tables, at most
+    ///   [`MemoryNeed::ROW_TEXT`] a row.
     pub fn memory_need(&self) -> MemoryNeed {
         const FRAME_BYTES: f64 = 24.0;
         const EVENT_BYTES: f64 = 32.0;
@@ -95,9 +97,11 @@ impl Scenario {
                 }
             };
             arrivals += g.count as f64 * per_station;
-            let queued = match g.arrivals {
-                Arrivals::Saturated => 1.0,
-                _ => per_station.min(g.queue as f64),
+            // A saturated station queues its one frame again and again.
+            let queued = if per_station.is_finite() {
+                per_station.min(g.queue as f64)
+            } else {
+                1.0
             };
             run += g.count as f64 * (station_bytes + queued * FRAME_BYTES);
         }
