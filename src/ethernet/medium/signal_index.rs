@@ -155,6 +155,15 @@ impl Agg {
         joined != held
     }
 
+    /// Widens the bounds a fix can change by those of `x`.
+    #[inline]
+    fn join_ends(&mut self, x: &Agg) {
+        self.b_min = self.b_min.min(x.b_min);
+        self.b_max = self.b_max.max(x.b_max);
+        self.ua_min = self.ua_min.min(x.ua_min);
+        self.ub_max = self.ub_max.max(x.ub_max);
+    }
+
     fn is_empty(&self) -> bool {
         self.a_min == i32::MAX
     }
@@ -222,6 +231,126 @@ fn add_key(bounds: &mut [Agg; 2], k: &Key) {
     }
 }
 
+/// The bounds of both sides after a fix of one of their signals from the
+/// side keys `before` to `after` (`was_fixed`: whether its end was final
+/// already): widened by its new end, and whether the signal held a bound
+/// that the fix may give up (the bounds must then be found again from
+/// their signals).
+#[inline]
+fn refit(
+    bounds: &mut [Agg; 2],
+    before: [(i64, i64); 2],
+    after: [(i64, i64); 2],
+    was_fixed: bool,
+) -> bool {
+    let mut held = false;
+    for ((l, (a0, b0)), (_, b1)) in bounds.iter_mut().zip(before).zip(after) {
+        held |= (!was_fixed && (a0 == l.ua_min() || b0 == l.ub_max()))
+            || (b0 == l.b_max() && b1 < b0)
+            || (b0 == l.b_min() && b1 > b0);
+        l.b_min = l.b_min.min(b1 as i32);
+        l.b_max = l.b_max.max(b1 as i32);
+    }
+    held
+}
+
+/// The bounds a fix can change, found again from the signals `keys`.
+#[inline]
+fn rescan_ends(bounds: &mut [Agg; 2], keys: &[Key]) {
+    *bounds = bounds.map(Agg::without_ends);
+    for k in keys {
+        for (l, (x, e)) in bounds.iter_mut().zip(side_keys(k)) {
+            l.add_ends(x, e, k.fixed());
+        }
+    }
+}
+
+/// Keys per chunk of a dense bucket list (see [`Chunk`]); the unit tests
+/// use short chunks, so that their lists of a few dozen signals take them.
+const CHUNK: usize = if cfg!(test) { 4 } else { 32 };
+
+/// A bucket list takes chunks once it holds this many keys: a list has
+/// chunks exactly while it is this long (lists only grow within a
+/// generation), so the list's length, read anyway, tells whether to look
+/// at them (see [`dense`]).
+const CHUNKED: usize = 2 * CHUNK;
+
+/// Whether a bucket list has chunks (see [`CHUNKED`]).
+#[inline]
+fn dense(list: &[Key]) -> bool {
+    list.len() >= CHUNKED
+}
+
+/// The bounds of [`CHUNK`] consecutive keys of a bucket list (in id order),
+/// and the least and greatest rank within the bucket of their senders: a
+/// level of the tree below a leaf, kept only for dense lists (a crowd's
+/// first waves put up to [`BUCKET`] signals in a bucket). A walk that
+/// reaches such a leaf judges its chunks as it judges nodes, and a fix
+/// finds again the bounds of one chunk from its keys, and those of the
+/// leaf from its chunks, instead of scanning the whole list.
+///
+/// 64 bytes, as a node: a relative id takes the low [`ID_BITS`] bits of a
+/// 32-bit bound (see [`IDS`]), so the top bits of the id bounds hold the
+/// least (in `id_min`) and greatest (in `id_max`) rank within the bucket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Chunk([Agg; 2]);
+
+/// The bits of a relative id; a chunk keeps ranks above them.
+const ID_BITS: u32 = IDS.trailing_zeros();
+const ID_MASK: u32 = (1 << ID_BITS) - 1;
+
+impl Chunk {
+    fn of(keys: &[Key]) -> Chunk {
+        let mut c = Chunk([EMPTY; 2]);
+        let (mut lo, mut hi) = (u32::MAX, 0);
+        for k in keys {
+            add_key(&mut c.0, k);
+            lo = lo.min(k.off() as u32);
+            hi = hi.max(k.off() as u32);
+        }
+        c.pack(lo, hi);
+        c
+    }
+
+    /// Puts the ranks `lo` and `hi` above the ids.
+    #[inline]
+    fn pack(&mut self, lo: u32, hi: u32) {
+        for a in &mut self.0 {
+            a.id_min = a.id_min & ID_MASK | lo << ID_BITS;
+            a.id_max = a.id_max & ID_MASK | hi << ID_BITS;
+        }
+    }
+
+    /// The least and greatest rank within the bucket.
+    #[inline]
+    fn offs(&self) -> (usize, usize) {
+        let a = &self.0[0];
+        (
+            (a.id_min >> ID_BITS) as usize,
+            (a.id_max >> ID_BITS) as usize,
+        )
+    }
+
+    /// The bounds of one side, as a node holds them.
+    #[inline]
+    fn side(&self, side: usize) -> Agg {
+        let mut a = self.0[side];
+        a.id_min &= ID_MASK;
+        a.id_max &= ID_MASK;
+        a
+    }
+
+    /// Widens the chunk by the key `k`.
+    #[inline]
+    fn take(&mut self, k: &Key) {
+        let (lo, hi) = self.offs();
+        let mut c = Chunk([self.side(0), self.side(1)]);
+        add_key(&mut c.0, k);
+        c.pack(lo.min(k.off()) as u32, hi.max(k.off()) as u32);
+        *self = c;
+    }
+}
+
 /// The latest arrivals at a station over a set of signals, in ps
 /// (`i64::MIN`: the set holds none); see [`BusIndex::latest`].
 #[derive(Clone, Copy, Debug)]
@@ -284,6 +413,9 @@ struct Gen {
     max_end: Time,
     tree: Vec<Node>,
     lists: Vec<Vec<Key>>,
+    /// Per bucket, the chunks of its list once it is dense (see [`Chunk`]),
+    /// else none.
+    chunks: Vec<Vec<Chunk>>,
     /// Buckets with signals, for the reset.
     touched: Vec<u32>,
 }
@@ -304,6 +436,7 @@ impl Gen {
             max_end: 0,
             tree: crate::mem::huge_filled(2 * size, Node([EMPTY; 2])),
             lists: (0..buckets).map(|_| Vec::new()).collect(),
+            chunks: (0..buckets).map(|_| Vec::new()).collect(),
             touched: Vec::new(),
         }
     }
@@ -321,6 +454,9 @@ impl Gen {
         for &b in &self.touched {
             let list = &mut self.lists[b as usize];
             if list.capacity() - list.len() >= DENSE {
+                if dense(list) {
+                    self.chunks[b as usize].shrink_to_fit();
+                }
                 list.shrink_to_fit();
             }
         }
@@ -330,6 +466,10 @@ impl Gen {
     fn reset(&mut self, size: usize) {
         for &b in &self.touched {
             let list = &mut self.lists[b as usize];
+            // Only a dense list has chunks: the others' headers stay unread.
+            if dense(list) {
+                self.chunks[b as usize] = Vec::new();
+            }
             if list.capacity() > KEEP_ROOM {
                 *list = Vec::new();
             } else {
@@ -526,18 +666,20 @@ impl BusIndex {
 
     /// Bytes per station, for the memory estimate: its place, the station
     /// at each rank, and per generation (up to [`GENERATIONS`]) a tree of
-    /// up to four nodes and a list header per bucket.
+    /// up to four nodes and two list headers (keys and chunks) per bucket.
     pub fn bytes_per_station() -> usize {
-        let per_bucket = 4 * std::mem::size_of::<Node>() + std::mem::size_of::<Vec<Key>>();
+        let per_bucket = 4 * std::mem::size_of::<Node>()
+            + std::mem::size_of::<Vec<Key>>()
+            + std::mem::size_of::<Vec<Chunk>>();
         (GENERATIONS * per_bucket).div_ceil(BUCKET)
             + std::mem::size_of::<Place>()
             + std::mem::size_of::<u32>()
     }
 
-    /// Bytes per signal held, for the memory estimate: its key, twice over
-    /// for lists that grow by doubling.
+    /// Bytes per signal held, for the memory estimate: its key and its
+    /// share of a chunk, twice over for lists that grow by doubling.
     pub fn bytes_per_signal() -> usize {
-        2 * std::mem::size_of::<Key>()
+        2 * (std::mem::size_of::<Key>() + std::mem::size_of::<Chunk>().div_ceil(CHUNK))
     }
 
     /// The bounds of a bucket's signals in generation `g`, in both sides.
@@ -636,7 +778,26 @@ impl BusIndex {
         if list.is_empty() {
             g.touched.push(b as u32);
         }
+        // A dense list grows a chunk at a time, not by doubling: a crowd's
+        // second wave fills its buckets to about half, and the room
+        // doubling leaves would be held while the wave lasts.
+        let was_dense = dense(list);
+        if was_dense && list.len() == list.capacity() {
+            list.reserve_exact(CHUNK);
+        }
         list.push(key);
+        if was_dense {
+            let chunks = &mut g.chunks[b];
+            match chunks.last_mut() {
+                Some(c) if (list.len() - 1) % CHUNK != 0 => c.take(&key),
+                _ => {
+                    chunks.reserve_exact(1);
+                    chunks.push(Chunk::of(&[key]));
+                }
+            }
+        } else if dense(list) {
+            g.chunks[b].extend(list.chunks(CHUNK).map(Chunk::of));
+        }
         let (s, e) = (sx(key.start()), sx(key.end()));
         let mut node = size + b;
         while node > 0 {
@@ -679,23 +840,28 @@ impl BusIndex {
         g.unfixed -= u32::from(!was_fixed);
         g.max_end = g.max_end.max(end);
         // The leaf's new bounds from its old ones, unless the signal held
-        // one that its fix may give up (then a scan of the bucket).
+        // one that its fix may give up: then from its chunks, once its own
+        // is found again (the same way), or else from a scan of the bucket.
         let mut leaf = g.tree[node].0;
-        let mut held = false;
-        for ((l, (a0, b0)), (_, b1)) in leaf.iter_mut().zip(before).zip(after) {
-            held |= (!was_fixed && (a0 == l.ua_min() || b0 == l.ub_max()))
-                || (b0 == l.b_max() && b1 < b0)
-                || (b0 == l.b_min() && b1 > b0);
-            l.b_min = l.b_min.min(b1 as i32);
-            l.b_max = l.b_max.max(b1 as i32);
-        }
-        if held {
-            leaf = leaf.map(Agg::without_ends);
-            for k in &g.lists[b] {
-                for (l, (x, e)) in leaf.iter_mut().zip(side_keys(k)) {
-                    l.add_ends(x, e, k.fixed());
+        let held = refit(&mut leaf, before, after, was_fixed);
+        let list = &g.lists[b];
+        if dense(list) {
+            let chunks = &mut g.chunks[b];
+            let c = &mut chunks[at / CHUNK];
+            if refit(&mut c.0, before, after, was_fixed) {
+                let from = at / CHUNK * CHUNK;
+                rescan_ends(&mut c.0, &list[from..list.len().min(from + CHUNK)]);
+            }
+            if held {
+                leaf = leaf.map(Agg::without_ends);
+                for c in chunks.iter() {
+                    for (l, x) in leaf.iter_mut().zip(&c.0) {
+                        l.join_ends(x);
+                    }
                 }
             }
+        } else if held {
+            rescan_ends(&mut leaf, list);
         }
         // Only the bounds of the ends and of the unfixed signals can change,
         // in the leaf and up its path.
@@ -719,6 +885,19 @@ impl BusIndex {
             self.gens[w].tree[self.size + b].0,
             self.leaf_bounds(b, &self.gens[w])
         );
+        debug_assert!({
+            let (list, chunks) = (&self.gens[w].lists[b], &self.gens[w].chunks[b]);
+            let made = if dense(list) {
+                list.len().div_ceil(CHUNK)
+            } else {
+                0
+            };
+            chunks.len() == made
+                && chunks
+                    .iter()
+                    .copied()
+                    .eq(list.chunks(CHUNK).map(Chunk::of).take(made))
+        });
     }
 
     /// The latest end of the oldest generation, once every end in it is
@@ -795,24 +974,11 @@ impl BusIndex {
             Step::Descend => {}
         }
         if nhi - nlo == BUCKET {
-            // A leaf: its signals, those of stations in the range.
-            for k in &g.lists[nlo / BUCKET] {
-                let r = nlo + k.off();
-                if r < lo || r >= hi {
-                    continue;
-                }
-                let p = k.prop();
-                let (s, e) = (sx(k.start()), sx(k.end()));
-                let (a, b) = if side == LEFT {
-                    (s - p, e - p)
-                } else {
-                    (s + p, e + p)
-                };
-                if !leaf(g.first_id + u64::from(k.id()), k.fixed(), a, b) {
-                    return false;
-                }
+            let list = &g.lists[nlo / BUCKET];
+            if !dense(list) {
+                return Self::scan(g, side, list, nlo, lo, hi, leaf);
             }
-            return true;
+            return Self::dense_leaf(g, side, nlo, lo, hi, node, leaf);
         }
         // The farthest stations first on either side: a walk's answer does
         // not depend on the order, and in crowds this one prunes more.
@@ -828,6 +994,83 @@ impl BusIndex {
         }
         if mid < hi && !self.rec(g, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
             return false;
+        }
+        true
+    }
+
+    /// [`BusIndex::rec`] at a dense leaf (whose first rank is `nlo`): its
+    /// chunks, judged as nodes are (the farthest first on either side, as
+    /// there, since in a first wave ids follow ranks). Out of line, so that
+    /// the walk through the nodes keeps its registers.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn dense_leaf<N, L>(
+        g: &Gen,
+        side: usize,
+        nlo: usize,
+        lo: usize,
+        hi: usize,
+        node: &mut N,
+        leaf: &mut L,
+    ) -> bool
+    where
+        N: FnMut(&Agg, bool) -> Step,
+        L: FnMut(u64, bool, i64, i64) -> bool,
+    {
+        let (list, chunks) = (&g.lists[nlo / BUCKET], &g.chunks[nlo / BUCKET]);
+        let mut judge = |c: usize, ch: &Chunk| {
+            let (clo, chi) = ch.offs();
+            let (clo, chi) = (nlo + clo, nlo + chi);
+            if chi < lo || clo >= hi {
+                return true;
+            }
+            match node(&ch.side(side), lo <= clo && chi < hi) {
+                Step::Skip => true,
+                Step::Stop => false,
+                Step::Descend => {
+                    let keys = &list[c * CHUNK..list.len().min(c * CHUNK + CHUNK)];
+                    Self::scan(g, side, keys, nlo, lo, hi, leaf)
+                }
+            }
+        };
+        if side == RIGHT {
+            chunks.iter().enumerate().rev().all(|(c, ch)| judge(c, ch))
+        } else {
+            chunks.iter().enumerate().all(|(c, ch)| judge(c, ch))
+        }
+    }
+
+    /// Shows `leaf` each of the signals `keys` (of the bucket whose first
+    /// rank is `nlo`) of a station of rank in [lo, hi), as [`BusIndex::walk`]
+    /// does. Returns false when stopped.
+    #[inline]
+    fn scan<L>(
+        g: &Gen,
+        side: usize,
+        keys: &[Key],
+        nlo: usize,
+        lo: usize,
+        hi: usize,
+        leaf: &mut L,
+    ) -> bool
+    where
+        L: FnMut(u64, bool, i64, i64) -> bool,
+    {
+        for k in keys {
+            let r = nlo + k.off();
+            if r < lo || r >= hi {
+                continue;
+            }
+            let p = k.prop();
+            let (s, e) = (sx(k.start()), sx(k.end()));
+            let (a, b) = if side == LEFT {
+                (s - p, e - p)
+            } else {
+                (s + p, e + p)
+            };
+            if !leaf(g.first_id + u64::from(k.id()), k.fixed(), a, b) {
+                return false;
+            }
         }
         true
     }
@@ -1234,27 +1477,28 @@ impl BusIndex {
         let own = r / BUCKET;
         let mut near: [Option<(usize, u64)>; 2] = [None, None];
         for g in self.gens.iter().filter(|g| g.unfixed > 0) {
-            // The unfixed signals of bucket b, as (sender's rank, id).
-            let unfixed = |b: usize| {
-                g.lists[b]
-                    .iter()
-                    .filter(|k| !k.fixed())
-                    .map(move |k| (b * BUCKET + k.off(), g.first_id + u64::from(k.id())))
+            // The unfixed signal of bucket b whose sender's rank in
+            // [lo, hi] is the greatest (`last`) or the least, as (rank, id).
+            let pick = |b: usize, lo: usize, hi: usize, last: bool| {
+                let mut best: Option<(usize, u64)> = None;
+                Self::unfixed_in(g, b, lo, hi, |k| {
+                    if best.is_none_or(|x| if last { k.0 > x.0 } else { k.0 < x.0 }) {
+                        best = Some(k);
+                    }
+                });
+                best
             };
-            let before = unfixed(own)
-                .filter(|k| k.0 < r)
-                .max_by_key(|k| k.0)
+            let before = r
+                .checked_sub(1)
+                .and_then(|hi| pick(own, 0, hi, true))
                 .or_else(|| {
                     let b = Self::last_unfixed_below(&g.tree, self.size, own)?;
-                    unfixed(b).max_by_key(|k| k.0)
+                    pick(b, 0, usize::MAX, true)
                 });
-            let after = unfixed(own)
-                .filter(|k| k.0 > r)
-                .min_by_key(|k| k.0)
-                .or_else(|| {
-                    let b = Self::first_unfixed_above(&g.tree, self.size, own)?;
-                    unfixed(b).min_by_key(|k| k.0)
-                });
+            let after = pick(own, r + 1, usize::MAX, false).or_else(|| {
+                let b = Self::first_unfixed_above(&g.tree, self.size, own)?;
+                pick(b, 0, usize::MAX, false)
+            });
             if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.0 > n.0)) {
                 near[0] = Some(k);
             }
@@ -1263,6 +1507,31 @@ impl BusIndex {
             }
         }
         near.map(|k| k.map(|(rank, id)| (self.by_rank[rank] as usize, id)))
+    }
+
+    /// Shows `f` each unfixed signal of bucket `b` in generation `g` whose
+    /// sender's rank is in [lo, hi], as (rank, id); a dense list's chunks
+    /// without one there are passed over.
+    #[inline]
+    fn unfixed_in(g: &Gen, b: usize, lo: usize, hi: usize, mut f: impl FnMut((usize, u64))) {
+        let list = &g.lists[b];
+        let mut run = |keys: &[Key]| {
+            for k in keys.iter().filter(|k| !k.fixed()) {
+                let r = b * BUCKET + k.off();
+                if lo <= r && r <= hi {
+                    f((r, g.first_id + u64::from(k.id())));
+                }
+            }
+        };
+        if !dense(list) {
+            return run(list);
+        }
+        for (c, ch) in g.chunks[b].iter().enumerate() {
+            let (clo, chi) = ch.offs();
+            if ch.0[LEFT].has_unfixed() && b * BUCKET + chi >= lo && b * BUCKET + clo <= hi {
+                run(&list[c * CHUNK..list.len().min(c * CHUNK + CHUNK)]);
+            }
+        }
     }
 
     /// The greatest bucket < `b` with an unfixed signal.
