@@ -298,6 +298,8 @@ struct Chunk([Agg; 2]);
 /// The bits of a relative id; a chunk keeps ranks above them.
 const ID_BITS: u32 = IDS.trailing_zeros();
 const ID_MASK: u32 = (1 << ID_BITS) - 1;
+// A rank within a bucket fits above the ids.
+const _: () = assert!(BUCKET <= 1 << (32 - ID_BITS));
 
 impl Chunk {
     fn of(keys: &[Key]) -> Chunk {
@@ -941,7 +943,52 @@ impl BusIndex {
             return true;
         }
         let g = &self.gens[which];
-        self.rec(g, side, 1, 0, self.size * BUCKET, lo, hi, node, leaf)
+        let end = self.size * BUCKET;
+        if lo > 0 && hi < end {
+            return self.rec(g, side, 1, 0, end, lo, hi, node, leaf);
+        }
+        // A prefix or a suffix of the ranks (every side a query walks): the
+        // nodes that the range cuts lie on one path, down to its inner
+        // edge, and at each of them the child wholly inside comes first in
+        // the order below (the farthest first). So the path is followed
+        // in a loop, each cut node judged on the way, and only the
+        // subtrees inside the range are walked by `rec`: the same nodes,
+        // judged in the same order, without a call for each cut one.
+        let (mut n, mut nlo, mut nhi) = (1, 0, end);
+        loop {
+            if (lo <= nlo && nhi <= hi) || nhi - nlo == BUCKET {
+                return self.rec(g, side, n, nlo, nhi, lo, hi, node, leaf);
+            }
+            let agg = &g.tree[n].0[side];
+            if agg.is_empty() {
+                return true;
+            }
+            match node(agg, false) {
+                Step::Skip => return true,
+                Step::Stop => return false,
+                Step::Descend => {}
+            }
+            let mid = (nlo + nhi) / 2;
+            let (cut, whole) = if lo == 0 {
+                // A prefix: the left child is wholly inside when the range
+                // reaches past it, and the right one is cut or outside.
+                if hi <= mid {
+                    ((2 * n, nlo, mid), None)
+                } else {
+                    ((2 * n + 1, mid, nhi), Some((2 * n, nlo, mid)))
+                }
+            } else if lo >= mid {
+                ((2 * n + 1, mid, nhi), None)
+            } else {
+                ((2 * n, nlo, mid), Some((2 * n + 1, mid, nhi)))
+            };
+            if let Some((c, clo, chi)) = whole {
+                if !self.rec(g, side, c, clo, chi, lo, hi, node, leaf) {
+                    return false;
+                }
+            }
+            (n, nlo, nhi) = cut;
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1089,7 +1136,10 @@ impl BusIndex {
             keep,
             r: r as usize,
             p,
-            n: self.place.len(),
+            // The right side runs to the trees' end: no station holds a
+            // rank past the last, and a suffix of the ranks lets a walk
+            // follow one path (see [`BusIndex::walk`]).
+            n: self.size * BUCKET,
             with_self,
         }
     }
@@ -1832,6 +1882,38 @@ mod tests {
     /// bus, starting at the end of its generation's span (its right-side
     /// end key is the greatest a generation holds); and a signal one
     /// picosecond longer is refused, never held wrong.
+    /// A walk follows one path down to the asking station and walks the
+    /// subtrees beside it: a sender just across a bucket's or a subtree's
+    /// edge from the asking station, on either side, is found, before and
+    /// after its end is final (one signal on the bus, every pair of
+    /// stations within two ranks of an edge).
+    #[test]
+    fn senders_beside_an_edge_are_found() {
+        let n = 8 * BUCKET;
+        let prop: Vec<Time> = (0..n as u64).map(|j| 1_000 * j).collect();
+        let near: Vec<usize> = (1..8)
+            .flat_map(|k| [k * BUCKET - 2, k * BUCKET - 1, k * BUCKET, k * BUCKET + 1])
+            .chain([0, 1, n - 2, n - 1])
+            .collect();
+        let far = 1_000 * (n as u64 - 1);
+        for &s in &near {
+            for &q in near.iter().filter(|&&q| q != s) {
+                let mut ix = BusIndex::new(&prop, 2 * far + 9_600, 60_000);
+                ix.add(s, 0, 0, 50_000);
+                let d = prop[s].abs_diff(prop[q]);
+                let what = format!("sender {s}, asked at {q}");
+                assert_eq!(ix.first_presence(q, 0, Time::MAX), Some(d), "{what}");
+                assert_eq!(ix.busy_until(q, d), Err(0), "{what}");
+                assert!(ix.present(q, d) && !ix.present(q, d - 1), "{what}");
+                assert_eq!(ix.first_arrival_since(q, 0, Time::MAX), Some(d), "{what}");
+                ix.fix(s, 0, 20_000);
+                assert_eq!(ix.busy_until(q, d), Ok(Some(20_000 + d)), "{what}");
+                assert_eq!(ix.last_end_in(q, 0, 20_000 + d), Some(20_000 + d), "{what}");
+                assert_eq!(ix.first_start_after(q, 0, Time::MAX), Some(d), "{what}");
+            }
+        }
+    }
+
     #[test]
     fn keys_at_the_edge_of_their_range_answer_exactly() {
         let far: Time = 50_000_000;
