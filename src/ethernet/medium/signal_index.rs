@@ -281,6 +281,12 @@ fn dense(list: &[Key]) -> bool {
     list.len() >= CHUNKED
 }
 
+/// The keys of chunk `c` of a dense list.
+#[inline]
+fn chunk_keys(list: &[Key], c: usize) -> &[Key] {
+    &list[c * CHUNK..list.len().min(c * CHUNK + CHUNK)]
+}
+
 /// The bounds of [`CHUNK`] consecutive keys of a bucket list (in id order),
 /// and the least and greatest rank within the bucket of their senders: a
 /// level of the tree below a leaf, kept only for dense lists (a crowd's
@@ -524,6 +530,7 @@ struct Sides<'a> {
     keep: Keep,
     r: usize,
     p: i64,
+    /// The end of the right side's ranks: the trees' end.
     n: usize,
     with_self: bool,
 }
@@ -851,8 +858,7 @@ impl BusIndex {
             let chunks = &mut g.chunks[b];
             let c = &mut chunks[at / CHUNK];
             if refit(&mut c.0, before, after, was_fixed) {
-                let from = at / CHUNK * CHUNK;
-                rescan_ends(&mut c.0, &list[from..list.len().min(from + CHUNK)]);
+                rescan_ends(&mut c.0, chunk_keys(list, at / CHUNK));
             }
             if held {
                 leaf = leaf.map(Agg::without_ends);
@@ -1074,10 +1080,7 @@ impl BusIndex {
             match node(&ch.side(side), lo <= clo && chi < hi) {
                 Step::Skip => true,
                 Step::Stop => false,
-                Step::Descend => {
-                    let keys = &list[c * CHUNK..list.len().min(c * CHUNK + CHUNK)];
-                    Self::scan(g, side, keys, nlo, lo, hi, leaf)
-                }
+                Step::Descend => Self::scan(g, side, chunk_keys(list, c), nlo, lo, hi, leaf),
             }
         };
         if side == RIGHT {
@@ -1579,7 +1582,7 @@ impl BusIndex {
         for (c, ch) in g.chunks[b].iter().enumerate() {
             let (clo, chi) = ch.offs();
             if ch.0[LEFT].has_unfixed() && b * BUCKET + chi >= lo && b * BUCKET + clo <= hi {
-                run(&list[c * CHUNK..list.len().min(c * CHUNK + CHUNK)]);
+                run(chunk_keys(list, c));
             }
         }
     }
