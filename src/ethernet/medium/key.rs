@@ -35,6 +35,15 @@ pub(super) const LONGEST: Time = (FIXED - 1) as Time;
 const FIXED: u32 = 1 << 31;
 
 impl Key {
+    /// A place holder in a bucket's unused room (see `Bucket` in the
+    /// signal index): never read as a signal.
+    pub(super) const NONE: Key = Key {
+        id_off: 0,
+        start: 0,
+        len_fixed: 0,
+        prop: 0,
+    };
+
     /// Signal `id` of the station at `rank`, `prop` ps from the origin, on
     /// [start, end), its end not final: id and times relative to its
     /// generation's first (`id` below [`IDS`]; `prop` below 2^32, as the

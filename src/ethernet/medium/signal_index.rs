@@ -420,12 +420,47 @@ struct Gen {
     unfixed: u32,
     max_end: Time,
     tree: Vec<Node>,
-    lists: Vec<Vec<Key>>,
-    /// Per bucket, the chunks of its list once it is dense (see [`Chunk`]),
-    /// else none.
-    chunks: Vec<Vec<Chunk>>,
+    /// Per bucket, its keys (see [`Bucket`]).
+    buckets: Vec<Bucket>,
+    /// Emptied short lists, for the next buckets to spill.
+    spare: Vec<Vec<Key>>,
     /// Buckets with signals, for the reset.
     touched: Vec<u32>,
+}
+
+/// Keys a bucket holds in its own cache line: a crowd's later waves put one
+/// or two signals of a generation in most buckets they reach.
+const INLINE: usize = 3;
+const _: () = assert!(INLINE < CHUNKED);
+
+/// A bucket's keys in one generation, in id order, on a cache line of its
+/// own: up to [`INLINE`] in the bucket itself, so that an add, a fix or a
+/// walk reaching the leaf reads one line, not a list's header and then its
+/// keys; more in a list, which takes all of them.
+#[repr(C, align(64))]
+struct Bucket {
+    held: Held,
+    len: u32,
+}
+const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
+
+enum Held {
+    Inline([Key; INLINE]),
+    /// The keys of a bucket that holds more than [`INLINE`], and the
+    /// chunks of its list once it is dense (see [`Chunk`]), else none.
+    Spilled {
+        keys: Vec<Key>,
+        chunks: Vec<Chunk>,
+    },
+}
+
+impl Bucket {
+    fn new() -> Bucket {
+        Bucket {
+            held: Held::Inline([Key::NONE; INLINE]),
+            len: 0,
+        }
+    }
 }
 
 impl Gen {
@@ -443,8 +478,8 @@ impl Gen {
             unfixed: 0,
             max_end: 0,
             tree: crate::mem::huge_filled(2 * size, Node([EMPTY; 2])),
-            lists: (0..buckets).map(|_| Vec::new()).collect(),
-            chunks: (0..buckets).map(|_| Vec::new()).collect(),
+            buckets: (0..buckets).map(|_| Bucket::new()).collect(),
+            spare: Vec::new(),
             touched: Vec::new(),
         }
     }
@@ -460,28 +495,101 @@ impl Gen {
             return;
         }
         for &b in &self.touched {
-            let list = &mut self.lists[b as usize];
-            if list.capacity() - list.len() >= DENSE {
-                if dense(list) {
-                    self.chunks[b as usize].shrink_to_fit();
+            if let Held::Spilled { keys, chunks } = &mut self.buckets[b as usize].held {
+                if keys.capacity() - keys.len() >= DENSE {
+                    chunks.shrink_to_fit();
+                    keys.shrink_to_fit();
                 }
-                list.shrink_to_fit();
             }
+        }
+    }
+
+    /// The keys of bucket `b`, in id order.
+    #[inline]
+    fn keys(&self, b: usize) -> &[Key] {
+        let bucket = &self.buckets[b];
+        match &bucket.held {
+            Held::Inline(keys) => &keys[..bucket.len as usize],
+            Held::Spilled { keys, .. } => keys,
+        }
+    }
+
+    /// The keys of bucket `b`, to fix one.
+    #[inline]
+    fn keys_mut(&mut self, b: usize) -> &mut [Key] {
+        let bucket = &mut self.buckets[b];
+        match &mut bucket.held {
+            Held::Inline(keys) => &mut keys[..bucket.len as usize],
+            Held::Spilled { keys, .. } => keys,
+        }
+    }
+
+    /// The chunks of bucket `b` (none unless its list is dense).
+    #[inline]
+    fn chunks(&self, b: usize) -> &[Chunk] {
+        match &self.buckets[b].held {
+            Held::Inline(_) => &[],
+            Held::Spilled { chunks, .. } => chunks,
+        }
+    }
+
+    /// Adds `key` (the newest of the generation) to bucket `b`.
+    #[inline]
+    fn push(&mut self, b: usize, key: Key) {
+        let bucket = &mut self.buckets[b];
+        let n = bucket.len as usize;
+        if n == 0 {
+            self.touched.push(b as u32);
+        }
+        bucket.len += 1;
+        if let Held::Inline(inline) = &mut bucket.held {
+            if n < INLINE {
+                inline[n] = key;
+                return;
+            }
+            let mut keys = self.spare.pop().unwrap_or_default();
+            keys.extend_from_slice(inline);
+            bucket.held = Held::Spilled {
+                keys,
+                chunks: Vec::new(),
+            };
+        }
+        let Held::Spilled { keys, chunks } = &mut bucket.held else {
+            return;
+        };
+        // A dense list grows a chunk at a time, not by doubling: a crowd's
+        // second wave fills its buckets to about half, and the room
+        // doubling leaves would be held while the wave lasts.
+        let was_dense = dense(keys);
+        if was_dense && keys.len() == keys.capacity() {
+            keys.reserve_exact(CHUNK);
+        }
+        keys.push(key);
+        if was_dense {
+            match chunks.last_mut() {
+                Some(c) if (keys.len() - 1) % CHUNK != 0 => c.take(&key),
+                _ => {
+                    chunks.reserve_exact(1);
+                    chunks.push(Chunk::of(&[key]));
+                }
+            }
+        } else if dense(keys) {
+            chunks.extend(keys.chunks(CHUNK).map(Chunk::of));
         }
     }
 
     /// Empties the generation: only the lists and paths it touched.
     fn reset(&mut self, size: usize) {
         for &b in &self.touched {
-            let list = &mut self.lists[b as usize];
-            // Only a dense list has chunks: the others' headers stay unread.
-            if dense(list) {
-                self.chunks[b as usize] = Vec::new();
-            }
-            if list.capacity() > KEEP_ROOM {
-                *list = Vec::new();
-            } else {
-                list.clear();
+            let bucket = &mut self.buckets[b as usize];
+            bucket.len = 0;
+            if let Held::Spilled { mut keys, .. } =
+                std::mem::replace(&mut bucket.held, Held::Inline([Key::NONE; INLINE]))
+            {
+                if keys.capacity() <= KEEP_ROOM {
+                    keys.clear();
+                    self.spare.push(keys);
+                }
             }
             // Paths were emptied from the leaves up: an empty node's
             // ancestors are empty already.
@@ -675,11 +783,10 @@ impl BusIndex {
 
     /// Bytes per station, for the memory estimate: its place, the station
     /// at each rank, and per generation (up to [`GENERATIONS`]) a tree of
-    /// up to four nodes and two list headers (keys and chunks) per bucket.
+    /// up to four nodes and a bucket line (its first keys, or the headers
+    /// of its list and chunks) per bucket.
     pub fn bytes_per_station() -> usize {
-        let per_bucket = 4 * std::mem::size_of::<Node>()
-            + std::mem::size_of::<Vec<Key>>()
-            + std::mem::size_of::<Vec<Chunk>>();
+        let per_bucket = 4 * std::mem::size_of::<Node>() + std::mem::size_of::<Bucket>();
         (GENERATIONS * per_bucket).div_ceil(BUCKET)
             + std::mem::size_of::<Place>()
             + std::mem::size_of::<u32>()
@@ -694,7 +801,7 @@ impl BusIndex {
     /// The bounds of a bucket's signals in generation `g`, in both sides.
     fn leaf_bounds(&self, bucket: usize, g: &Gen) -> [Agg; 2] {
         let mut bounds = [EMPTY; 2];
-        for k in &g.lists[bucket] {
+        for k in g.keys(bucket) {
             add_key(&mut bounds, k);
         }
         bounds
@@ -725,7 +832,7 @@ impl BusIndex {
             }
             node /= 2;
         }
-        if let Some(l) = g.lists.get(b) {
+        if let Some(l) = g.buckets.get(b) {
             crate::mem::prefetch_lines(l);
         }
     }
@@ -783,30 +890,7 @@ impl BusIndex {
             r as usize,
             p,
         );
-        let list = &mut g.lists[b];
-        if list.is_empty() {
-            g.touched.push(b as u32);
-        }
-        // A dense list grows a chunk at a time, not by doubling: a crowd's
-        // second wave fills its buckets to about half, and the room
-        // doubling leaves would be held while the wave lasts.
-        let was_dense = dense(list);
-        if was_dense && list.len() == list.capacity() {
-            list.reserve_exact(CHUNK);
-        }
-        list.push(key);
-        if was_dense {
-            let chunks = &mut g.chunks[b];
-            match chunks.last_mut() {
-                Some(c) if (list.len() - 1) % CHUNK != 0 => c.take(&key),
-                _ => {
-                    chunks.reserve_exact(1);
-                    chunks.push(Chunk::of(&[key]));
-                }
-            }
-        } else if dense(list) {
-            g.chunks[b].extend(list.chunks(CHUNK).map(Chunk::of));
-        }
+        g.push(b, key);
         let (s, e) = (sx(key.start()), sx(key.end()));
         let mut node = size + b;
         while node > 0 {
@@ -835,11 +919,11 @@ impl BusIndex {
         let rel_end = end - g.first_start;
         // A list holds its signals in id order (it only grows within a
         // generation).
-        let list = &mut g.lists[b];
-        let Ok(at) = list.binary_search_by_key(&rel, |k| k.id()) else {
+        let keys = g.keys_mut(b);
+        let Ok(at) = keys.binary_search_by_key(&rel, |k| k.id()) else {
             return;
         };
-        let k = &mut list[at];
+        let k = &mut keys[at];
         if k.end() == rel_end && k.fixed() {
             return;
         }
@@ -853,23 +937,23 @@ impl BusIndex {
         // is found again (the same way), or else from a scan of the bucket.
         let mut leaf = g.tree[node].0;
         let held = refit(&mut leaf, before, after, was_fixed);
-        let list = &g.lists[b];
-        if dense(list) {
-            let chunks = &mut g.chunks[b];
-            let c = &mut chunks[at / CHUNK];
-            if refit(&mut c.0, before, after, was_fixed) {
-                rescan_ends(&mut c.0, chunk_keys(list, at / CHUNK));
-            }
-            if held {
-                leaf = leaf.map(Agg::without_ends);
-                for c in chunks.iter() {
-                    for (l, x) in leaf.iter_mut().zip(&c.0) {
-                        l.join_ends(x);
+        match &mut g.buckets[b].held {
+            Held::Spilled { keys, chunks } if dense(keys) => {
+                let c = &mut chunks[at / CHUNK];
+                if refit(&mut c.0, before, after, was_fixed) {
+                    rescan_ends(&mut c.0, chunk_keys(keys, at / CHUNK));
+                }
+                if held {
+                    leaf = leaf.map(Agg::without_ends);
+                    for c in chunks.iter() {
+                        for (l, x) in leaf.iter_mut().zip(&c.0) {
+                            l.join_ends(x);
+                        }
                     }
                 }
             }
-        } else if held {
-            rescan_ends(&mut leaf, list);
+            _ if held => rescan_ends(&mut leaf, g.keys(b)),
+            _ => {}
         }
         // Only the bounds of the ends and of the unfixed signals can change,
         // in the leaf and up its path.
@@ -894,12 +978,14 @@ impl BusIndex {
             self.leaf_bounds(b, &self.gens[w])
         );
         debug_assert!({
-            let (list, chunks) = (&self.gens[w].lists[b], &self.gens[w].chunks[b]);
+            let g = &self.gens[w];
+            let list = g.keys(b);
             let made = if dense(list) {
                 list.len().div_ceil(CHUNK)
             } else {
                 0
             };
+            let chunks = g.chunks(b);
             chunks.len() == made
                 && chunks
                     .iter()
@@ -1027,7 +1113,7 @@ impl BusIndex {
             Step::Descend => {}
         }
         if nhi - nlo == BUCKET {
-            let list = &g.lists[nlo / BUCKET];
+            let list = g.keys(nlo / BUCKET);
             if !dense(list) {
                 return Self::scan(g, side, list, nlo, lo, hi, leaf);
             }
@@ -1070,7 +1156,7 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
-        let (list, chunks) = (&g.lists[nlo / BUCKET], &g.chunks[nlo / BUCKET]);
+        let (list, chunks) = (g.keys(nlo / BUCKET), g.chunks(nlo / BUCKET));
         let mut judge = |c: usize, ch: &Chunk| {
             let (clo, chi) = ch.offs();
             let (clo, chi) = (nlo + clo, nlo + chi);
@@ -1567,7 +1653,7 @@ impl BusIndex {
     /// without one there are passed over.
     #[inline]
     fn unfixed_in(g: &Gen, b: usize, lo: usize, hi: usize, mut f: impl FnMut((usize, u64))) {
-        let list = &g.lists[b];
+        let list = g.keys(b);
         let mut run = |keys: &[Key]| {
             for k in keys.iter().filter(|k| !k.fixed()) {
                 let r = b * BUCKET + k.off();
@@ -1579,7 +1665,7 @@ impl BusIndex {
         if !dense(list) {
             return run(list);
         }
-        for (c, ch) in g.chunks[b].iter().enumerate() {
+        for (c, ch) in g.chunks(b).iter().enumerate() {
             let (clo, chi) = ch.offs();
             if ch.0[LEFT].has_unfixed() && b * BUCKET + chi >= lo && b * BUCKET + clo <= hi {
                 run(chunk_keys(list, c));
