@@ -423,7 +423,7 @@ const DENSE: usize = 16;
 
 /// One generation of signals: those that started in one stretch of time
 /// (ids `first_id..ids_end`), with a segment tree's bounds over the
-/// stations and per bucket the list of its signals. Signals never move
+/// stations and per bucket its signals (see [`Bucket`]). Signals never move
 /// between generations; a generation goes as a whole once every signal in
 /// it is too old to matter to any query.
 struct Gen {
