@@ -569,7 +569,7 @@ impl Gen {
             };
         }
         let Held::Spilled { keys, chunks } = &mut bucket.held else {
-            return;
+            unreachable!("a bucket's keys beyond the line's room are in a list");
         };
         // A dense list grows a chunk at a time, not by doubling: a crowd's
         // second wave fills its buckets to about half, and the room
