@@ -454,27 +454,22 @@ const _: () = assert!(INLINE < CHUNKED);
 #[repr(C, align(64))]
 struct Bucket {
     held: Held,
-    len: u32,
 }
 const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
 
 enum Held {
-    Inline([Key; INLINE]),
+    /// The first `len` of `keys`.
+    Inline { keys: [Key; INLINE], len: u32 },
     /// The keys of a bucket that holds more than [`INLINE`], and the
     /// chunks of its list once it is dense (see [`Chunk`]), else none.
-    Spilled {
-        keys: Vec<Key>,
-        chunks: Vec<Chunk>,
-    },
+    Spilled { keys: Vec<Key>, chunks: Vec<Chunk> },
 }
 
-impl Bucket {
-    fn new() -> Bucket {
-        Bucket {
-            held: Held::Inline([Key::NONE; INLINE]),
-            len: 0,
-        }
-    }
+impl Held {
+    const EMPTY: Held = Held::Inline {
+        keys: [Key::NONE; INLINE],
+        len: 0,
+    };
 }
 
 impl Gen {
@@ -492,7 +487,7 @@ impl Gen {
             unfixed: 0,
             max_end: 0,
             tree: crate::mem::huge_filled(2 * size, Node([EMPTY; 2])),
-            buckets: (0..buckets).map(|_| Bucket::new()).collect(),
+            buckets: (0..buckets).map(|_| Bucket { held: Held::EMPTY }).collect(),
             spare: Vec::new(),
             touched: Vec::new(),
         }
@@ -521,9 +516,8 @@ impl Gen {
     /// The keys of bucket `b`, in id order.
     #[inline]
     fn keys(&self, b: usize) -> &[Key] {
-        let bucket = &self.buckets[b];
-        match &bucket.held {
-            Held::Inline(keys) => &keys[..bucket.len as usize],
+        match &self.buckets[b].held {
+            Held::Inline { keys, len } => &keys[..*len as usize],
             Held::Spilled { keys, .. } => keys,
         }
     }
@@ -531,9 +525,8 @@ impl Gen {
     /// The keys of bucket `b`, to fix one.
     #[inline]
     fn keys_mut(&mut self, b: usize) -> &mut [Key] {
-        let bucket = &mut self.buckets[b];
-        match &mut bucket.held {
-            Held::Inline(keys) => &mut keys[..bucket.len as usize],
+        match &mut self.buckets[b].held {
+            Held::Inline { keys, len } => &mut keys[..*len as usize],
             Held::Spilled { keys, .. } => keys,
         }
     }
@@ -542,7 +535,7 @@ impl Gen {
     #[inline]
     fn chunks(&self, b: usize) -> &[Chunk] {
         match &self.buckets[b].held {
-            Held::Inline(_) => &[],
+            Held::Inline { .. } => &[],
             Held::Spilled { chunks, .. } => chunks,
         }
     }
@@ -551,14 +544,13 @@ impl Gen {
     #[inline]
     fn push(&mut self, b: usize, key: Key) {
         let bucket = &mut self.buckets[b];
-        let n = bucket.len as usize;
-        if n == 0 {
-            self.touched.push(b as u32);
-        }
-        bucket.len += 1;
-        if let Held::Inline(inline) = &mut bucket.held {
-            if n < INLINE {
-                inline[n] = key;
+        if let Held::Inline { keys: inline, len } = &mut bucket.held {
+            if *len == 0 {
+                self.touched.push(b as u32);
+            }
+            if (*len as usize) < INLINE {
+                inline[*len as usize] = key;
+                *len += 1;
                 return;
             }
             let mut keys = self.spare.pop().unwrap_or_default();
@@ -595,16 +587,16 @@ impl Gen {
     /// Empties the generation: only the lists and paths it touched.
     fn reset(&mut self, size: usize) {
         for &b in &self.touched {
-            let bucket = &mut self.buckets[b as usize];
-            bucket.len = 0;
-            if matches!(bucket.held, Held::Spilled { .. }) {
-                if let Held::Spilled { mut keys, .. } =
-                    std::mem::replace(&mut bucket.held, Held::Inline([Key::NONE; INLINE]))
-                {
+            let held = &mut self.buckets[b as usize].held;
+            match held {
+                Held::Inline { len, .. } => *len = 0,
+                Held::Spilled { keys, .. } => {
+                    let mut keys = std::mem::take(keys);
                     if keys.capacity() <= KEEP_ROOM {
                         keys.clear();
                         self.spare.push(keys);
                     }
+                    *held = Held::EMPTY;
                 }
             }
             // Paths were emptied from the leaves up: an empty node's
