@@ -82,6 +82,9 @@ const EMPTY: Agg = Agg {
     hi: [i32::MIN; 4],
 };
 
+/// The node of a subtree that holds no signal (see [`Gen::node`]).
+static EMPTY_NODE: Node = Node([EMPTY; 2]);
+
 /// The greatest relative side key the index holds: every key of a
 /// generation lies within this of its first start (see
 /// [`BusIndex::holds`]), so no key meets [`EMPTY`]'s bounds.
@@ -433,7 +436,18 @@ struct Gen {
     /// Signals whose end is not final yet, and the latest final end.
     unfixed: u32,
     max_end: Time,
+    /// The nodes; only those marked in `written` hold bounds, the others
+    /// (stale from an earlier use of the generation) stand for empty
+    /// subtrees (see [`Gen::node`]).
     tree: Vec<Node>,
+    /// A bit per node: whether it was written since the generation was
+    /// last emptied. An add writes its signal's whole path, and the
+    /// sibling of each node on it (empty, unless written already): so the
+    /// root, once written, and every child of a written node are written,
+    /// and a walk down from the root or a fix's climb reads written nodes
+    /// only. Only a climb from any station's leaf (see
+    /// [`BusIndex::nearest_unfixed`]) asks.
+    written: Vec<u64>,
     /// Per bucket, its keys (see [`Bucket`]).
     buckets: Vec<Bucket>,
     /// Emptied short lists, for the next buckets to spill.
@@ -486,7 +500,8 @@ impl Gen {
             first_start: 0,
             unfixed: 0,
             max_end: 0,
-            tree: crate::mem::huge_filled(2 * size, Node([EMPTY; 2])),
+            tree: crate::mem::huge_filled(2 * size, EMPTY_NODE),
+            written: vec![0; (2 * size).div_ceil(64)],
             buckets: (0..buckets).map(|_| Bucket { held: Held::EMPTY }).collect(),
             spare: Vec::new(),
             touched: Vec::new(),
@@ -510,6 +525,24 @@ impl Gen {
                     keys.shrink_to_fit();
                 }
             }
+        }
+    }
+
+    /// Whether node `n` was written since the generation was emptied.
+    #[inline]
+    fn written(&self, n: usize) -> bool {
+        self.written[n / 64] >> (n % 64) & 1 != 0
+    }
+
+    /// Node `n`'s bounds: [`EMPTY`] unless it was written since the
+    /// generation was emptied, without a look at the node itself then
+    /// (its line stays out of the cache).
+    #[inline]
+    fn node(&self, n: usize) -> &Node {
+        if self.written(n) {
+            &self.tree[n]
+        } else {
+            &EMPTY_NODE
         }
     }
 
@@ -584,8 +617,9 @@ impl Gen {
         }
     }
 
-    /// Empties the generation: only the lists and paths it touched.
-    fn reset(&mut self, size: usize) {
+    /// Empties the generation: the lists it touched, and its nodes by
+    /// their marks alone (a node is written again before it is read).
+    fn reset(&mut self) {
         for &b in &self.touched {
             let held = &mut self.buckets[b as usize].held;
             match held {
@@ -599,18 +633,8 @@ impl Gen {
                     *held = Held::EMPTY;
                 }
             }
-            // Paths were emptied from the leaves up: an empty node's
-            // ancestors are empty already.
-            let mut node = size + b as usize;
-            while node > 0 && !self.tree[node].0[0].is_empty() {
-                self.tree[node] = Node([EMPTY; 2]);
-                node /= 2;
-            }
         }
-        debug_assert!(self
-            .tree
-            .iter()
-            .all(|n| n.0[0].is_empty() && n.0[1].is_empty()));
+        self.written.fill(0);
         self.touched.clear();
         self.unfixed = 0;
         self.max_end = 0;
@@ -904,7 +928,27 @@ impl BusIndex {
         );
         g.push(b, key);
         let (s, e) = (sx(key.start()), sx(key.end()));
+        // Below the first node written since the generation was emptied,
+        // the path's nodes are written afresh, without reading their stale
+        // bounds; from there up they are widened.
         let mut node = size + b;
+        while node > 0 && !g.written(node) {
+            let mut fresh = [EMPTY; 2];
+            fresh[LEFT].add(s - p, e - p, rel, false);
+            fresh[RIGHT].add(s + p, e + p, rel, false);
+            g.tree[node] = Node(fresh);
+            // Its sibling (the root has none) shares its word of marks.
+            let sibling = node ^ 1;
+            if node > 1 && !g.written(sibling) {
+                g.tree[sibling] = EMPTY_NODE;
+            }
+            g.written[node / 64] |= if node > 1 {
+                0b11 << ((node % 64) & !1)
+            } else {
+                1 << node
+            };
+            node /= 2;
+        }
         while node > 0 {
             let [left, right] = &mut g.tree[node].0;
             left.add(s - p, e - p, rel, false);
@@ -947,6 +991,7 @@ impl BusIndex {
         // The leaf's new bounds from its old ones, unless the signal held
         // one that its fix may give up: then from its chunks, once its own
         // is found again (the same way), or else from a scan of the bucket.
+        debug_assert!(g.written(node));
         let mut leaf = g.tree[node].0;
         let held = refit(&mut leaf, before, after, was_fixed);
         match &mut g.buckets[b].held {
@@ -968,7 +1013,8 @@ impl BusIndex {
             _ => {}
         }
         // Only the bounds of the ends and of the unfixed signals can change,
-        // in the leaf and up its path.
+        // in the leaf and up its path. The path and its siblings are
+        // written (see [`Gen::written`]).
         let tree = &mut g.tree;
         tree[node] = Node(leaf);
         while node > 1 {
@@ -986,7 +1032,7 @@ impl BusIndex {
         }
         self.note_reach(w);
         debug_assert_eq!(
-            self.gens[w].tree[self.size + b].0,
+            self.gens[w].node(self.size + b).0,
             self.leaf_bounds(b, &self.gens[w])
         );
         debug_assert!({
@@ -1020,7 +1066,7 @@ impl BusIndex {
         self.reach_by.pop_front();
         self.note_upto(0);
         if let Some(mut g) = self.gens.pop_front() {
-            g.reset(self.size);
+            g.reset();
             self.pool.push(g);
         }
     }
@@ -1063,6 +1109,7 @@ impl BusIndex {
             if (lo <= nlo && nhi <= hi) || nhi - nlo == BUCKET {
                 return self.rec(g, side, n, nlo, nhi, lo, hi, node, leaf);
             }
+            debug_assert!(g.written(n));
             let agg = &g.tree[n].0[side];
             if agg.is_empty() {
                 return true;
@@ -1112,6 +1159,7 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
+        debug_assert!(g.written(n));
         let agg = &g.tree[n].0[side];
         if agg.is_empty() {
             return true;
@@ -1643,11 +1691,11 @@ impl BusIndex {
                 .checked_sub(1)
                 .and_then(|hi| pick(own, 0, hi, true))
                 .or_else(|| {
-                    let b = Self::last_unfixed_below(&g.tree, self.size, own)?;
+                    let b = Self::last_unfixed_below(g, self.size, own)?;
                     pick(b, 0, usize::MAX, true)
                 });
             let after = pick(own, r + 1, usize::MAX, false).or_else(|| {
-                let b = Self::first_unfixed_above(&g.tree, self.size, own)?;
+                let b = Self::first_unfixed_above(g, self.size, own)?;
                 pick(b, 0, usize::MAX, false)
             });
             if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.0 > n.0)) {
@@ -1686,15 +1734,16 @@ impl BusIndex {
     }
 
     /// The greatest bucket < `b` with an unfixed signal.
-    fn last_unfixed_below(t: &[Node], size: usize, b: usize) -> Option<usize> {
+    fn last_unfixed_below(g: &Gen, size: usize, b: usize) -> Option<usize> {
+        let t = |n: usize| g.node(n);
         // Climb from the leaf; at the first left sibling with unfixed
         // signals, descend to its rightmost such leaf.
         let mut n = size + b;
         while n > 1 {
-            if !n.is_multiple_of(2) && t[n - 1].0[0].has_unfixed() {
+            if !n.is_multiple_of(2) && t(n - 1).0[0].has_unfixed() {
                 let mut m = n - 1;
                 while m < size {
-                    m = if t[2 * m + 1].0[0].has_unfixed() {
+                    m = if t(2 * m + 1).0[0].has_unfixed() {
                         2 * m + 1
                     } else {
                         2 * m
@@ -1708,13 +1757,14 @@ impl BusIndex {
     }
 
     /// The least bucket > `b` with an unfixed signal.
-    fn first_unfixed_above(t: &[Node], size: usize, b: usize) -> Option<usize> {
+    fn first_unfixed_above(g: &Gen, size: usize, b: usize) -> Option<usize> {
+        let t = |n: usize| g.node(n);
         let mut n = size + b;
         while n > 1 {
-            if n.is_multiple_of(2) && t[n + 1].0[0].has_unfixed() {
+            if n.is_multiple_of(2) && t(n + 1).0[0].has_unfixed() {
                 let mut m = n + 1;
                 while m < size {
-                    m = if t[2 * m].0[0].has_unfixed() {
+                    m = if t(2 * m).0[0].has_unfixed() {
                         2 * m
                     } else {
                         2 * m + 1
