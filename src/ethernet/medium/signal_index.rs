@@ -441,12 +441,14 @@ struct Gen {
     /// subtrees (see [`Gen::node`]).
     tree: Vec<Node>,
     /// A bit per node: whether it was written since the generation was
-    /// last emptied. An add writes its signal's whole path, and the
-    /// sibling of each node on it (empty, unless written already): so the
-    /// root, once written, and every child of a written node are written,
-    /// and a walk down from the root or a fix's climb reads written nodes
-    /// only. Only a climb from any station's leaf (see
-    /// [`BusIndex::nearest_unfixed`]) asks.
+    /// last emptied. An add writes its signal's whole path, and with each
+    /// node it writes afresh that node's sibling (empty): so the nodes
+    /// written are closed upwards and come in pairs of siblings, and both
+    /// children of a written node that holds a signal are written. A walk
+    /// down from the root stops at empty nodes and a fix climbs through
+    /// nodes that hold its signal, so both read written nodes only. Only a
+    /// climb from any station's leaf (see [`BusIndex::nearest_unfixed`])
+    /// asks.
     written: Vec<u64>,
     /// Per bucket, its keys (see [`Bucket`]).
     buckets: Vec<Bucket>,
@@ -937,10 +939,11 @@ impl BusIndex {
             fresh[LEFT].add(s - p, e - p, rel, false);
             fresh[RIGHT].add(s + p, e + p, rel, false);
             g.tree[node] = Node(fresh);
-            // Its sibling (the root has none) shares its word of marks.
-            let sibling = node ^ 1;
-            if node > 1 && !g.written(sibling) {
-                g.tree[sibling] = EMPTY_NODE;
+            // Its sibling (the root has none) is unmarked too, since marks
+            // come in pairs, and shares its word of marks.
+            if node > 1 {
+                debug_assert!(!g.written(node ^ 1));
+                g.tree[node ^ 1] = EMPTY_NODE;
             }
             g.written[node / 64] |= if node > 1 {
                 0b11 << ((node % 64) & !1)
@@ -1015,10 +1018,12 @@ impl BusIndex {
         // Only the bounds of the ends and of the unfixed signals can change,
         // in the leaf and up its path. The path and its siblings are
         // written (see [`Gen::written`]).
-        let tree = &mut g.tree;
+        let (tree, written) = (&mut g.tree, &g.written);
+        let marked = |n: usize| written[n / 64] >> (n % 64) & 1 != 0;
         tree[node] = Node(leaf);
         while node > 1 {
             node /= 2;
+            debug_assert!(marked(2 * node) && marked(2 * node + 1));
             let [x, y] = [tree[2 * node].0, tree[2 * node + 1].0];
             let [l, r] = &mut tree[node].0;
             let changed = l.rejoin_ends(&x[0], &y[0]) | r.rejoin_ends(&x[1], &y[1]);
@@ -1344,6 +1349,7 @@ impl BusIndex {
         {
             // A generation holds a signal: its bounds are not empty, but
             // for the unfixed ones.
+            debug_assert!(g.written(1));
             let [left, right] = &g.tree[1].0;
             let (pl, pr) = (r.base + p, r.base - p);
             l.start = l.start.max(left.a_max() + pl).max(right.a_max() + pr);
@@ -1805,7 +1811,14 @@ mod tests {
     /// (where a generation is last needed).
     #[test]
     fn generations_answer_as_a_scan_over_every_signal() {
-        generations_against_a_scan(None);
+        generations_against_a_scan(None, 4);
+    }
+
+    /// The same over 40 buckets, whose tree's marks of written nodes take
+    /// more than one word.
+    #[test]
+    fn generations_over_many_buckets_answer_as_a_scan() {
+        generations_against_a_scan(None, 40);
     }
 
     /// The same, with generations cut short by their count of ids (at 7
@@ -1813,12 +1826,12 @@ mod tests {
     /// in the middle of a wave, while its signals are being sent.
     #[test]
     fn generations_cut_by_their_ids_answer_as_a_scan() {
-        generations_against_a_scan(Some(7));
+        generations_against_a_scan(Some(7), 4);
     }
 
-    fn generations_against_a_scan(ids: Option<u64>) {
+    fn generations_against_a_scan(ids: Option<u64>, buckets: usize) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        let n = 4 * BUCKET + 37;
+        let n = buckets * BUCKET + 37;
         let prop: Vec<Time> = (0..n)
             .map(|j| match j {
                 0 => 0,
