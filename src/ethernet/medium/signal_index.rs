@@ -533,7 +533,7 @@ impl Gen {
     /// Whether node `n` was written since the generation was emptied.
     #[inline]
     fn written(&self, n: usize) -> bool {
-        self.written[n / 64] >> (n % 64) & 1 != 0
+        marked(&self.written, n)
     }
 
     /// Node `n`'s bounds: [`EMPTY`] unless it was written since the
@@ -641,6 +641,14 @@ impl Gen {
         self.unfixed = 0;
         self.max_end = 0;
     }
+}
+
+/// Whether node `n` is marked in a generation's marks of written nodes
+/// (see [`Gen::written`]; apart from it for a fix, which reads them while
+/// it writes the tree).
+#[inline]
+fn marked(written: &[u64], n: usize) -> bool {
+    written[n / 64] >> (n % 64) & 1 != 0
 }
 
 /// Which generations a query looks at.
@@ -1019,11 +1027,10 @@ impl BusIndex {
         // in the leaf and up its path. The path and its siblings are
         // written (see [`Gen::written`]).
         let (tree, written) = (&mut g.tree, &g.written);
-        let marked = |n: usize| written[n / 64] >> (n % 64) & 1 != 0;
         tree[node] = Node(leaf);
         while node > 1 {
             node /= 2;
-            debug_assert!(marked(2 * node) && marked(2 * node + 1));
+            debug_assert!(marked(written, 2 * node) && marked(written, 2 * node + 1));
             let [x, y] = [tree[2 * node].0, tree[2 * node + 1].0];
             let [l, r] = &mut tree[node].0;
             let changed = l.rejoin_ends(&x[0], &y[0]) | r.rejoin_ends(&x[1], &y[1]);
