@@ -193,16 +193,25 @@ impl<O: Observer> Sim<'_, O> {
             // it and i, whose signal (sent no later than now) reaches j no
             // later than this one does, and j's detection time already
             // accounts for j' (set at j's start or lowered at j''s).
-            let mut near = ix.nearest_unfixed(i);
+            // Each is sending its own signal, whose end is not final: the
+            // one its state names.
+            let mut near = ix.nearest_sending(i).map(|j| {
+                j.and_then(|j| match self.stations[j].mac {
+                    Mac::Transmitting { signal, .. } => Some((j, signal)),
+                    _ => None,
+                })
+            });
+            debug_assert!(
+                ix.nearest_sending(i).iter().flatten().count() == near.iter().flatten().count()
+            );
+            // In the order of their signals.
             if let [Some(x), Some(y)] = near {
                 if y.1 < x.1 {
                     near = [Some(y), Some(x)];
                 }
             }
             for (j, sid) in near.into_iter().flatten() {
-                debug_assert!(
-                    matches!(self.stations[j].mac, Mac::Transmitting { signal, .. } if signal == sid)
-                );
+                debug_assert!(!self.signal(sid).fixed());
                 let arrive = t + self.delay(i, j);
                 if arrive < self.stations[j].detect_at() && arrive < self.signal(sid).end {
                     updates.push((j, arrive));

@@ -4,6 +4,7 @@
 
 pub(super) mod index_life;
 mod key;
+mod rank_set;
 pub(super) mod signal_index;
 pub(super) mod signal_list;
 

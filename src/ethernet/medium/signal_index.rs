@@ -28,6 +28,7 @@
 //! every station before the time it asks about.
 
 use super::key::{narrow_prop, Key, BUCKET, IDS, LONGEST};
+use super::rank_set::RankSet;
 use crate::engine::Time;
 use std::cell::Cell;
 
@@ -171,10 +172,6 @@ impl Agg {
 
     fn is_empty(&self) -> bool {
         self.lo[A] == i32::MAX
-    }
-
-    fn has_unfixed(&self) -> bool {
-        self.lo[U] != i32::MAX
     }
 
     // The bounds widened to the queries' arithmetic. Those of the starts,
@@ -446,9 +443,7 @@ struct Gen {
     /// written are closed upwards and come in pairs of siblings, and both
     /// children of a written node that holds a signal are written. A walk
     /// down from the root stops at empty nodes and a fix climbs through
-    /// nodes that hold its signal, so both read written nodes only. Only a
-    /// climb from any station's leaf (see [`BusIndex::nearest_unfixed`])
-    /// asks.
+    /// nodes that hold its signal, so both read written nodes only.
     written: Vec<u64>,
     /// Per bucket, its keys (see [`Bucket`]).
     buckets: Vec<Bucket>,
@@ -763,6 +758,10 @@ pub struct BusIndex {
     /// The longest delay between two stations: a signal has left every
     /// station by its end plus this.
     reach: Time,
+    /// The ranks of the stations sending a signal whose end is not final
+    /// yet (a station sends one signal at a time), for
+    /// [`BusIndex::nearest_sending`].
+    sending: RankSet,
 }
 
 impl BusIndex {
@@ -803,6 +802,7 @@ impl BusIndex {
             longest,
             ids: IDS,
             reach,
+            sending: RankSet::new(n),
         }
     }
 
@@ -825,6 +825,7 @@ impl BusIndex {
         while !self.gens.is_empty() {
             self.drop_oldest();
         }
+        self.sending.clear();
     }
 
     /// Bytes per station, for the memory estimate: its place, the station
@@ -836,6 +837,7 @@ impl BusIndex {
         (GENERATIONS * per_bucket).div_ceil(BUCKET)
             + std::mem::size_of::<Place>()
             + std::mem::size_of::<u32>()
+            + RankSet::bytes_per_rank()
     }
 
     /// Bytes per signal held, for the memory estimate: its key and its
@@ -925,6 +927,11 @@ impl BusIndex {
         };
         g.ids_end = id + 1;
         g.unfixed += 1;
+        debug_assert!(
+            !self.sending.contains(r as usize),
+            "station {station} sends two signals at once"
+        );
+        self.sending.insert(r as usize);
         if let Some(last) = self.reach_by.back_mut() {
             (last.by, last.by_upto, last.ids_end) = (i64::MAX, i64::MAX, id + 1);
         }
@@ -970,7 +977,8 @@ impl BusIndex {
 
     /// The signal's end is now `end`, for good.
     pub fn fix(&mut self, station: usize, id: u64, end: Time) {
-        let b = self.place[station].rank as usize / BUCKET;
+        let rank = self.place[station].rank as usize;
+        let b = rank / BUCKET;
         let mut node = self.size + b;
         let Some(w) = self.gens.iter().rposition(|g| g.first_id <= id) else {
             return;
@@ -998,6 +1006,9 @@ impl BusIndex {
         k.fix(rel_end);
         let after = side_keys(k);
         g.unfixed -= u32::from(!was_fixed);
+        if !was_fixed {
+            self.sending.remove(rank);
+        }
         g.max_end = g.max_end.max(end);
         // The leaf's new bounds from its old ones, unless the signal held
         // one that its fix may give up: then from its chunks, once its own
@@ -1682,112 +1693,11 @@ impl BusIndex {
     }
 
     /// The nearest stations in position order on each side of `i` (before,
-    /// after) that are transmitting a signal whose end is not yet known,
-    /// with that signal's id.
-    pub fn nearest_unfixed(&self, i: usize) -> [Option<(usize, u64)>; 2] {
-        let r = self.place[i].rank as usize;
-        let own = r / BUCKET;
-        let mut near: [Option<(usize, u64)>; 2] = [None, None];
-        for g in self.gens.iter().filter(|g| g.unfixed > 0) {
-            // The unfixed signal of bucket b whose sender's rank in
-            // [lo, hi] is the greatest (`last`) or the least, as (rank, id).
-            let pick = |b: usize, lo: usize, hi: usize, last: bool| {
-                let mut best: Option<(usize, u64)> = None;
-                Self::unfixed_in(g, b, lo, hi, |k| {
-                    if best.is_none_or(|x| if last { k.0 > x.0 } else { k.0 < x.0 }) {
-                        best = Some(k);
-                    }
-                });
-                best
-            };
-            let before = r
-                .checked_sub(1)
-                .and_then(|hi| pick(own, 0, hi, true))
-                .or_else(|| {
-                    let b = Self::last_unfixed_below(g, self.size, own)?;
-                    pick(b, 0, usize::MAX, true)
-                });
-            let after = pick(own, r + 1, usize::MAX, false).or_else(|| {
-                let b = Self::first_unfixed_above(g, self.size, own)?;
-                pick(b, 0, usize::MAX, false)
-            });
-            if let Some(k) = before.filter(|k| near[0].is_none_or(|n| k.0 > n.0)) {
-                near[0] = Some(k);
-            }
-            if let Some(k) = after.filter(|k| near[1].is_none_or(|n| k.0 < n.0)) {
-                near[1] = Some(k);
-            }
-        }
-        near.map(|k| k.map(|(rank, id)| (self.by_rank[rank] as usize, id)))
-    }
-
-    /// Shows `f` each unfixed signal of bucket `b` in generation `g` whose
-    /// sender's rank is in [lo, hi], as (rank, id); a dense list's chunks
-    /// without one there are passed over.
+    /// after) that are sending a signal whose end is not final yet.
     #[inline]
-    fn unfixed_in(g: &Gen, b: usize, lo: usize, hi: usize, mut f: impl FnMut((usize, u64))) {
-        let list = g.keys(b);
-        let mut run = |keys: &[Key]| {
-            for k in keys.iter().filter(|k| !k.fixed()) {
-                let r = b * BUCKET + k.off();
-                if lo <= r && r <= hi {
-                    f((r, g.first_id + u64::from(k.id())));
-                }
-            }
-        };
-        if !dense(list) {
-            return run(list);
-        }
-        for (c, ch) in g.chunks(b).iter().enumerate() {
-            let (clo, chi) = ch.offs();
-            if ch.0[LEFT].has_unfixed() && b * BUCKET + chi >= lo && b * BUCKET + clo <= hi {
-                run(chunk_keys(list, c));
-            }
-        }
-    }
-
-    /// The greatest bucket < `b` with an unfixed signal.
-    fn last_unfixed_below(g: &Gen, size: usize, b: usize) -> Option<usize> {
-        let t = |n: usize| g.node(n);
-        // Climb from the leaf; at the first left sibling with unfixed
-        // signals, descend to its rightmost such leaf.
-        let mut n = size + b;
-        while n > 1 {
-            if !n.is_multiple_of(2) && t(n - 1).0[0].has_unfixed() {
-                let mut m = n - 1;
-                while m < size {
-                    m = if t(2 * m + 1).0[0].has_unfixed() {
-                        2 * m + 1
-                    } else {
-                        2 * m
-                    };
-                }
-                return Some(m - size);
-            }
-            n /= 2;
-        }
-        None
-    }
-
-    /// The least bucket > `b` with an unfixed signal.
-    fn first_unfixed_above(g: &Gen, size: usize, b: usize) -> Option<usize> {
-        let t = |n: usize| g.node(n);
-        let mut n = size + b;
-        while n > 1 {
-            if n.is_multiple_of(2) && t(n + 1).0[0].has_unfixed() {
-                let mut m = n + 1;
-                while m < size {
-                    m = if t(2 * m).0[0].has_unfixed() {
-                        2 * m
-                    } else {
-                        2 * m + 1
-                    };
-                }
-                return Some(m - size);
-            }
-            n /= 2;
-        }
-        None
+    pub fn nearest_sending(&self, i: usize) -> [Option<usize>; 2] {
+        let r = self.place[i].rank as usize;
+        [self.sending.before(r), self.sending.after(r)].map(|k| k.map(|k| self.by_rank[k] as usize))
     }
 }
 
@@ -2031,8 +1941,8 @@ mod tests {
                     .filter(|s| !s.fixed && r(s.station) > r(i))
                     .min_by_key(|s| r(s.station)),
             ]
-            .map(|s| s.map(|s| (s.station, s.id)));
-            assert_eq!(ix.nearest_unfixed(i), near, "step {step}");
+            .map(|s| s.map(|s| s.station));
+            assert_eq!(ix.nearest_sending(i), near, "step {step}");
         }
         assert!(dropped > 20, "only {dropped} generations went");
         if let Some(ids) = ids {
