@@ -829,9 +829,10 @@ impl BusIndex {
     }
 
     /// Bytes per station, for the memory estimate: its place, the station
-    /// at each rank, and per generation (up to [`GENERATIONS`]) a tree of
-    /// up to four nodes and a bucket line (its first keys, or the headers
-    /// of its list and chunks) per bucket.
+    /// at each rank, its bit in the set of senders (counted as a byte), and
+    /// per generation (up to [`GENERATIONS`]) a tree of up to four nodes
+    /// and a bucket line (its first keys, or the headers of its list and
+    /// chunks) per bucket.
     pub fn bytes_per_station() -> usize {
         let per_bucket = 4 * std::mem::size_of::<Node>() + std::mem::size_of::<Bucket>();
         (GENERATIONS * per_bucket).div_ceil(BUCKET)
