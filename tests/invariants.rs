@@ -388,12 +388,18 @@ fn same_with_and_without_index(sc: &Scenario, seed: u64) -> Result<(), TestCaseE
             .collect::<Vec<_>>()
     };
     // Throughout, and taken up and set aside many times in one run (as a
-    // crowd's run does a few times).
+    // crowd's run does a few times); set aside at the run's own threshold
+    // too, where transmissions are still under way when it goes (their
+    // senders must leave the index with it).
     let busy = IndexUse::WhileBusy {
         attach: 3,
         detach: 2,
     };
-    for index in [IndexUse::On, busy] {
+    let busy_open = IndexUse::WhileBusy {
+        attach: 40,
+        detach: 32,
+    };
+    for index in [IndexUse::On, busy, busy_open] {
         let mut indexed = Tape::default();
         let b = ethernet::run_with_index(sc, seed, index, &mut indexed);
         prop_assert_eq!(plain.events.len(), indexed.events.len());
@@ -424,16 +430,22 @@ proptest! {
 
 /// A crowd released at once, the case the index is for: 2000 stations on a
 /// full-length bus (8 leaves of the index's trees, four levels), each with
-/// a burst of frames, on every access mode.
+/// a burst of frames, on every access mode; and on a bus of 20 m, where
+/// places rounded to whole picoseconds put many senders at equal
+/// distances on both sides of a start (their detections, at the same
+/// time, go in the order of their signals).
 #[test]
 fn bus_index_is_exact_for_crowds() {
-    for access in ACCESS_MODES {
-        let sc = scenario(&format!(
-            "duration = \"3000slot\"\n[medium]\naccess = {access}\nplacement = \"random\"\n\
+    let crowd = |access: &str, length: &str| {
+        scenario(&format!(
+            "duration = \"3000slot\"\n[medium]\naccess = {access}\nlength = \"{length}\"\nplacement = \"random\"\n\
              [[stations]]\ncount = 2000\nframe = \"64B\"\ntraffic = {{ kind = \"burst\", frames = 2, at = \"0s\" }}\n"
-        ));
-        same_with_and_without_index(&sc, 7).unwrap();
+        ))
+    };
+    for access in ACCESS_MODES {
+        same_with_and_without_index(&crowd(access, "2500m"), 7).unwrap();
     }
+    same_with_and_without_index(&crowd(ACCESS_MODES[0], "20m"), 7).unwrap();
 }
 
 /// Stations that share positions (a bus of 0 m, and 1 m with random places

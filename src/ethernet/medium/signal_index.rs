@@ -532,8 +532,8 @@ impl Gen {
     }
 
     /// Node `n`'s bounds: [`EMPTY`] unless it was written since the
-    /// generation was emptied, without a look at the node itself then
-    /// (its line stays out of the cache).
+    /// generation was emptied (for checks: the walks and fixes read
+    /// written nodes only).
     #[inline]
     fn node(&self, n: usize) -> &Node {
         if self.written(n) {
@@ -820,10 +820,11 @@ impl BusIndex {
                 .is_some_and(|t| t <= KEY_RANGE as Time)
     }
 
-    /// Empties the index, keeping its memory for the next use.
+    /// Empties the index, keeping its memory for the next use: every
+    /// generation goes, ended or not, and with them every sender.
     pub fn clear(&mut self) {
         while !self.gens.is_empty() {
-            self.drop_oldest();
+            self.let_go_oldest();
         }
         self.sending.clear();
     }
@@ -1085,8 +1086,16 @@ impl BusIndex {
             .map(|g| g.max_end)
     }
 
-    /// Lets the oldest generation go.
+    /// Lets the oldest generation go, once every end in it is final (see
+    /// [`BusIndex::oldest_ended`]).
     pub fn drop_oldest(&mut self) {
+        // Its senders stay in the set of senders otherwise.
+        debug_assert!(self.gens.front().is_none_or(|g| g.unfixed == 0));
+        self.let_go_oldest();
+    }
+
+    /// Lets the oldest generation go, ended or not.
+    fn let_go_oldest(&mut self) {
         self.reach_by.pop_front();
         self.note_upto(0);
         if let Some(mut g) = self.gens.pop_front() {
@@ -1730,6 +1739,26 @@ mod tests {
     #[test]
     fn generations_answer_as_a_scan_over_every_signal() {
         generations_against_a_scan(None, 4);
+    }
+
+    /// An index emptied while transmissions are under way (set aside in a
+    /// run) keeps none of their senders: taken up again, it finds only
+    /// the senders added since, and takes the same station again.
+    #[test]
+    fn an_emptied_index_forgets_its_senders() {
+        let prop: Vec<Time> = (0..600).map(|i| 10 * i).collect();
+        let mut ix = BusIndex::new(&prop, 200_000, 1_505_000);
+        ix.add(100, 0, 1_000, 60_000);
+        ix.add(300, 1, 1_200, 60_000);
+        ix.add(500, 2, 1_400, 60_000);
+        assert_eq!(ix.nearest_sending(300), [Some(100), Some(500)]);
+        ix.clear();
+        assert_eq!(ix.nearest_sending(300), [None, None]);
+        assert_eq!(ix.nearest_sending(0), [None, None]);
+        ix.add(500, 3, 70_000, 130_000);
+        assert_eq!(ix.nearest_sending(300), [None, Some(500)]);
+        ix.fix(500, 3, 80_000);
+        assert_eq!(ix.nearest_sending(300), [None, None]);
     }
 
     /// The same over 40 buckets, whose tree's marks of written nodes take
