@@ -195,15 +195,14 @@ impl<O: Observer> Sim<'_, O> {
             // accounts for j' (set at j's start or lowered at j''s).
             // Each is sending its own signal, whose end is not final: the
             // one its state names.
-            let mut near = ix.nearest_sending(i).map(|j| {
+            let senders = ix.nearest_sending(i);
+            let mut near = senders.map(|j| {
                 j.and_then(|j| match self.stations[j].mac {
                     Mac::Transmitting { signal, .. } => Some((j, signal)),
                     _ => None,
                 })
             });
-            debug_assert!(
-                ix.nearest_sending(i).iter().flatten().count() == near.iter().flatten().count()
-            );
+            debug_assert!(senders.iter().flatten().count() == near.iter().flatten().count());
             // In the order of their signals.
             if let [Some(x), Some(y)] = near {
                 if y.1 < x.1 {

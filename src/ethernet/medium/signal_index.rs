@@ -83,8 +83,8 @@ const EMPTY: Agg = Agg {
     hi: [i32::MIN; 4],
 };
 
-/// The node of a subtree that holds no signal (see [`Gen::node`]).
-static EMPTY_NODE: Node = Node([EMPTY; 2]);
+/// The node of a subtree that holds no signal.
+const EMPTY_NODE: Node = Node([EMPTY; 2]);
 
 /// The greatest relative side key the index holds: every key of a
 /// generation lies within this of its first start (see
@@ -435,7 +435,7 @@ struct Gen {
     max_end: Time,
     /// The nodes; only those marked in `written` hold bounds, the others
     /// (stale from an earlier use of the generation) stand for empty
-    /// subtrees (see [`Gen::node`]).
+    /// subtrees.
     tree: Vec<Node>,
     /// A bit per node: whether it was written since the generation was
     /// last emptied. An add writes its signal's whole path, and with each
@@ -529,18 +529,6 @@ impl Gen {
     #[inline]
     fn written(&self, n: usize) -> bool {
         marked(&self.written, n)
-    }
-
-    /// Node `n`'s bounds: [`EMPTY`] unless it was written since the
-    /// generation was emptied (for checks: the walks and fixes read
-    /// written nodes only).
-    #[inline]
-    fn node(&self, n: usize) -> &Node {
-        if self.written(n) {
-            &self.tree[n]
-        } else {
-            &EMPTY_NODE
-        }
     }
 
     /// The keys of bucket `b`, in id order.
@@ -1057,7 +1045,7 @@ impl BusIndex {
         }
         self.note_reach(w);
         debug_assert_eq!(
-            self.gens[w].node(self.size + b).0,
+            self.gens[w].tree[self.size + b].0,
             self.leaf_bounds(b, &self.gens[w])
         );
         debug_assert!({
