@@ -1168,7 +1168,10 @@ impl BusIndex {
         }
     }
 
+    /// Walks the subtree of node `n` (ranks [nlo, nhi)) within the ranks
+    /// [lo, hi): judges it, and goes below it if the judge asks to.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn rec<N, L>(
         &self,
         g: &Gen,
@@ -1185,19 +1188,62 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
+        match Self::judge(g, side, n, nlo, nhi, lo, hi, node) {
+            Step::Skip => true,
+            Step::Stop => false,
+            Step::Descend => self.below(g, side, n, nlo, nhi, lo, hi, node, leaf),
+        }
+    }
+
+    /// What `node` makes of node `n` (ranks [nlo, nhi)) for a walk of the
+    /// ranks [lo, hi); an empty node is skipped unjudged.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn judge<N>(
+        g: &Gen,
+        side: usize,
+        n: usize,
+        nlo: usize,
+        nhi: usize,
+        lo: usize,
+        hi: usize,
+        node: &mut N,
+    ) -> Step
+    where
+        N: FnMut(&Agg, bool) -> Step,
+    {
         debug_assert!(g.written(n));
         let agg = &g.tree[n].0[side];
         if agg.is_empty() {
-            return true;
+            return Step::Skip;
         }
         // Bounds of a node partly outside the range still rule it out; only
         // a node wholly inside may be answered from them.
-        let inside = lo <= nlo && nhi <= hi;
-        match node(agg, inside) {
-            Step::Skip => return true,
-            Step::Stop => return false,
-            Step::Descend => {}
-        }
+        node(agg, lo <= nlo && nhi <= hi)
+    }
+
+    /// The walk below node `n` (ranks [nlo, nhi)), which its judge asked
+    /// to descend: its bucket's signals at a leaf, else its children, each
+    /// judged here and gone below only when its judge asks to (the same
+    /// judgments, in the same order, as a call per child; a call per child
+    /// that descends).
+    #[allow(clippy::too_many_arguments)]
+    fn below<N, L>(
+        &self,
+        g: &Gen,
+        side: usize,
+        n: usize,
+        nlo: usize,
+        nhi: usize,
+        lo: usize,
+        hi: usize,
+        node: &mut N,
+        leaf: &mut L,
+    ) -> bool
+    where
+        N: FnMut(&Agg, bool) -> Step,
+        L: FnMut(u64, bool, i64, i64) -> bool,
+    {
         if nhi - nlo == BUCKET {
             let list = g.keys(nlo / BUCKET);
             if !dense(list) {
@@ -1208,17 +1254,25 @@ impl BusIndex {
         // The farthest stations first on either side: a walk's answer does
         // not depend on the order, and in crowds this one prunes more.
         let mid = (nlo + nhi) / 2;
-        if side == RIGHT {
-            if mid < hi && !self.rec(g, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
-                return false;
+        let (left, right) = ((2 * n, nlo, mid, lo < mid), (2 * n + 1, mid, nhi, mid < hi));
+        let order = if side == RIGHT {
+            [right, left]
+        } else {
+            [left, right]
+        };
+        for (c, clo, chi, in_range) in order {
+            if !in_range {
+                continue;
             }
-            return lo >= mid || self.rec(g, side, 2 * n, nlo, mid, lo, hi, node, leaf);
-        }
-        if lo < mid && !self.rec(g, side, 2 * n, nlo, mid, lo, hi, node, leaf) {
-            return false;
-        }
-        if mid < hi && !self.rec(g, side, 2 * n + 1, mid, nhi, lo, hi, node, leaf) {
-            return false;
+            match Self::judge(g, side, c, clo, chi, lo, hi, node) {
+                Step::Skip => {}
+                Step::Stop => return false,
+                Step::Descend => {
+                    if !self.below(g, side, c, clo, chi, lo, hi, node, leaf) {
+                        return false;
+                    }
+                }
+            }
         }
         true
     }
