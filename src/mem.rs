@@ -1,5 +1,6 @@
 //! Memory hints for the big arrays of crowds: prefetches and huge pages.
-//! Hints only: nothing here changes a result. The core's only `unsafe`.
+//! Hints only: nothing here changes a result. With the bus index's calls
+//! of its SSE4.1 builds, the core's only `unsafe`.
 
 /// Hints the processor to load the cache lines of `*v`; no effect on results.
 #[inline]
