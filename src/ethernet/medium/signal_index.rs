@@ -1224,9 +1224,11 @@ impl BusIndex {
     }
 
     /// Walks the subtree of node `n` (ranks [nlo, nhi)) within the ranks
-    /// [lo, hi): judges it, and goes below it if the judge asks to.
+    /// [lo, hi): judges it, and goes below it if the judge asks to. Always
+    /// inlined, so that a walk judges each child in its parent's call and
+    /// calls itself only for the children it goes into (about half).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn rec<N, L>(
         &self,
         g: &Gen,
@@ -1278,10 +1280,7 @@ impl BusIndex {
     }
 
     /// The walk below node `n` (ranks [nlo, nhi)), which its judge asked
-    /// to descend: its bucket's signals at a leaf, else its children, each
-    /// judged here and gone below only when its judge asks to (the same
-    /// judgments, in the same order, as a call per child; a call per child
-    /// that descends).
+    /// to descend: its bucket's signals at a leaf, else its children.
     #[allow(clippy::too_many_arguments)]
     fn below<N, L>(
         &self,
@@ -1315,21 +1314,9 @@ impl BusIndex {
         } else {
             [left, right]
         };
-        for (c, clo, chi, in_range) in order {
-            if !in_range {
-                continue;
-            }
-            match Self::judge(g, side, c, clo, chi, lo, hi, node) {
-                Step::Skip => {}
-                Step::Stop => return false,
-                Step::Descend => {
-                    if !self.below(g, side, c, clo, chi, lo, hi, node, leaf) {
-                        return false;
-                    }
-                }
-            }
-        }
-        true
+        order.into_iter().all(|(c, clo, chi, in_range)| {
+            !in_range || self.rec(g, side, c, clo, chi, lo, hi, node, leaf)
+        })
     }
 
     /// [`BusIndex::rec`] at a dense leaf (whose first rank is `nlo`): its
