@@ -1093,11 +1093,13 @@ impl BusIndex {
             // A fix changes the bounds of the ends and of the unfixed
             // signals only, but a join of every lane (the others are the
             // join's already) is fewer instructions than one of those.
+            debug_assert!([(&*l, 0), (&*r, 1)].iter().all(|&(a, s)| {
+                let j = Agg::join(&x[s], &y[s]);
+                [A, ID]
+                    .iter()
+                    .all(|&k| a.lo[k] == j.lo[k] && a.hi[k] == j.hi[k])
+            }));
             let changed = (l.rejoin(&x[0], &y[0]) | r.rejoin(&x[1], &y[1])) != 0;
-            debug_assert_eq!(
-                tree[node].0,
-                [Agg::join(&x[0], &y[0]), Agg::join(&x[1], &y[1])]
-            );
             if !changed {
                 break;
             }
@@ -1320,7 +1322,7 @@ impl BusIndex {
         })
     }
 
-    /// [`BusIndex::rec`] at a dense leaf (whose first rank is `nlo`): its
+    /// [`BusIndex::below`] at a dense leaf (whose first rank is `nlo`): its
     /// chunks, judged as nodes are (the farthest first on either side, as
     /// there, since in a first wave ids follow ranks). Out of line, so that
     /// the walk through the nodes keeps its registers.
