@@ -1089,16 +1089,16 @@ impl BusIndex {
             node /= 2;
             debug_assert!(marked(written, 2 * node) && marked(written, 2 * node + 1));
             let [x, y] = [tree[2 * node].0, tree[2 * node + 1].0];
-            let [l, r] = &mut tree[node].0;
             // A fix changes the bounds of the ends and of the unfixed
             // signals only, but a join of every lane (the others are the
             // join's already) is fewer instructions than one of those.
-            debug_assert!([(&*l, 0), (&*r, 1)].iter().all(|&(a, s)| {
-                let j = Agg::join(&x[s], &y[s]);
+            debug_assert!((0..2).all(|s| {
+                let (held, j) = (&tree[node].0[s], Agg::join(&x[s], &y[s]));
                 [A, ID]
                     .iter()
-                    .all(|&k| a.lo[k] == j.lo[k] && a.hi[k] == j.hi[k])
+                    .all(|&k| held.lo[k] == j.lo[k] && held.hi[k] == j.hi[k])
             }));
+            let [l, r] = &mut tree[node].0;
             let changed = (l.rejoin(&x[0], &y[0]) | r.rejoin(&x[1], &y[1])) != 0;
             if !changed {
                 break;
@@ -1248,38 +1248,18 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
-        match Self::judge(g, side, n, nlo, nhi, lo, hi, node) {
+        debug_assert!(g.written(n));
+        let agg = &g.tree[n].0[side];
+        if agg.is_empty() {
+            return true;
+        }
+        // Bounds of a node partly outside the range still rule it out; only
+        // a node wholly inside may be answered from them.
+        match node(agg, lo <= nlo && nhi <= hi) {
             Step::Skip => true,
             Step::Stop => false,
             Step::Descend => self.below(g, side, n, nlo, nhi, lo, hi, node, leaf),
         }
-    }
-
-    /// What `node` makes of node `n` (ranks [nlo, nhi)) for a walk of the
-    /// ranks [lo, hi); an empty node is skipped unjudged.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn judge<N>(
-        g: &Gen,
-        side: usize,
-        n: usize,
-        nlo: usize,
-        nhi: usize,
-        lo: usize,
-        hi: usize,
-        node: &mut N,
-    ) -> Step
-    where
-        N: FnMut(&Agg, bool) -> Step,
-    {
-        debug_assert!(g.written(n));
-        let agg = &g.tree[n].0[side];
-        if agg.is_empty() {
-            return Step::Skip;
-        }
-        // Bounds of a node partly outside the range still rule it out; only
-        // a node wholly inside may be answered from them.
-        node(agg, lo <= nlo && nhi <= hi)
     }
 
     /// The walk below node `n` (ranks [nlo, nhi)), which its judge asked
