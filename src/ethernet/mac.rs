@@ -252,11 +252,24 @@ impl<O: Observer> Sim<'_, O> {
         self.updates = updates;
         self.note_start(i, t);
         let id = self.signals.next_id();
+        // Until the detection fixes it, the signal's end is held at the
+        // latest it can be: the jam after the detection expected now (a
+        // later start can only bring the detection earlier), or the frame's
+        // end when none is expected. So in a crowd nearly every signal is
+        // fixed at the end it was held at, which changes no bound of the
+        // bus index, and a deferral waits on a signal in progress only
+        // while it can still be present. (On a hub, whose collision
+        // enforcement reads the ends of signals in progress, and where the
+        // index is not used, the frame's end is held as before.)
+        let bound = if self.detects_collisions && detect < full_end && self.hub.is_none() {
+            self.jam_end(i, t, detect)
+        } else {
+            full_end
+        };
         if let Some(ix) = &mut self.index {
-            ix.add(i, id, t, full_end);
+            ix.add(i, id, t, bound);
         }
-        self.signals
-            .push_back(Signal::new(i as u32, me, t, full_end));
+        self.signals.push_back(Signal::new(i as u32, me, t, bound));
         let s = &mut self.stations[i];
         s.mac = Mac::Transmitting {
             signal: id,
@@ -292,6 +305,17 @@ impl<O: Observer> Sim<'_, O> {
         );
     }
 
+    /// The end of the jam of station `i`'s transmission started at `start`
+    /// when it detects a collision at `t`: the preamble is always finished,
+    /// then the jam is sent. In a burst, after its first frame, every
+    /// collision is late, and the preamble follows the filled gap.
+    #[inline]
+    fn jam_end(&self, i: usize, start: Time, t: Time) -> Time {
+        let m = &self.sc.medium;
+        let lead = if self.extras.in_burst(i) { m.ifg_ps } else { 0 } + m.preamble_ps;
+        t.max(start + lead) + m.jam_ps
+    }
+
     pub(super) fn detect(&mut self, t: Time, i: usize) {
         let Mac::Transmitting { signal, .. } = self.stations[i].mac else {
             return;
@@ -308,13 +332,9 @@ impl<O: Observer> Sim<'_, O> {
         if t >= end {
             return;
         }
-        // The preamble is always finished, then the jam is sent. In a burst,
-        // after its first frame, every collision is late, and the preamble
-        // follows the filled gap.
         let in_burst = self.extras.in_burst(i);
-        let lead = if in_burst { m.ifg_ps } else { 0 } + m.preamble_ps;
-        let jam_start = t.max(start + lead);
-        let jam_end = jam_start + m.jam_ps;
+        let jam_end = self.jam_end(i, start, t);
+        let jam_start = jam_end - m.jam_ps;
         let late = in_burst || t > start + m.preamble_ps + m.slot_ps;
         {
             let s = self.signal_mut(signal);
