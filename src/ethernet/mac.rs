@@ -260,7 +260,7 @@ impl<O: Observer> Sim<'_, O> {
         // bus index, and a deferral waits on a signal in progress only
         // while it can still be present. (On a hub, whose collision
         // enforcement reads the ends of signals in progress, and where the
-        // index is not used, the frame's end is held as before.)
+        // index is not used, the frame's end is held.)
         let bound = if self.detects_collisions && detect < full_end && self.hub.is_none() {
             self.jam_end(i, t, detect)
         } else {
