@@ -1015,10 +1015,17 @@ impl BusIndex {
             };
             node /= 2;
         }
+        // From there up, each node is widened by the signal's own bounds
+        // (the nodes below `node` in a slice that ends with it, so that
+        // the climb needs no bounds check).
+        let mut own = [EMPTY; 2];
+        own[LEFT].add(s - p, e - p, rel, false);
+        own[RIGHT].add(s + p, e + p, rel, false);
+        let path = &mut g.tree[..=node];
         while node > 0 {
-            let [left, right] = &mut g.tree[node].0;
-            left.add(s - p, e - p, rel, false);
-            right.add(s + p, e + p, rel, false);
+            let [left, right] = &mut path[node].0;
+            left.widen(&own[LEFT]);
+            right.widen(&own[RIGHT]);
             node /= 2;
         }
     }
