@@ -261,8 +261,9 @@ impl<O: Observer> Sim<'_, O> {
         // while it can still be present. (On a hub, whose collision
         // enforcement reads the ends of signals in progress, and where the
         // index is not used, the frame's end is held.)
-        let bound = if self.detects_collisions && detect < full_end && self.hub.is_none() {
-            self.jam_end(i, t, detect)
+        let detected = self.detects_collisions && detect < full_end;
+        let bound = if detected && self.hub.is_none() {
+            self.jam_end(in_burst, t, detect)
         } else {
             full_end
         };
@@ -284,7 +285,7 @@ impl<O: Observer> Sim<'_, O> {
         // A detection before the end fixes a new end (and pushes its own
         // TxEnd), which would leave this one stale: only push it when it can
         // fire. A later start_tx can only move detection earlier.
-        if !(self.detects_collisions && detect < full_end) {
+        if !detected {
             self.events.push(full_end, Event::TxEnd(i as u32, s.timer));
         }
         let attempt = s.collisions + 1;
@@ -305,14 +306,15 @@ impl<O: Observer> Sim<'_, O> {
         );
     }
 
-    /// The end of the jam of station `i`'s transmission started at `start`
-    /// when it detects a collision at `t`: the preamble is always finished,
-    /// then the jam is sent. In a burst, after its first frame, every
-    /// collision is late, and the preamble follows the filled gap.
+    /// The end of the jam of a transmission started at `start` (`in_burst`:
+    /// a later frame of a burst) when its sender detects a collision at
+    /// `t`: the preamble is always finished, then the jam is sent. In a
+    /// burst, after its first frame, every collision is late, and the
+    /// preamble follows the filled gap.
     #[inline]
-    fn jam_end(&self, i: usize, start: Time, t: Time) -> Time {
+    fn jam_end(&self, in_burst: bool, start: Time, t: Time) -> Time {
         let m = &self.sc.medium;
-        let lead = if self.extras.in_burst(i) { m.ifg_ps } else { 0 } + m.preamble_ps;
+        let lead = if in_burst { m.ifg_ps } else { 0 } + m.preamble_ps;
         t.max(start + lead) + m.jam_ps
     }
 
@@ -333,7 +335,7 @@ impl<O: Observer> Sim<'_, O> {
             return;
         }
         let in_burst = self.extras.in_burst(i);
-        let jam_end = self.jam_end(i, start, t);
+        let jam_end = self.jam_end(in_burst, start, t);
         let jam_start = jam_end - m.jam_ps;
         let late = in_burst || t > start + m.preamble_ps + m.slot_ps;
         {
