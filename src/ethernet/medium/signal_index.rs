@@ -904,10 +904,12 @@ impl BusIndex {
         };
         let b = r as usize / BUCKET;
         let mut node = self.size + b;
+        // The path in a slice that ends with its leaf: one bounds check.
+        let Some(path) = g.tree.get(..=node) else {
+            return;
+        };
         for _ in 0..8 {
-            if let Some(n) = g.tree.get(node) {
-                crate::mem::prefetch_lines(n);
-            }
+            crate::mem::prefetch_lines(&path[node]);
             node /= 2;
         }
         if let Some(l) = g.buckets.get(b) {
