@@ -1191,10 +1191,12 @@ impl BusIndex {
         self.pool.push(g);
     }
 
-    /// Walks the stations of ranks [lo, hi) in one side: `node` judges each
-    /// subtree inside the range from its bounds; `leaf` sees each signal of a
-    /// station whose bounds were not enough, as (key, side start, side end),
-    /// and returns false to stop. Returns false when stopped.
+    /// Walks the stations of ranks [lo, hi), a prefix or a suffix of the
+    /// ranks (every side a query walks), in one side: `node` judges each
+    /// subtree from its bounds (told whether it lies wholly inside the
+    /// range); `leaf` sees each signal of a station whose bounds were not
+    /// enough, as (key, side start, side end), and returns false to stop.
+    /// Returns false when stopped.
     #[allow(clippy::too_many_arguments)]
     fn walk<N, L>(
         &self,
@@ -1209,35 +1211,61 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
+        // A build per side: the order of a node's children and the keys of
+        // a bucket's signals are then known where they are used.
+        if side == LEFT {
+            self.walk_side::<LEFT, N, L>(which, lo, hi, node, leaf)
+        } else {
+            self.walk_side::<RIGHT, N, L>(which, lo, hi, node, leaf)
+        }
+    }
+
+    /// [`BusIndex::walk`] in side `S`. The nodes that the range cuts lie on
+    /// one path, down to its inner edge, and at each of them the child
+    /// wholly inside comes first in the order of [`BusIndex::whole_below`]
+    /// (the farthest first). So the path is followed in a loop, each cut
+    /// node judged on the way, and only the subtrees wholly inside the
+    /// range are walked, by [`BusIndex::whole`], where no range is looked
+    /// at again: the same nodes, judged in the same order, without a call
+    /// for each cut one.
+    fn walk_side<const S: usize, N, L>(
+        &self,
+        which: usize,
+        lo: usize,
+        hi: usize,
+        node: &mut N,
+        leaf: &mut L,
+    ) -> bool
+    where
+        N: FnMut(&Agg, bool) -> Step,
+        L: FnMut(u64, bool, i64, i64) -> bool,
+    {
         if lo >= hi {
             return true;
         }
         let g = &self.gens[which];
         let end = self.size * BUCKET;
-        if lo > 0 && hi < end {
-            return self.rec(g, side, 1, 0, end, lo, hi, node, leaf);
-        }
-        // A prefix or a suffix of the ranks (every side a query walks): the
-        // nodes that the range cuts lie on one path, down to its inner
-        // edge, and at each of them the child wholly inside comes first in
-        // the order below (the farthest first). So the path is followed
-        // in a loop, each cut node judged on the way, and only the
-        // subtrees inside the range are walked by `rec`: the same nodes,
-        // judged in the same order, without a call for each cut one.
+        debug_assert!(lo == 0 || hi == end, "a side is a prefix or a suffix");
         let (mut n, mut nlo, mut nhi) = (1, 0, end);
         loop {
-            if (lo <= nlo && nhi <= hi) || nhi - nlo == BUCKET {
-                return self.rec(g, side, n, nlo, nhi, lo, hi, node, leaf);
+            if lo <= nlo && nhi <= hi {
+                return self.whole::<S, N, L>(g, n, nlo, nhi, node, leaf);
             }
             debug_assert!(g.written(n));
-            let agg = &g.tree[n].0[side];
+            let agg = &g.tree[n].0[S];
             if agg.is_empty() {
                 return true;
             }
+            // Bounds of a node partly outside the range still rule it out;
+            // only a node wholly inside may be answered from them.
             match node(agg, false) {
                 Step::Skip => return true,
                 Step::Stop => return false,
                 Step::Descend => {}
+            }
+            if nhi - nlo == BUCKET {
+                // The leaf of the range's inner edge.
+                return Self::leaf_within::<S, N, L>(g, nlo, lo, hi, node, leaf);
             }
             let mid = (nlo + nhi) / 2;
             let (cut, whole) = if lo == 0 {
@@ -1254,7 +1282,7 @@ impl BusIndex {
                 ((2 * n, nlo, mid), Some((2 * n + 1, mid, nhi)))
             };
             if let Some((c, clo, chi)) = whole {
-                if !self.rec(g, side, c, clo, chi, lo, hi, node, leaf) {
+                if !self.whole::<S, N, L>(g, c, clo, chi, node, leaf) {
                     return false;
                 }
             }
@@ -1262,21 +1290,17 @@ impl BusIndex {
         }
     }
 
-    /// Walks the subtree of node `n` (ranks [nlo, nhi)) within the ranks
-    /// [lo, hi): judges it, and goes below it if the judge asks to. Always
+    /// Walks the subtree of node `n` (ranks [nlo, nhi)), wholly inside the
+    /// range: judges it, and goes below it if the judge asks to. Always
     /// inlined, so that a walk judges each child in its parent's call and
     /// calls itself only for the children it goes into (about half).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn rec<N, L>(
+    fn whole<const S: usize, N, L>(
         &self,
         g: &Gen,
-        side: usize,
         n: usize,
         nlo: usize,
         nhi: usize,
-        lo: usize,
-        hi: usize,
         node: &mut N,
         leaf: &mut L,
     ) -> bool
@@ -1285,29 +1309,54 @@ impl BusIndex {
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
         debug_assert!(g.written(n));
-        let agg = &g.tree[n].0[side];
+        let agg = &g.tree[n].0[S];
         if agg.is_empty() {
             return true;
         }
-        // Bounds of a node partly outside the range still rule it out; only
-        // a node wholly inside may be answered from them.
-        match node(agg, lo <= nlo && nhi <= hi) {
+        match node(agg, true) {
             Step::Skip => true,
             Step::Stop => false,
-            Step::Descend => self.below(g, side, n, nlo, nhi, lo, hi, node, leaf),
+            Step::Descend => self.whole_below::<S, N, L>(g, n, nlo, nhi, node, leaf),
         }
     }
 
-    /// The walk below node `n` (ranks [nlo, nhi)), which its judge asked
-    /// to descend: its bucket's signals at a leaf, else its children.
-    #[allow(clippy::too_many_arguments)]
-    fn below<N, L>(
+    /// The walk below node `n` (ranks [nlo, nhi), wholly inside the
+    /// range), which its judge asked to descend: its bucket's signals at a
+    /// leaf, else its children, the farthest stations first on either
+    /// side (a walk's answer does not depend on the order, and in crowds
+    /// this one prunes more).
+    fn whole_below<const S: usize, N, L>(
         &self,
         g: &Gen,
-        side: usize,
         n: usize,
         nlo: usize,
         nhi: usize,
+        node: &mut N,
+        leaf: &mut L,
+    ) -> bool
+    where
+        N: FnMut(&Agg, bool) -> Step,
+        L: FnMut(u64, bool, i64, i64) -> bool,
+    {
+        if nhi - nlo == BUCKET {
+            return Self::leaf_within::<S, N, L>(g, nlo, nlo, nhi, node, leaf);
+        }
+        let mid = (nlo + nhi) / 2;
+        if S == RIGHT {
+            self.whole::<S, N, L>(g, 2 * n + 1, mid, nhi, node, leaf)
+                && self.whole::<S, N, L>(g, 2 * n, nlo, mid, node, leaf)
+        } else {
+            self.whole::<S, N, L>(g, 2 * n, nlo, mid, node, leaf)
+                && self.whole::<S, N, L>(g, 2 * n + 1, mid, nhi, node, leaf)
+        }
+    }
+
+    /// The signals of the leaf whose first rank is `nlo` sent by stations
+    /// of rank in [lo, hi): its list's, or a dense list's chunks.
+    #[inline(always)]
+    fn leaf_within<const S: usize, N, L>(
+        g: &Gen,
+        nlo: usize,
         lo: usize,
         hi: usize,
         node: &mut N,
@@ -1317,36 +1366,20 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
-        if nhi - nlo == BUCKET {
-            let list = g.keys(nlo / BUCKET);
-            if !dense(list) {
-                return Self::scan(g, side, list, nlo, lo, hi, leaf);
-            }
-            return Self::dense_leaf(g, side, nlo, lo, hi, node, leaf);
+        let list = g.keys(nlo / BUCKET);
+        if !dense(list) {
+            return Self::scan(g, S, list, nlo, lo, hi, leaf);
         }
-        // The farthest stations first on either side: a walk's answer does
-        // not depend on the order, and in crowds this one prunes more.
-        let mid = (nlo + nhi) / 2;
-        let (left, right) = ((2 * n, nlo, mid, lo < mid), (2 * n + 1, mid, nhi, mid < hi));
-        let order = if side == RIGHT {
-            [right, left]
-        } else {
-            [left, right]
-        };
-        order.into_iter().all(|(c, clo, chi, in_range)| {
-            !in_range || self.rec(g, side, c, clo, chi, lo, hi, node, leaf)
-        })
+        Self::dense_leaf::<S, N, L>(g, nlo, lo, hi, node, leaf)
     }
 
-    /// [`BusIndex::below`] at a dense leaf (whose first rank is `nlo`): its
-    /// chunks, judged as nodes are (the farthest first on either side, as
-    /// there, since in a first wave ids follow ranks). Out of line, so that
-    /// the walk through the nodes keeps its registers.
+    /// [`BusIndex::leaf_within`] at a dense leaf (whose first rank is
+    /// `nlo`): its chunks, judged as nodes are (the farthest first on
+    /// either side, as there, since in a first wave ids follow ranks). Out
+    /// of line, so that the walk through the nodes keeps its registers.
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn dense_leaf<N, L>(
+    fn dense_leaf<const S: usize, N, L>(
         g: &Gen,
-        side: usize,
         nlo: usize,
         lo: usize,
         hi: usize,
@@ -1364,13 +1397,13 @@ impl BusIndex {
             if chi < lo || clo >= hi {
                 return true;
             }
-            match node(&ch.side(side), lo <= clo && chi < hi) {
+            match node(&ch.side(S), lo <= clo && chi < hi) {
                 Step::Skip => true,
                 Step::Stop => false,
-                Step::Descend => Self::scan(g, side, chunk_keys(list, c), nlo, lo, hi, leaf),
+                Step::Descend => Self::scan(g, S, chunk_keys(list, c), nlo, lo, hi, leaf),
             }
         };
-        if side == RIGHT {
+        if S == RIGHT {
             chunks.iter().enumerate().rev().all(|(c, ch)| judge(c, ch))
         } else {
             chunks.iter().enumerate().all(|(c, ch)| judge(c, ch))
