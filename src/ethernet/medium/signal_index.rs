@@ -1342,13 +1342,14 @@ impl BusIndex {
             return Self::leaf_within::<S, N, L>(g, nlo, nlo, nhi, node, leaf);
         }
         let mid = (nlo + nhi) / 2;
-        if S == RIGHT {
-            self.whole::<S, N, L>(g, 2 * n + 1, mid, nhi, node, leaf)
-                && self.whole::<S, N, L>(g, 2 * n, nlo, mid, node, leaf)
+        let (left, right) = ((2 * n, nlo, mid), (2 * n + 1, mid, nhi));
+        let [(a, alo, ahi), (b, blo, bhi)] = if S == RIGHT {
+            [right, left]
         } else {
-            self.whole::<S, N, L>(g, 2 * n, nlo, mid, node, leaf)
-                && self.whole::<S, N, L>(g, 2 * n + 1, mid, nhi, node, leaf)
-        }
+            [left, right]
+        };
+        self.whole::<S, N, L>(g, a, alo, ahi, node, leaf)
+            && self.whole::<S, N, L>(g, b, blo, bhi, node, leaf)
     }
 
     /// The signals of the leaf whose first rank is `nlo` sent by stations
