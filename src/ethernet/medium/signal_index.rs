@@ -1245,10 +1245,13 @@ impl BusIndex {
         }
         let g = &self.gens[which];
         let end = self.size * BUCKET;
-        debug_assert!(lo == 0 || hi == end, "a side is a prefix or a suffix");
         let (mut n, mut nlo, mut nhi) = (1, 0, end);
+        // The left side's ranges are prefixes (lo = 0), the right side's
+        // suffixes (hi = end).
+        let prefix = S == LEFT;
+        debug_assert!(if prefix { lo == 0 } else { hi == end });
         loop {
-            if lo <= nlo && nhi <= hi {
+            if if prefix { nhi <= hi } else { lo <= nlo } {
                 return self.whole::<S, N, L>(g, n, nlo, nhi, node, leaf);
             }
             debug_assert!(g.written(n));
@@ -1268,7 +1271,7 @@ impl BusIndex {
                 return Self::leaf_within::<S, N, L>(g, nlo, lo, hi, node, leaf);
             }
             let mid = (nlo + nhi) / 2;
-            let (cut, whole) = if lo == 0 {
+            let (cut, whole) = if prefix {
                 // A prefix: the left child is wholly inside when the range
                 // reaches past it, and the right one is cut or outside.
                 if hi <= mid {
