@@ -91,6 +91,12 @@ pub enum IndexUse {
 /// [`Generators`]): two live generators take some 700 bytes per station.
 const PARK_FROM: usize = 1 << 16;
 
+/// Up to this many stations, their state (96 bytes each) and counters fit
+/// in a first-level cache of 32 KiB beside the event queue's head, and the
+/// run loop loads nothing ahead: the prefetches would only cost their
+/// instructions.
+const PREFETCH_FROM: usize = 256;
+
 /// Runs one replication with the bus index used as `index` says, whatever
 /// the number of stations. Results and events are the same in every case;
 /// the tests check that.
@@ -160,6 +166,10 @@ struct Sim<'a, O: Observer> {
     /// frame runs to its end and fails there).
     access: Access,
     detects_collisions: bool,
+    /// Whether the run loop asks the processor to load the next event's
+    /// station ahead (see [`Sim::prefetch`]): only for more stations than
+    /// [`PREFETCH_FROM`], whose state the first-level cache holds anyway.
+    prefetching: bool,
     /// What channel-aware backoff policies (BLAM) observe.
     channel: ChannelHistory,
     /// Signals with ids below `live_from` are dead for every query at times
@@ -301,6 +311,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             observer,
             access: m.access,
             detects_collisions: m.access.detects_collisions(),
+            prefetching: sc.station_count() > PREFETCH_FROM,
             channel: ChannelHistory::default(),
             live_from: 0,
             live_since: 0,
@@ -380,8 +391,10 @@ impl<'a, O: Observer> Sim<'a, O> {
                         .max(attempts as f64 / burst_attempts),
                 );
             }
-            if let Some(next) = self.events.peek().and_then(|e| e.station()) {
-                self.prefetch(next);
+            if self.prefetching {
+                if let Some(next) = self.events.peek().and_then(|e| e.station()) {
+                    self.prefetch(next);
+                }
             }
             // The rank was asked for one event ago: the path can be now.
             if let (Some(index), Some(i)) = (&self.index, packed.station()) {
