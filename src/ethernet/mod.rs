@@ -91,9 +91,9 @@ pub enum IndexUse {
 /// [`Generators`]): two live generators take some 700 bytes per station.
 const PARK_FROM: usize = 1 << 16;
 
-/// Up to this many stations, their state (96 bytes each) and counters fit
-/// in a first-level cache of 32 KiB beside the event queue's head, and the
-/// run loop loads nothing ahead: the prefetches would only cost their
+/// Up to this many stations, their state (96 bytes each) and counters take
+/// at most 28 KiB and mostly stay in the first-level cache, so the run
+/// loop loads nothing ahead: the prefetches would mostly cost their
 /// instructions.
 const PREFETCH_FROM: usize = 256;
 
@@ -168,7 +168,7 @@ struct Sim<'a, O: Observer> {
     detects_collisions: bool,
     /// Whether the run loop asks the processor to load the next event's
     /// station ahead (see [`Sim::prefetch`]): only for more stations than
-    /// [`PREFETCH_FROM`], whose state the first-level cache holds anyway.
+    /// [`PREFETCH_FROM`].
     prefetching: bool,
     /// What channel-aware backoff policies (BLAM) observe.
     channel: ChannelHistory,
