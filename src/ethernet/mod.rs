@@ -396,9 +396,16 @@ impl<'a, O: Observer> Sim<'a, O> {
                     self.prefetch(next);
                 }
             }
-            // The rank was asked for one event ago: the path can be now.
+            // The rank was asked for one event ago: the path can be now,
+            // for the events that walk or climb it. A detection mostly
+            // fixes a signal at the end it was held at, which reads its
+            // bucket alone, and the end of a transmission asks nothing.
             if let (Some(index), Some(i)) = (&self.index, packed.station()) {
-                index.prefetch_path(i);
+                match packed.kind() {
+                    Kind::TxEnd => {}
+                    Kind::CollisionDetect => index.prefetch_bucket(i),
+                    _ => index.prefetch_path(i),
+                }
             }
             self.index_gc(t);
             self.dispatch(t, packed);

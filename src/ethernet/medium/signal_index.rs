@@ -894,6 +894,19 @@ impl BusIndex {
         }
     }
 
+    /// Starts loading the bucket of `station` in the newest generation,
+    /// which a fix of its signal reads first.
+    #[inline]
+    pub fn prefetch_bucket(&self, station: usize) {
+        let (Some(&Place { rank: r, .. }), Some(g)) = (self.place.get(station), self.gens.last())
+        else {
+            return;
+        };
+        if let Some(l) = g.buckets.get(r as usize / BUCKET) {
+            crate::mem::prefetch_lines(l);
+        }
+    }
+
     /// Starts loading what queries about `station` will read first: the
     /// lowest nodes of its path in the newest generation and its bucket.
     #[inline]
