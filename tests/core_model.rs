@@ -439,3 +439,29 @@ fn successful_transmissions_never_overlap_at_any_station() {
         }
     }
 }
+
+#[test]
+fn an_empty_jam_ends_the_transmission_at_its_detection() {
+    // With `jam = "0bit"` a colliding sender stops as it detects the
+    // collision (after its preamble): the run goes on, the two saturated
+    // stations deliver frames, and each collision ends both transmissions.
+    let sc = scenario(
+        "duration = \"50ms\"\n[medium]\njam = \"0bit\"\n[[stations]]\ncount = 2\nframe = \"1518B\"\ntraffic = { kind = \"saturated\" }\n",
+    );
+    // Some seeds put a detection inside the preamble (the jam then ends
+    // with it), others after it (the transmission ends at the detection).
+    for seed in 1..=8 {
+        let r = run(&sc, seed);
+        // 1518-byte frames take 1.2 ms each: about 40 fit in 50 ms.
+        let delivered = r.metrics.get("delivered");
+        assert!(delivered >= 30.0, "seed {seed}: delivered {delivered}");
+        // Every attempt delivered or collided, but those still under way
+        // at the end (one per station at most).
+        let settled = delivered + r.metrics.get("collision_involvements");
+        let attempts = r.metrics.get("attempts");
+        assert!(
+            (settled..=settled + 2.0).contains(&attempts),
+            "seed {seed}: {attempts} attempts, {settled} settled"
+        );
+    }
+}

@@ -254,16 +254,18 @@ impl<O: Observer> Sim<'_, O> {
         let id = self.signals.next_id();
         // Until the detection fixes it, the signal's end is held at the
         // latest it can be: the jam after the detection expected now (a
-        // later start can only bring the detection earlier), or the frame's
-        // end when none is expected. So in a crowd nearly every signal is
-        // fixed at the end it was held at, which changes no bound of the
-        // bus index, and a deferral waits on a signal in progress only
-        // while it can still be present. (On a hub, whose collision
-        // enforcement reads the ends of signals in progress, and where the
-        // index is not used, the frame's end is held.)
+        // later start can only bring the detection earlier), and at least
+        // a picosecond past that detection, which must find the signal
+        // still being sent when the jam is empty (`jam = "0bit"`); or the
+        // frame's end when no detection is expected. So in a crowd nearly
+        // every signal is fixed at the end it was held at, which changes
+        // no bound of the bus index, and a deferral waits on a signal in
+        // progress only while it can still be present. (On a hub, whose
+        // collision enforcement reads the ends of signals in progress, and
+        // where the index is not used, the frame's end is held.)
         let detected = self.detects_collisions && detect < full_end;
         let bound = if detected && self.hub.is_none() {
-            self.jam_end(in_burst, t, detect)
+            self.jam_end(in_burst, t, detect).max(detect + 1)
         } else {
             full_end
         };

@@ -397,9 +397,10 @@ impl<'a, O: Observer> Sim<'a, O> {
                 }
             }
             // The rank was asked for one event ago: the path can be now,
-            // for the events that walk or climb it. A detection mostly
-            // fixes a signal at the end it was held at, which reads its
-            // bucket alone, and the end of a transmission asks nothing.
+            // for the events that mostly walk or climb it. A detection
+            // mostly fixes a signal at the end it was held at, which reads
+            // its bucket alone; the end of a transmission in a crowd is
+            // mostly a collided one's, which asks the index nothing.
             if let (Some(index), Some(i)) = (&self.index, packed.station()) {
                 match packed.kind() {
                     Kind::TxEnd => {}

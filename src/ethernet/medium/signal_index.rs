@@ -401,8 +401,9 @@ pub struct Latest {
     pub start: i64,
     /// The latest arrival of an end.
     pub end: i64,
-    /// The latest arrival of the end, as known so far, of a signal whose
-    /// end is not final.
+    /// At least the latest arrival of the end, as held so far, of a signal
+    /// whose end is not final (it may count signals fixed at the end they
+    /// were held at; see [`Agg`]).
     pub unfixed_end: i64,
 }
 
@@ -1239,8 +1240,7 @@ impl BusIndex {
     /// (the farthest first). So the path is followed in a loop, each cut
     /// node judged on the way, and only the subtrees wholly inside the
     /// range are walked, by [`BusIndex::whole`], where no range is looked
-    /// at again: the same nodes, judged in the same order, without a call
-    /// for each cut one.
+    /// at again, without a call for each cut node.
     fn walk_side<const S: usize, N, L>(
         &self,
         which: usize,
@@ -1392,7 +1392,8 @@ impl BusIndex {
 
     /// [`BusIndex::leaf_within`] at a dense leaf (whose first rank is
     /// `nlo`): its chunks, judged as nodes are (the farthest first on
-    /// either side, as there, since in a first wave ids follow ranks). Out
+    /// either side, as [`BusIndex::whole_below`] orders children, since in
+    /// a first wave ids follow ranks). Out
     /// of line, so that the walk through the nodes keeps its registers.
     #[inline(never)]
     fn dense_leaf<const S: usize, N, L>(
