@@ -1393,8 +1393,8 @@ impl BusIndex {
     /// [`BusIndex::leaf_within`] at a dense leaf (whose first rank is
     /// `nlo`): its chunks, judged as nodes are (the farthest first on
     /// either side, as [`BusIndex::whole_below`] orders children, since in
-    /// a first wave ids follow ranks). Out
-    /// of line, so that the walk through the nodes keeps its registers.
+    /// a first wave ids follow ranks). Out of line, so that the walk
+    /// through the nodes keeps its registers.
     #[inline(never)]
     fn dense_leaf<const S: usize, N, L>(
         g: &Gen,
