@@ -8,7 +8,7 @@ mod points;
 pub mod results_dir;
 pub mod style;
 
-pub use self::csv::{cell, num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
+pub use self::csv::{num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
 pub use points::{
     assemble, clean_temporaries, clear_points, mark_shard, marked_shards, plan_path, points_dir,
     read_point, unmark_shards, write_point, Assembled, PointKey, StagedPoints, StoredPoint,
