@@ -27,8 +27,15 @@ pub fn splitmix(mut z: u64) -> u64 {
 
 /// A seed derived from `parent` and a path of tags.
 pub fn derive(parent: u64, tags: &[u64]) -> u64 {
+    extend(splitmix(parent), tags)
+}
+
+/// The seed derived from `parent` along `path` and then `tags`, from
+/// `derived = derive(parent, path)`: many seeds that share a path's start
+/// mix it once.
+pub fn extend(derived: u64, tags: &[u64]) -> u64 {
     tags.iter()
-        .fold(splitmix(parent), |acc, &t| splitmix(acc ^ splitmix(t)))
+        .fold(derived, |acc, &t| splitmix(acc ^ splitmix(t)))
 }
 
 /// FNV-1a over bytes: a stable hash of a sweep point's axis values.
@@ -103,6 +110,8 @@ mod tests {
         assert_eq!(derive(1, &[2, 3]), derive(1, &[2, 3]));
         assert_ne!(derive(1, &[2, 3]), derive(1, &[3, 2]));
         assert_ne!(replication_seed(7, 0), replication_seed(7, 1));
+        assert_eq!(extend(derive(1, &[2]), &[3]), derive(1, &[2, 3]));
+        assert_eq!(extend(derive(1, &[]), &[2, 3]), derive(1, &[2, 3]));
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
     }
 }

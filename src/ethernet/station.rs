@@ -138,7 +138,9 @@ pub(in crate::ethernet) enum Draws {
 /// station's word position for each use. Both give the same numbers: a
 /// stream is addressed by word position.
 pub(in crate::ethernet) struct Generators {
-    run_seed: u64,
+    /// Per stream, the seed its stations' seeds are derived from
+    /// (`derive(run_seed, [tag])`), mixed once.
+    stems: [u64; 2],
     live: Vec<[ChaCha8Rng; 2]>,
     /// A parked stream's word position above its 32 low bits, kept in the
     /// station, by station and stream: a stream gets there after 2^32
@@ -149,18 +151,22 @@ pub(in crate::ethernet) struct Generators {
 
 impl Generators {
     pub(in crate::ethernet) fn new(run_seed: u64, stations: usize, parked: bool) -> Self {
+        let stems = [Draws::Traffic, Draws::Backoff].map(|d| {
+            let tag = match d {
+                Draws::Traffic => seed::TRAFFIC,
+                Draws::Backoff => seed::BACKOFF,
+            };
+            seed::derive(run_seed, &[tag])
+        });
         let live = if parked {
             Vec::new()
         } else {
             (0..stations)
-                .map(|i| {
-                    [Draws::Traffic, Draws::Backoff]
-                        .map(|d| ChaCha8Rng::seed_from_u64(Self::seed(run_seed, i, d)))
-                })
+                .map(|i| stems.map(|stem| ChaCha8Rng::seed_from_u64(Self::seed(stem, i))))
                 .collect()
         };
         Generators {
-            run_seed,
+            stems,
             live,
             highs: std::collections::HashMap::new(),
         }
@@ -176,12 +182,11 @@ impl Generators {
         }
     }
 
-    fn seed(run_seed: u64, i: usize, d: Draws) -> u64 {
-        let tag = match d {
-            Draws::Traffic => seed::TRAFFIC,
-            Draws::Backoff => seed::BACKOFF,
-        };
-        seed::derive(run_seed, &[tag, i as u64])
+    /// Station `i`'s seed in the stream of `stem`: `derive(run_seed, [tag,
+    /// i])`.
+    #[inline]
+    fn seed(stem: u64, i: usize) -> u64 {
+        seed::extend(stem, &[i as u64])
     }
 
     /// Runs `f` with station `i`'s generator `d`, at `at` (the low bits of
@@ -205,7 +210,7 @@ impl Generators {
         };
         let low = &mut at[d as usize];
         let mut pos = u64::from(high) << 32 | u64::from(*low);
-        let out = seed::draw_parked(Self::seed(self.run_seed, i, d), &mut pos, f);
+        let out = seed::draw_parked(Self::seed(self.stems[d as usize], i), &mut pos, f);
         *low = pos as u32;
         let past = (pos >> 32) as u32;
         if past != high {
@@ -339,7 +344,7 @@ mod tests {
         use rand::{RngExt, SeedableRng};
         let mut parked = Generators::new(7, 3, true);
         let mut at = [u32::MAX - 40, 5];
-        let seed = Generators::seed(7, 2, Draws::Traffic);
+        let seed = crate::seed::derive(7, &[crate::seed::TRAFFIC, 2]);
         let mut live = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         live.set_word_pos(u128::from(u32::MAX - 40));
         for k in 0..200u64 {

@@ -57,25 +57,23 @@ fn no_tie(x: f64) -> bool {
     e <= -26 || (e >= 0 && x.abs() < 9_007_199_254_740_992.0)
 }
 
-/// Writes a cell as one field of the current record: counts as integers,
-/// numbers as [`num`] (made in `text`, reused from cell to cell, so that
-/// a table's cells cost no allocation each).
-fn write_cell<W: std::io::Write>(
-    w: &mut ::csv::Writer<W>,
-    c: &Cell,
-    text: &mut String,
-    digits: &mut itoa::Buffer,
-) -> ::csv::Result<()> {
-    match c {
-        Cell::Count(n) => w.write_field(digits.format(*n)),
-        Cell::Number(x) => {
-            text.clear();
-            push_num(text, *x);
-            w.write_field(text.as_bytes())
+/// Fields as CSV text, quoted where they need it and joined by commas,
+/// without a line end: a row's start, or a text cell. (The writer closes a
+/// quoted field at the record's end; a record of one empty field it writes
+/// as `""`, which, in a row of several, is just empty.)
+fn csv_fields<T: AsRef<[u8]>>(fields: &[T]) -> Vec<u8> {
+    if let [one] = fields {
+        if one.as_ref().is_empty() {
+            return Vec::new();
         }
-        Cell::Text(t) => w.write_field(t.as_bytes()),
     }
+    let mut text = csv_bytes(fields, &[]);
+    text.pop();
+    text
 }
+
+/// Bytes of a table's text gathered before they are written.
+const WRITE_EVERY: usize = 1 << 16;
 
 /// One simulated point: its axis values, the columns of its world, and the
 /// runs of its replications.
@@ -86,7 +84,7 @@ pub struct PointRuns<'a> {
     pub runs: &'a [RunOutput],
 }
 
-pub(super) fn csv_bytes(header: &[String], rows: &[Vec<String>]) -> Vec<u8> {
+pub(super) fn csv_bytes<T: AsRef<[u8]>>(header: &[T], rows: &[Vec<String>]) -> Vec<u8> {
     let mut w = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -192,29 +190,44 @@ pub fn table_csv_into(
         return Ok(());
     };
     let header = table_header(points.first().map_or(&[], |p| p.axes), spec);
-    let mut w = ::csv::WriterBuilder::new()
-        .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(w);
-    w.write_record(&header)?;
-    // Field by field, as the rows are read: a crowd's table has a row per
+    w.write_all(&csv_bytes(&header, &[]))?;
+    // Row by row, as the rows are read: a crowd's table has a row per
     // station, and holding its rows as strings first took several times the
-    // memory of the text itself (and a row's cells as strings, an
-    // allocation each).
+    // memory of the text itself. The fields that may need quoting (axis
+    // values and texts) go through the CSV writer; numbers never do (digits,
+    // '.', '-', "inf"), and are written as they are, with no string each.
     let (mut text, mut digits) = (String::new(), itoa::Buffer::new());
+    let mut out: Vec<u8> = Vec::with_capacity(WRITE_EVERY + 4096);
     for p in points {
         for (r, run) in p.runs.iter().enumerate() {
+            // The axis values and the replication, on every row of the run.
+            let mut lead: Vec<&str> = p.axes.iter().map(|(_, v)| v.as_str()).collect();
+            let replication = r.to_string();
+            lead.push(&replication);
+            let lead = csv_fields(&lead);
             for cells in run.tables[k].iter() {
-                for (_, v) in p.axes {
-                    w.write_field(v)?;
+                out.extend_from_slice(&lead);
+                for c in cells {
+                    out.push(b',');
+                    match c {
+                        Cell::Count(n) => out.extend_from_slice(digits.format(*n).as_bytes()),
+                        Cell::Number(x) => {
+                            text.clear();
+                            push_num(&mut text, *x);
+                            out.extend_from_slice(text.as_bytes());
+                        }
+                        Cell::Text(t) => out.extend_from_slice(&csv_fields(&[t.as_str()])),
+                    }
                 }
-                w.write_field(digits.format(r))?;
-                for c in cells.iter() {
-                    write_cell(&mut w, c, &mut text, &mut digits)?;
+                out.push(b'\n');
+                if out.len() >= WRITE_EVERY {
+                    w.write_all(&out)?;
+                    out.clear();
                 }
-                w.write_record(None::<&[u8]>)?;
             }
         }
     }
+    w.write_all(&out)?;
     w.flush()
 }
 
@@ -316,6 +329,7 @@ mod tests {
         let rows = |k: u64| -> Table {
             [
                 vec![Cell::Count(k), Cell::Number(0.5), Cell::text("plain")],
+                vec![Cell::Count(7), Cell::Number(f64::INFINITY), Cell::text("")],
                 vec![
                     Cell::Count(u64::MAX),
                     Cell::Number(f64::NAN),
@@ -333,7 +347,10 @@ mod tests {
                 events: 0,
             })
             .collect();
-        let axes = [("load".to_string(), "0.25".to_string())];
+        let axes = [
+            ("load".to_string(), "0.25".to_string()),
+            ("policy".to_string(), "beb, capped".to_string()),
+        ];
         let point = PointRuns {
             axes: &axes,
             seeds: &[1, 2],
@@ -343,11 +360,13 @@ mod tests {
         let text = String::from_utf8(table_csv(&[point], 0)).expect("utf-8");
         assert_eq!(
             text,
-            "load,replication,n,x,name\n\
-             0.25,0,0,0.5,plain\n\
-             0.25,0,18446744073709551615,,\"a, \"\"b\"\"\"\n\
-             0.25,1,1,0.5,plain\n\
-             0.25,1,18446744073709551615,,\"a, \"\"b\"\"\"\n"
+            "load,policy,replication,n,x,name\n\
+             0.25,\"beb, capped\",0,0,0.5,plain\n\
+             0.25,\"beb, capped\",0,7,inf,\n\
+             0.25,\"beb, capped\",0,18446744073709551615,,\"a, \"\"b\"\"\"\n\
+             0.25,\"beb, capped\",1,1,0.5,plain\n\
+             0.25,\"beb, capped\",1,7,inf,\n\
+             0.25,\"beb, capped\",1,18446744073709551615,,\"a, \"\"b\"\"\"\n"
         );
     }
 }
