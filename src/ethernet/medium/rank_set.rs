@@ -45,6 +45,15 @@ impl RankSet {
         self.words[self.base[0] + r / 64] >> (r % 64) & 1 == 1
     }
 
+    /// Starts loading the word that holds `r` (the levels above are few
+    /// and mostly cached); a hint, no effect on results.
+    #[inline]
+    pub(super) fn prefetch(&self, r: usize) {
+        if let Some(w) = self.words.get(self.base[0] + r / 64) {
+            crate::mem::prefetch_lines(w);
+        }
+    }
+
     /// Adds `r`.
     #[inline]
     pub(super) fn insert(&mut self, r: usize) {

@@ -803,7 +803,10 @@ impl BusIndex {
             "signals of {longest} ps on a bus of {far} ps are longer than the bus index holds"
         );
         let n = prop.len();
-        let mut by_rank: Vec<u32> = (0..n as u32).collect();
+        // Read at random (the nearest senders' stations): backed by huge
+        // pages, like `place`.
+        let mut by_rank: Vec<u32> = crate::mem::huge_vec(n);
+        by_rank.extend(0..n as u32);
         by_rank.sort_by_key(|&i| (prop[i as usize], i));
         let mut place = crate::mem::huge_filled(n, Place::default());
         for (r, &i) in by_rank.iter().enumerate() {
@@ -909,7 +912,8 @@ impl BusIndex {
     }
 
     /// Starts loading what queries about `station` will read first: the
-    /// lowest nodes of its path in the newest generation and its bucket.
+    /// lowest nodes of its path in the newest generation, its bucket, and
+    /// its word of the senders' set.
     #[inline]
     pub fn prefetch_path(&self, station: usize) {
         let (Some(&Place { rank: r, .. }), Some(g)) = (self.place.get(station), self.gens.last())
@@ -929,6 +933,8 @@ impl BusIndex {
         if let Some(l) = g.buckets.get(b) {
             crate::mem::prefetch_lines(l);
         }
+        // A start then looks for the nearest senders on each side.
+        self.sending.prefetch(r as usize);
     }
 
     /// Station `station` starts signal `id` on [start, end) (end not final).
