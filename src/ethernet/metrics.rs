@@ -592,42 +592,45 @@ impl Recorder {
             .flat_map(|(gi, g)| std::iter::repeat_n(gi, g.count));
         let rows = std::mem::take(&mut self.st);
         let carries = std::mem::take(&mut self.carries);
-        let stations: Vec<StationResult> = rows
-            .into_iter()
-            .zip(groups)
-            .zip(positions.iter().zip(queued))
-            .enumerate()
-            .map(|(id, ((r, group), (&position_m, &queued_at_end)))| {
-                let w = |c, low| carries.wide(id, c, low);
-                StationResult {
-                    id,
-                    group,
-                    position_m,
-                    arrived: w(Counter::Arrived, r.arrived),
-                    delivered: w(Counter::Delivered, r.delivered),
-                    delivered_bits: 8 * w(Counter::DeliveredBytes, r.delivered_bytes),
-                    attempts: w(Counter::Attempts, r.attempts),
-                    collisions: w(Counter::Collisions, r.collisions),
-                    late_collisions: w(Counter::LateCollisions, r.late_collisions),
-                    undetected_collisions: w(
-                        Counter::UndetectedCollisions,
-                        r.undetected_collisions,
-                    ),
-                    dropped_excessive: w(Counter::DroppedExcessive, r.dropped_excessive),
-                    dropped_queue: w(Counter::DroppedQueue, r.dropped_queue),
-                    delay_sum_ps: carries.wide_delay_sum(id, r.delay_sum_ps),
-                    total_arrived: w(Counter::TotalArrived, r.total_arrived),
-                    total_delivered: w(Counter::TotalDelivered, r.total_delivered),
-                    total_lost: w(Counter::TotalLost, r.total_lost),
-                    total_dropped_excessive: w(
-                        Counter::TotalDroppedExcessive,
-                        r.total_dropped_excessive,
-                    ),
-                    total_dropped_queue: w(Counter::TotalDroppedQueue, r.total_dropped_queue),
-                    queued_at_end,
-                }
-            })
-            .collect();
+        // On huge pages, as the stations' table made from it (see
+        // `Table::with_capacity`).
+        let mut stations: Vec<StationResult> = crate::mem::huge_vec(rows.len());
+        stations.extend(
+            rows.into_iter()
+                .zip(groups)
+                .zip(positions.iter().zip(queued))
+                .enumerate()
+                .map(|(id, ((r, group), (&position_m, &queued_at_end)))| {
+                    let w = |c, low| carries.wide(id, c, low);
+                    StationResult {
+                        id,
+                        group,
+                        position_m,
+                        arrived: w(Counter::Arrived, r.arrived),
+                        delivered: w(Counter::Delivered, r.delivered),
+                        delivered_bits: 8 * w(Counter::DeliveredBytes, r.delivered_bytes),
+                        attempts: w(Counter::Attempts, r.attempts),
+                        collisions: w(Counter::Collisions, r.collisions),
+                        late_collisions: w(Counter::LateCollisions, r.late_collisions),
+                        undetected_collisions: w(
+                            Counter::UndetectedCollisions,
+                            r.undetected_collisions,
+                        ),
+                        dropped_excessive: w(Counter::DroppedExcessive, r.dropped_excessive),
+                        dropped_queue: w(Counter::DroppedQueue, r.dropped_queue),
+                        delay_sum_ps: carries.wide_delay_sum(id, r.delay_sum_ps),
+                        total_arrived: w(Counter::TotalArrived, r.total_arrived),
+                        total_delivered: w(Counter::TotalDelivered, r.total_delivered),
+                        total_lost: w(Counter::TotalLost, r.total_lost),
+                        total_dropped_excessive: w(
+                            Counter::TotalDroppedExcessive,
+                            r.total_dropped_excessive,
+                        ),
+                        total_dropped_queue: w(Counter::TotalDroppedQueue, r.total_dropped_queue),
+                        queued_at_end,
+                    }
+                }),
+        );
         let rt = sc.medium.bit_rate * sc.measured_s();
         let sum = |f: fn(&StationResult) -> u64| stations.iter().map(f).sum::<u64>() as f64;
         let mut delays: Vec<Time> = self.delays.concat();

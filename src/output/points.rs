@@ -53,9 +53,12 @@ pub struct PointKey<'a> {
 
 /// A finished point read back from `points/`.
 pub struct StoredPoint {
-    /// runs.csv rows, and each table's rows, without headers.
+    /// runs.csv rows, without its header.
     pub runs_rows: String,
-    pub table_rows: Vec<String>,
+    /// Each table's file, its header line included, and where its rows
+    /// start: kept whole, so that the first point's text becomes the
+    /// table's (a crowd's stations table is tens of megabytes).
+    pub table_rows: Vec<(String, usize)>,
     /// Per replication, the values of [`metric_columns`](super::metric_columns).
     pub values: Vec<Vec<f64>>,
 }
@@ -81,14 +84,18 @@ pub fn read_point(
     };
     let mut table_rows = Vec::with_capacity(key.columns.tables.len());
     for spec in key.columns.tables {
-        let Ok(text) = std::fs::read_to_string(point_path(dir, index, spec.name)) else {
+        let Ok(mut text) = std::fs::read_to_string(point_path(dir, index, spec.name)) else {
             return Ok(None);
         };
-        let (h, rows) = split_header(&text);
+        let (h, _) = split_header(&text);
         if h != header_line(table_header(key.axes, spec)) {
             return Ok(None);
         }
-        table_rows.push(rows.to_string());
+        let start = h.len() + 1;
+        if text.len() < start {
+            text.push('\n');
+        }
+        table_rows.push((text, start));
     }
     let header = runs_header(key.axes, &key.columns);
     let (h, rows) = split_header(&runs);
@@ -345,34 +352,52 @@ pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError>
     };
     let mut runs = header_line(runs_header(first.axes, &first.columns));
     runs.push('\n');
-    let mut tables: Vec<(String, String)> = first
-        .columns
-        .tables
-        .iter()
-        .enumerate()
-        .map(|(k, spec)| {
-            let mut text = header_line(table_header(first.axes, spec));
-            text.push('\n');
-            // Room for every point's rows at once, instead of doubling.
-            let rows: usize = stored
+    // The first point's text, its header the table's (checked as it was
+    // read), then each other point's rows: each point's text is let go
+    // once copied, so that the tables and what is left of the points take
+    // about the text once.
+    let mut texts: Vec<Option<String>> = vec![None; first.columns.tables.len()];
+    let mut values = Vec::with_capacity(stored.len());
+    let rows_after: Vec<usize> = (0..texts.len())
+        .map(|k| {
+            stored
                 .iter()
+                .skip(1)
                 .filter_map(|p| p.table_rows.get(k))
-                .map(String::len)
-                .sum();
-            text.reserve_exact(rows);
-            (format!("{}.csv", spec.name), text)
+                .map(|(text, start)| text.len() - start)
+                .sum()
         })
         .collect();
-    // Each point's text is let go once copied: the tables and what is left
-    // of the points take about the text once.
-    let mut values = Vec::with_capacity(stored.len());
     for p in stored {
         runs.push_str(&p.runs_rows);
-        for ((_, text), rows) in tables.iter_mut().zip(&p.table_rows) {
-            text.push_str(rows);
+        for ((text, (point_text, start)), more) in
+            texts.iter_mut().zip(p.table_rows).zip(&rows_after)
+        {
+            match text {
+                Some(text) => text.push_str(&point_text[start..]),
+                None => {
+                    let mut whole = point_text;
+                    whole.reserve_exact(*more);
+                    *text = Some(whole);
+                }
+            }
         }
         values.push(p.values);
     }
+    let tables: Vec<(String, String)> = first
+        .columns
+        .tables
+        .iter()
+        .zip(texts)
+        .map(|(spec, text)| {
+            let text = text.unwrap_or_else(|| {
+                let mut header = header_line(table_header(first.axes, spec));
+                header.push('\n');
+                header
+            });
+            (format!("{}.csv", spec.name), text)
+        })
+        .collect();
     let summary = summary_bytes(
         &axis_names,
         first.columns.metrics,
