@@ -41,7 +41,10 @@ fn push_num(out: &mut String, x: f64) {
 /// odd and `e <= -26`, whose exact decimal `m * 5^-e / 10^-e` has at least
 /// 19 significant digits (5^26 has 19). A tie between two shortest
 /// decimals of k digits needs an exact value of k + 1 digits, and k is at
-/// most 17.
+/// most 17. (The ends of a number's rounding interval, `(2m ± 1) *
+/// 2^(e-1)`, have as many digits, so neither can be a shortest decimal
+/// either, and the two writers' views of whether an end belongs to the
+/// interval never matter.)
 fn no_tie(x: f64) -> bool {
     let bits = x.to_bits();
     let (biased, fraction) = ((bits >> 52) & 0x7ff, bits & ((1 << 52) - 1));
@@ -204,8 +207,22 @@ pub fn table_csv_into(
             let mut lead: Vec<&str> = p.axes.iter().map(|(_, v)| v.as_str()).collect();
             let replication = r.to_string();
             lead.push(&replication);
+            let lead_fields = lead.len();
             let lead = csv_fields(&lead);
             for cells in run.tables[k].iter() {
+                // Every row as wide as the header, as the CSV writer
+                // checked when it wrote whole records.
+                if lead_fields + cells.len() != header.len() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "{}.csv: a row of {} fields under a header of {}",
+                            spec.name,
+                            lead_fields + cells.len(),
+                            header.len()
+                        ),
+                    ));
+                }
                 out.extend_from_slice(&lead);
                 for c in cells {
                     out.push(b',');
@@ -310,6 +327,35 @@ mod tests {
         assert_eq!(num(f64::NAN), "");
         assert_eq!(num(f64::INFINITY), "inf");
         assert_eq!(num(f64::NEG_INFINITY), "-inf");
+    }
+
+    /// A row that is not as wide as the header is refused, as the CSV
+    /// writer refused it, instead of written.
+    #[test]
+    fn a_row_wider_than_the_header_is_refused() {
+        static SPEC: [TableSpec; 1] = [TableSpec {
+            name: "t",
+            columns: &["n"],
+        }];
+        let columns = Columns {
+            metrics: &[],
+            headline: &[],
+            tables: &SPEC,
+        };
+        let runs = [RunOutput {
+            columns,
+            metrics: Vec::new(),
+            tables: vec![[vec![Cell::Count(1), Cell::Count(2)]].into_iter().collect()],
+            events: 0,
+        }];
+        let point = PointRuns {
+            axes: &[],
+            seeds: &[1],
+            columns,
+            runs: &runs,
+        };
+        let err = table_csv_into(&mut Vec::new(), &[point], 0).expect_err("refused");
+        assert!(err.to_string().contains("t.csv"), "{err}");
     }
 
     /// A table's rows are written field by field: counts, numbers (empty

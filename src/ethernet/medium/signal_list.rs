@@ -41,8 +41,9 @@ impl SignalList {
     /// An empty list for a bus of `stations` stations: chunks of about half
     /// a signal per station (small runs keep a few signals, in the cache;
     /// a crowd's waves hold a few per station), from 64 to 65 536 signals
-    /// (2 MiB of 32-byte signals; asked for on huge pages, which only a
-    /// chunk that spans a whole aligned 2 MiB gets).
+    /// (2 MiB of 32-byte signals; asked for on huge pages, which such a
+    /// chunk, placed by the allocator just past a page's start, does not
+    /// get: it never spans a whole aligned 2 MiB).
     pub(in crate::ethernet) fn new(stations: usize) -> Self {
         let shift = (stations.next_power_of_two().trailing_zeros())
             .saturating_sub(1)
