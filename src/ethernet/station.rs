@@ -151,13 +151,9 @@ pub(in crate::ethernet) struct Generators {
 
 impl Generators {
     pub(in crate::ethernet) fn new(run_seed: u64, stations: usize, parked: bool) -> Self {
-        let stems = [Draws::Traffic, Draws::Backoff].map(|d| {
-            let tag = match d {
-                Draws::Traffic => seed::TRAFFIC,
-                Draws::Backoff => seed::BACKOFF,
-            };
-            seed::derive(run_seed, &[tag])
-        });
+        // In the order of `Draws` (Traffic 0, Backoff 1).
+        const _: () = assert!(Draws::Traffic as usize == 0 && Draws::Backoff as usize == 1);
+        let stems = [seed::TRAFFIC, seed::BACKOFF].map(|tag| seed::derive(run_seed, &[tag]));
         let live = if parked {
             Vec::new()
         } else {

@@ -1393,17 +1393,18 @@ impl BusIndex {
         if !dense(list) {
             return Self::scan(g, S, list, nlo, lo, hi, leaf);
         }
-        Self::dense_leaf::<S, N, L>(g, nlo, lo, hi, node, leaf)
+        Self::dense_leaf::<S, N, L>(g, list, nlo, lo, hi, node, leaf)
     }
 
     /// [`BusIndex::leaf_within`] at a dense leaf (whose first rank is
-    /// `nlo`): its chunks, judged as nodes are (the farthest first on
+    /// `nlo`, whose keys are `list`): its chunks, judged as nodes are (the farthest first on
     /// either side, as [`BusIndex::whole_below`] orders children, since in
     /// a first wave ids follow ranks). Out of line, so that the walk
     /// through the nodes keeps its registers.
     #[inline(never)]
     fn dense_leaf<const S: usize, N, L>(
         g: &Gen,
+        list: &[Key],
         nlo: usize,
         lo: usize,
         hi: usize,
@@ -1414,7 +1415,7 @@ impl BusIndex {
         N: FnMut(&Agg, bool) -> Step,
         L: FnMut(u64, bool, i64, i64) -> bool,
     {
-        let (list, chunks) = (g.keys(nlo / BUCKET), g.chunks(nlo / BUCKET));
+        let chunks = g.chunks(nlo / BUCKET);
         let mut judge = |c: usize, ch: &Chunk| {
             let (clo, chi) = ch.offs();
             let (clo, chi) = (nlo + clo, nlo + chi);
