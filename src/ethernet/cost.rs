@@ -5,7 +5,7 @@
 use super::columns::STATION_COLUMNS;
 use super::medium::signal_index::{BusIndex, CROWD};
 use super::medium::Signal;
-use super::metrics::{Recorder, StationResult};
+use super::metrics::{Recorder, Row, StationResult};
 use super::station::{Burst, Generators, Station};
 use super::topology::Topology;
 use super::{index_span, Scenario, PARK_FROM};
@@ -131,8 +131,10 @@ impl Scenario {
         }
         let output = n * (STATION_COLUMNS.len() * size_of::<Cell>()) as f64;
         let end = n
-            * (Recorder::bytes_per_station() + 2 * size_of::<u64>() + size_of::<StationResult>())
-                as f64
+            * (size_of::<Row>()
+                + Recorder::bytes_per_station()
+                + 2 * size_of::<u64>()
+                + size_of::<StationResult>()) as f64
             + burst_frames * 2.0 * size_of::<Time>() as f64
             + delivered * 3.0 * size_of::<Time>() as f64;
         // The tables' rows: a station's, a group's, and 21 percentiles.

@@ -38,7 +38,9 @@ impl<O: Observer> Sim<'_, O> {
                 (bytes, dst)
             });
         let queued = s.queue.len() < capacity;
-        self.recorder.arrival(t, i, self.group_of(i), bytes, queued);
+        let g = self.group_of(i);
+        let row = &mut self.stations[i].row;
+        self.recorder.arrival(t, (i, row), g, bytes, queued);
         self.observer
             .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
         if !queued {
@@ -295,7 +297,8 @@ impl<O: Observer> Sim<'_, O> {
             let until = t + self.sc.medium.ifg_ps;
             self.observer.on(t, i as u32, &MacEvent::BurstGap { until });
         }
-        self.recorder.attempt(t, i, frame.bytes);
+        self.recorder
+            .attempt(t, (i, &mut self.stations[i].row), frame.bytes);
         self.observer.on(
             t,
             i as u32,
@@ -353,7 +356,8 @@ impl<O: Observer> Sim<'_, O> {
         st.set_detect_at(Time::MAX);
         st.timer = st.timer.wrapping_add(1);
         self.events.push(jam_end, Event::TxEnd(i as u32, st.timer));
-        self.recorder.collision_detected(t, i, late);
+        self.recorder
+            .collision_detected(t, (i, &mut self.stations[i].row), late);
         self.observer
             .on(t, i as u32, &MacEvent::CollisionDetected { late });
         self.observer.on(
@@ -397,7 +401,8 @@ impl<O: Observer> Sim<'_, O> {
         }
         if collided {
             let g = self.group_of(i);
-            self.recorder.collision_ended(start, t, i, g);
+            self.recorder
+                .collision_ended(start, t, (i, &mut self.stations[i].row), g);
             let spec = self.spec(i);
             let mut fresh = BackoffState::new(spec);
             let memory = self.backoffs.get_mut(i).unwrap_or(&mut fresh);
@@ -409,7 +414,7 @@ impl<O: Observer> Sim<'_, O> {
                 s.queue.pop_front();
                 s.collisions = 0;
                 memory.on_discard(spec);
-                self.recorder.discard(t, i, g);
+                self.recorder.discard(t, (i, &mut s.row), g);
                 self.observer
                     .on(t, i as u32, &MacEvent::Discard { attempts: n });
                 self.next_frame(t, i);
@@ -492,8 +497,9 @@ impl<O: Observer> Sim<'_, O> {
         let corrupted = self.overlapped(id, dst, a0, b0);
         let delay = end - frame.arrival;
         let g = self.group_of(i);
+        let row = &mut self.stations[i].row;
         self.recorder
-            .delivered(end, (i, g), frame.bytes, delay, !corrupted);
+            .delivered(end, (i, row, g), frame.bytes, delay, !corrupted);
         self.observer.on(
             t,
             i as u32,

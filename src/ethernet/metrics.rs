@@ -170,16 +170,17 @@ pub struct RunResult {
 }
 
 /// A station's counters while the run goes on: the fields of
-/// [`StationResult`] that change, in half a cache line of their own (a
-/// crowd fetches it ahead of the station's events; id, group and position
-/// are only needed at the end). Counts are kept in 16 bits, delivered
-/// frames as bytes, and the delay sum in 32: what overflows is carried
-/// into [`Carries`], so every count stays exact however long the run (a
-/// count carries at most once per 65 536 of a station's frames, attempts
-/// or bytes; a crowd's stations never get there).
+/// [`StationResult`] that change, in the last quarter of the station's
+/// state (see [`super::station::Station`]), on the cache lines its events
+/// read anyway; id, group and position are only needed at the end. Counts
+/// are kept in 16 bits, delivered frames as bytes, and the delay sum in
+/// 32: what overflows is carried into [`Carries`], so every count stays
+/// exact however long the run (a count carries at most once per 65 536 of
+/// a station's frames, attempts or bytes; a crowd's stations never get
+/// there).
 #[derive(Clone, Copy, Default)]
 #[repr(align(32))]
-struct Row {
+pub(in crate::ethernet) struct Row {
     arrived: u16,
     delivered: u16,
     /// Delivered bits over 8 (frames are whole bytes).
@@ -308,7 +309,6 @@ impl Carries {
 pub(super) struct Recorder {
     warmup: Time,
     duration: Time,
-    st: Vec<Row>,
     carries: Carries,
     /// Delivery delays in the window, per group.
     delays: Vec<Vec<Time>>,
@@ -353,7 +353,6 @@ impl Recorder {
         Recorder {
             warmup: sc.warmup,
             duration: sc.duration,
-            st: crate::mem::huge_filled(stations, Row::default()),
             carries: Carries::new(stations),
             delays: vec![Vec::new(); groups],
             group_arrived_bits: vec![0; groups],
@@ -388,26 +387,24 @@ impl Recorder {
         }
     }
 
-    /// What the recorder keeps per station while the run goes on: its
-    /// counters (the middle of its delay sum counted, though only stations
-    /// whose delays pass 2^32 ps touch it). A station's group is its
-    /// state's, passed with each count that needs it.
+    /// What the recorder keeps per station while the run goes on, beside
+    /// the counters in the station's state: the middle of its delay sum
+    /// (counted, though only stations whose delays pass 2^32 ps touch it).
+    /// A station's group is its state's, passed with each count that needs
+    /// it.
     pub fn bytes_per_station() -> usize {
-        std::mem::size_of::<Row>() + std::mem::size_of::<u32>()
-    }
-
-    /// Starts loading station `i`'s row (see `Sim::prefetch`).
-    #[inline]
-    pub fn prefetch(&self, i: usize) {
-        if let Some(r) = self.st.get(i) {
-            crate::mem::prefetch_lines(r);
-        }
+        std::mem::size_of::<u32>()
     }
 
     /// Counts one more of station `i`'s counter `c`.
     #[inline]
-    fn count(&mut self, i: usize, c: Counter, field: impl FnOnce(&mut Row) -> &mut u16) {
-        self.carries.add(i, c, field(&mut self.st[i]), 1);
+    fn count(
+        &mut self,
+        (i, row): (usize, &mut Row),
+        c: Counter,
+        field: impl FnOnce(&mut Row) -> &mut u16,
+    ) {
+        self.carries.add(i, c, field(row), 1);
     }
 
     fn in_window(&self, t: Time) -> bool {
@@ -415,11 +412,18 @@ impl Recorder {
     }
 
     /// A frame arrived at station `i` of group `g`.
-    pub fn arrival(&mut self, t: Time, i: usize, g: usize, bytes: u32, queued: bool) {
+    pub fn arrival(
+        &mut self,
+        t: Time,
+        (i, s): (usize, &mut Row),
+        g: usize,
+        bytes: u32,
+        queued: bool,
+    ) {
         if !queued {
             self.burst_done(t, g);
         }
-        let (s, carries) = (&mut self.st[i], &mut self.carries);
+        let carries = &mut self.carries;
         carries.add(i, Counter::TotalArrived, &mut s.total_arrived, 1);
         if !queued {
             carries.add(i, Counter::TotalDroppedQueue, &mut s.total_dropped_queue, 1);
@@ -434,21 +438,23 @@ impl Recorder {
         }
     }
 
-    pub fn attempt(&mut self, t: Time, i: usize, bytes: u32) {
+    pub fn attempt(&mut self, t: Time, (i, row): (usize, &mut Row), bytes: u32) {
         self.attempts_all += 1;
         if self.on_air == 0 {
             self.busy_since = t;
         }
         self.on_air += 1;
         if self.in_window(t) {
-            self.count(i, Counter::Attempts, |r| &mut r.attempts);
+            self.count((i, row), Counter::Attempts, |r| &mut r.attempts);
             self.attempted_bits += 8 * bytes as u128;
         }
     }
 
-    pub fn collision_detected(&mut self, t: Time, i: usize, late: bool) {
+    pub fn collision_detected(&mut self, t: Time, (i, row): (usize, &mut Row), late: bool) {
         if late && self.in_window(t) {
-            self.count(i, Counter::LateCollisions, |r| &mut r.late_collisions);
+            self.count((i, row), Counter::LateCollisions, |r| {
+                &mut r.late_collisions
+            });
         }
     }
 
@@ -472,7 +478,7 @@ impl Recorder {
     /// A collided transmission on [start, t) ended. Transmissions of one
     /// collision overlap in time, so one that started before the previous
     /// collided transmission ended belongs to the same episode.
-    pub fn collision_ended(&mut self, start: Time, t: Time, i: usize, g: usize) {
+    pub fn collision_ended(&mut self, start: Time, t: Time, (i, row): (usize, &mut Row), g: usize) {
         self.busy(t);
         let new_episode = self.episodes_all == 0 || start >= self.episode_end;
         if new_episode {
@@ -480,7 +486,7 @@ impl Recorder {
         }
         self.episode_end = self.episode_end.max(t);
         if self.in_window(t) {
-            self.count(i, Counter::Collisions, |r| &mut r.collisions);
+            self.count((i, row), Counter::Collisions, |r| &mut r.collisions);
             if new_episode {
                 self.episodes += 1;
             }
@@ -508,13 +514,15 @@ impl Recorder {
         at.is_some()
     }
 
-    pub fn discard(&mut self, t: Time, i: usize, g: usize) {
+    pub fn discard(&mut self, t: Time, (i, row): (usize, &mut Row), g: usize) {
         self.burst_done(t, g);
-        self.count(i, Counter::TotalDroppedExcessive, |r| {
+        self.count((i, &mut *row), Counter::TotalDroppedExcessive, |r| {
             &mut r.total_dropped_excessive
         });
         if self.in_window(t) {
-            self.count(i, Counter::DroppedExcessive, |r| &mut r.dropped_excessive);
+            self.count((i, row), Counter::DroppedExcessive, |r| {
+                &mut r.dropped_excessive
+            });
         }
     }
 
@@ -546,7 +554,7 @@ impl Recorder {
     pub fn delivered(
         &mut self,
         end: Time,
-        (i, g): (usize, usize),
+        (i, s, g): (usize, &mut Row, usize),
         bytes: u32,
         delay: Time,
         intact: bool,
@@ -555,7 +563,7 @@ impl Recorder {
             self.burst_delivered += 1;
         }
         let w = self.in_window(end);
-        let (s, carries) = (&mut self.st[i], &mut self.carries);
+        let carries = &mut self.carries;
         if intact {
             carries.add(i, Counter::TotalDelivered, &mut s.total_delivered, 1);
         } else {
@@ -578,7 +586,13 @@ impl Recorder {
     }
 
     /// The run's results; `positions`: the stations' positions in metres.
-    pub fn finish(mut self, sc: &Scenario, queued: &[u64], positions: &[f64]) -> RunResult {
+    pub fn finish(
+        mut self,
+        sc: &Scenario,
+        rows: Vec<Row>,
+        queued: &[u64],
+        positions: &[f64],
+    ) -> RunResult {
         self.close_run();
         if self.on_air > 0 {
             // Transmissions still on the air at the end keep the medium busy
@@ -590,7 +604,6 @@ impl Recorder {
             .iter()
             .enumerate()
             .flat_map(|(gi, g)| std::iter::repeat_n(gi, g.count));
-        let rows = std::mem::take(&mut self.st);
         let carries = std::mem::take(&mut self.carries);
         // On huge pages, as the stations' table made from it (see
         // `Table::with_capacity`).

@@ -44,7 +44,7 @@ use event::{Event, Kind, Packed};
 use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
 use medium::Seen;
-use metrics::Recorder;
+use metrics::{Recorder, Row};
 use station::{Extras, Frame, FrameQueue, Generators, Mac, Station};
 
 /// Runs one replication of `sc` with the given run seed.
@@ -260,6 +260,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                     detect_token: 0,
                     own_end: Time::MAX,
                     streams_at: [0; 2],
+                    row: Row::default(),
                 });
             }
         }
@@ -424,15 +425,14 @@ impl<'a, O: Observer> Sim<'a, O> {
     }
 
     /// Asks the processor to start loading the station of the next event
-    /// (its state, result row and position rank) while this one is handled:
-    /// in crowds they are scattered over megabytes, and waiting for them one
-    /// by one is much of the cost of an event.
+    /// (its state, counters included, and position rank) while this one is
+    /// handled: in crowds they are scattered over megabytes, and waiting
+    /// for them one by one is much of the cost of an event.
     #[inline]
     fn prefetch(&self, i: usize) {
         if let Some(s) = self.stations.get(i) {
             prefetch_lines(s);
         }
-        self.recorder.prefetch(i);
         if let Some(index) = &self.index {
             index.prefetch_rank(i);
         }
@@ -471,6 +471,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             ..
         } = self;
         let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
+        let mut rows: Vec<Row> = huge_vec(stations.len());
+        rows.extend(stations.iter().map(|s| s.row));
         let crowd = stations.len() >= CROWD_MEMORY;
         // A crowd's run state goes before its results are built, so that
         // the two never take memory at once.
@@ -487,7 +489,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         if crowd {
             crate::mem::give_back_freed();
         }
-        recorder.finish(sc, &queued, &positions(sc, run_seed))
+        recorder.finish(sc, rows, &queued, &positions(sc, run_seed))
     }
 }
 

@@ -1,6 +1,7 @@
 //! A station: its frame queue, its MAC state (idle, backoff, deferring,
 //! transmitting), its backoff memory and its random streams.
 
+use super::metrics::Row;
 use crate::engine::Time;
 use crate::seed;
 use rand_chacha::rand_core::SeedableRng;
@@ -98,13 +99,13 @@ impl FrameQueue {
     }
 }
 
-/// A station's state: 96 bytes aligned to 32, so on two cache lines
-/// wherever it lies, fetched ahead of its events in crowds (see
+/// A station's state and its counters for the results: 128 bytes aligned
+/// to 64, two whole cache lines, fetched ahead of its events in crowds (see
 /// [`Sim::prefetch`]). What only some scenarios use (on-off periods, frame
 /// bursting, the memory of the backoff policies that keep one) is kept
 /// beside it ([`Extras`], `Sim::backoffs`), its random generators in
 /// [`Generators`], and the queue's capacity is its group's.
-#[repr(align(32))]
+#[repr(align(64))]
 pub(in crate::ethernet) struct Station {
     pub(in crate::ethernet) prop: Time,
     pub(in crate::ethernet) group: u32,
@@ -120,6 +121,9 @@ pub(in crate::ethernet) struct Station {
     /// Where its traffic and backoff streams stand when the generators are
     /// parked (see [`Generators`]): the low 32 bits of their word positions.
     pub(in crate::ethernet) streams_at: [u32; 2],
+    /// Its counters for the results, on its own cache lines, which its
+    /// events read anyway.
+    pub(in crate::ethernet) row: Row,
 }
 
 /// One of a station's two random streams.
@@ -325,11 +329,11 @@ mod tests {
     use crate::engine::Time;
     use std::collections::VecDeque;
 
-    /// 96 bytes aligned to 32 lie on two cache lines wherever they are.
+    /// A station, its counters included, is two whole cache lines.
     #[test]
-    fn a_station_is_96_bytes_on_two_cache_lines() {
-        assert_eq!(std::mem::size_of::<Station>(), 96);
-        assert_eq!(std::mem::align_of::<Station>(), 32);
+    fn a_station_is_two_cache_lines() {
+        assert_eq!(std::mem::size_of::<Station>(), 128);
+        assert_eq!(std::mem::align_of::<Station>(), 64);
     }
 
     /// A parked stream whose position passes 2^32 words (its high part
