@@ -297,8 +297,7 @@ impl<O: Observer> Sim<'_, O> {
             let until = t + self.sc.medium.ifg_ps;
             self.observer.on(t, i as u32, &MacEvent::BurstGap { until });
         }
-        self.recorder
-            .attempt(t, (i, &mut self.stations[i].row), frame.bytes);
+        self.recorder.attempt(t, (i, &mut s.row), frame.bytes);
         self.observer.on(
             t,
             i as u32,
@@ -356,8 +355,7 @@ impl<O: Observer> Sim<'_, O> {
         st.set_detect_at(Time::MAX);
         st.timer = st.timer.wrapping_add(1);
         self.events.push(jam_end, Event::TxEnd(i as u32, st.timer));
-        self.recorder
-            .collision_detected(t, (i, &mut self.stations[i].row), late);
+        self.recorder.collision_detected(t, (i, &mut st.row), late);
         self.observer
             .on(t, i as u32, &MacEvent::CollisionDetected { late });
         self.observer.on(

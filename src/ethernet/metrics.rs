@@ -170,7 +170,7 @@ pub struct RunResult {
 }
 
 /// A station's counters while the run goes on: the fields of
-/// [`StationResult`] that change, in the last quarter of the station's
+/// [`StationResult`] that change, 32 of the 128 bytes of the station's
 /// state (see [`super::station::Station`]), on the cache lines its events
 /// read anyway; id, group and position are only needed at the end. Counts
 /// are kept in 16 bits, delivered frames as bytes, and the delay sum in
@@ -415,7 +415,7 @@ impl Recorder {
     pub fn arrival(
         &mut self,
         t: Time,
-        (i, s): (usize, &mut Row),
+        (i, row): (usize, &mut Row),
         g: usize,
         bytes: u32,
         queued: bool,
@@ -424,16 +424,21 @@ impl Recorder {
             self.burst_done(t, g);
         }
         let carries = &mut self.carries;
-        carries.add(i, Counter::TotalArrived, &mut s.total_arrived, 1);
+        carries.add(i, Counter::TotalArrived, &mut row.total_arrived, 1);
         if !queued {
-            carries.add(i, Counter::TotalDroppedQueue, &mut s.total_dropped_queue, 1);
+            carries.add(
+                i,
+                Counter::TotalDroppedQueue,
+                &mut row.total_dropped_queue,
+                1,
+            );
         }
         if t >= self.warmup && t < self.duration {
-            carries.add(i, Counter::Arrived, &mut s.arrived, 1);
+            carries.add(i, Counter::Arrived, &mut row.arrived, 1);
             self.arrived_bits += 8 * bytes as u128;
             self.group_arrived_bits[g] += 8 * bytes as u128;
             if !queued {
-                carries.add(i, Counter::DroppedQueue, &mut s.dropped_queue, 1);
+                carries.add(i, Counter::DroppedQueue, &mut row.dropped_queue, 1);
             }
         }
     }
@@ -554,7 +559,7 @@ impl Recorder {
     pub fn delivered(
         &mut self,
         end: Time,
-        (i, s, g): (usize, &mut Row, usize),
+        (i, row, g): (usize, &mut Row, usize),
         bytes: u32,
         delay: Time,
         intact: bool,
@@ -565,27 +570,28 @@ impl Recorder {
         let w = self.in_window(end);
         let carries = &mut self.carries;
         if intact {
-            carries.add(i, Counter::TotalDelivered, &mut s.total_delivered, 1);
+            carries.add(i, Counter::TotalDelivered, &mut row.total_delivered, 1);
         } else {
-            carries.add(i, Counter::TotalLost, &mut s.total_lost, 1);
+            carries.add(i, Counter::TotalLost, &mut row.total_lost, 1);
         }
         if !w {
             return;
         }
         if intact {
-            carries.add(i, Counter::Delivered, &mut s.delivered, 1);
+            carries.add(i, Counter::Delivered, &mut row.delivered, 1);
             let b = u64::from(bytes);
-            carries.add(i, Counter::DeliveredBytes, &mut s.delivered_bytes, b);
-            carries.add_delay(i, &mut s.delay_sum_ps, delay);
+            carries.add(i, Counter::DeliveredBytes, &mut row.delivered_bytes, b);
+            carries.add_delay(i, &mut row.delay_sum_ps, delay);
             self.delivered_bits += 8 * bytes as u128;
             self.delays[g].push(delay);
         } else {
-            let n = &mut s.undetected_collisions;
+            let n = &mut row.undetected_collisions;
             carries.add(i, Counter::UndetectedCollisions, n, 1);
         }
     }
 
-    /// The run's results; `positions`: the stations' positions in metres.
+    /// The run's results; `rows`: the stations' counters, in station
+    /// order; `positions`: the stations' positions in metres.
     pub fn finish(
         mut self,
         sc: &Scenario,

@@ -91,10 +91,10 @@ pub enum IndexUse {
 /// [`Generators`]): two live generators take some 700 bytes per station.
 const PARK_FROM: usize = 1 << 16;
 
-/// Up to this many stations, their state (96 bytes each) and counters take
-/// at most 28 KiB and mostly stay in the first-level cache, so the run
-/// loop loads nothing ahead: the prefetches would mostly cost their
-/// instructions.
+/// Up to this many stations, their state (128 bytes each, counters
+/// included) takes at most 32 KiB and mostly stays in the first-level
+/// cache, so the run loop loads nothing ahead: the prefetches would mostly
+/// cost their instructions.
 const PREFETCH_FROM: usize = 256;
 
 /// Runs one replication with the bus index used as `index` says, whatever
@@ -470,15 +470,13 @@ impl<'a, O: Observer> Sim<'a, O> {
             spare_index,
             ..
         } = self;
-        let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
-        let mut rows: Vec<Row> = huge_vec(stations.len());
-        rows.extend(stations.iter().map(|s| s.row));
         let crowd = stations.len() >= CROWD_MEMORY;
         // A crowd's run state goes before its results are built, so that
-        // the two never take memory at once.
+        // the two never take memory at once: all of it but the stations
+        // first, then the stations once their queues' lengths and their
+        // counters are copied out.
         drop((
             events,
-            stations,
             extras,
             backoffs,
             generators,
@@ -486,6 +484,10 @@ impl<'a, O: Observer> Sim<'a, O> {
             index,
             spare_index,
         ));
+        let queued: Vec<u64> = stations.iter().map(|s| s.queue.len() as u64).collect();
+        let mut rows: Vec<Row> = huge_vec(stations.len());
+        rows.extend(stations.iter().map(|s| s.row));
+        drop(stations);
         if crowd {
             crate::mem::give_back_freed();
         }

@@ -121,8 +121,8 @@ pub(in crate::ethernet) struct Station {
     /// Where its traffic and backoff streams stand when the generators are
     /// parked (see [`Generators`]): the low 32 bits of their word positions.
     pub(in crate::ethernet) streams_at: [u32; 2],
-    /// Its counters for the results, on its own cache lines, which its
-    /// events read anyway.
+    /// Its counters for the results, on the station's cache lines, which
+    /// its events read anyway.
     pub(in crate::ethernet) row: Row,
 }
 
