@@ -1397,9 +1397,9 @@ impl BusIndex {
     }
 
     /// [`BusIndex::leaf_within`] at a dense leaf (whose first rank is
-    /// `nlo`, whose keys are `list`): its chunks, judged as nodes are (the farthest first on
-    /// either side, as [`BusIndex::whole_below`] orders children, since in
-    /// a first wave ids follow ranks). Out of line, so that the walk
+    /// `nlo`, whose keys are `list`): its chunks, judged as nodes are (the
+    /// farthest first on either side, as [`BusIndex::whole_below`] orders
+    /// children, since in a first wave ids follow ranks). Out of line, so that the walk
     /// through the nodes keeps its registers.
     #[inline(never)]
     fn dense_leaf<const S: usize, N, L>(
