@@ -130,7 +130,7 @@ impl<O: Observer> Sim<'_, O> {
             if let (Some(ix), true) = (&self.index, since >= self.removed_floor) {
                 // Signals with id >= seq started at or after `since`, and
                 // the index holds every signal that can matter from then on.
-                ix.first_arrival_since(i, seq, restart_before)
+                ix.first_arrival_since(self.stations[i].place(), seq, restart_before)
             } else {
                 self.signals
                     .range(
@@ -189,7 +189,9 @@ impl<O: Observer> Sim<'_, O> {
             // Only an arrival before the end matters: a later one schedules
             // no detection, and `detect_at` is compared only with arrivals
             // before this signal's end.
-            detect = ix.first_presence(i, t, full_end).unwrap_or(Time::MAX);
+            detect = ix
+                .first_presence(self.stations[i].place(), t, full_end)
+                .unwrap_or(Time::MAX);
             // Only the nearest transmitter on each side can be reached by
             // this signal first: a farther one j has a nearer one j' between
             // it and i, whose signal (sent no later than now) reaches j no
@@ -197,7 +199,7 @@ impl<O: Observer> Sim<'_, O> {
             // accounts for j' (set at j's start or lowered at j''s).
             // Each is sending its own signal, whose end is not final: the
             // one its state names.
-            let senders = ix.nearest_sending(i);
+            let senders = ix.nearest_sending(self.stations[i].place());
             let mut near = senders.map(|j| {
                 j.and_then(|j| match self.stations[j].mac {
                     Mac::Transmitting { signal, .. } => Some((j, signal)),
@@ -272,7 +274,7 @@ impl<O: Observer> Sim<'_, O> {
             full_end
         };
         if let Some(ix) = &mut self.index {
-            ix.add(i, id, t, bound);
+            ix.add(self.stations[i].place(), id, t, bound);
         }
         self.signals.push_back(Signal::new(i as u32, me, t, bound));
         let s = &mut self.stations[i];

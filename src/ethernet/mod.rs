@@ -215,6 +215,8 @@ struct Sim<'a, O: Observer> {
     /// station to start then, starts then). See [`Sim::colocated_start_at`].
     twin_group: Vec<u32>,
     twin_starts: Vec<(Time, u32, u32)>,
+    /// Where each group's station numbers end (see [`Sim::group_of`]).
+    group_ends: Vec<usize>,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -247,23 +249,33 @@ impl<'a, O: Observer> Sim<'a, O> {
         // index on check them too.
         let parked = index_use == IndexUse::On || (indexed && n >= PARK_FROM);
         let mut stations = huge_vec(n);
-        for (gi, g) in sc.groups.iter().enumerate() {
-            for _ in 0..g.count {
-                let i = stations.len();
-                stations.push(Station {
-                    prop: paths.props[i],
-                    group: gi as u32,
-                    queue: FrameQueue::default(),
-                    mac: Mac::Idle,
-                    collisions: 0,
-                    timer: 0,
-                    detect_token: 0,
-                    own_end: Time::MAX,
-                    streams_at: [0; 2],
-                    row: Row::default(),
-                });
+        for i in 0..n {
+            stations.push(Station {
+                prop: paths.props[i],
+                rank: 0,
+                queue: FrameQueue::default(),
+                mac: Mac::Idle,
+                collisions: 0,
+                timer: 0,
+                detect_token: 0,
+                own_end: Time::MAX,
+                streams_at: [0; 2],
+                row: Row::default(),
+            });
+        }
+        if indexed {
+            for (r, &i) in bus::by_rank(&paths.props).iter().enumerate() {
+                stations[i as usize].rank = r as u32;
             }
         }
+        let group_ends = sc
+            .groups
+            .iter()
+            .scan(0, |end, g| {
+                *end += g.count;
+                Some(*end)
+            })
+            .collect();
         // From the stations' actual propagation times, so it bounds every
         // delay (on a hub, a station's own signal enforced back to it too).
         let max_delay = match paths.hub {
@@ -279,7 +291,7 @@ impl<'a, O: Observer> Sim<'a, O> {
         // the one checked above.)
         let index = (index_use == IndexUse::On).then(|| {
             BusIndex::new(
-                &stations.iter().map(|s| s.prop).collect::<Vec<_>>(),
+                &stations.iter().map(Station::place).collect::<Vec<_>>(),
                 span,
                 longest,
             )
@@ -330,13 +342,17 @@ impl<'a, O: Observer> Sim<'a, O> {
             hub: paths.hub,
             twin_group,
             twin_starts,
+            group_ends,
         }
     }
 
-    /// Station `i`'s group.
+    /// Station `i`'s group: groups are runs of station numbers, in order.
     #[inline]
     fn group_of(&self, i: usize) -> usize {
-        self.stations[i].group as usize
+        match self.group_ends.as_slice() {
+            [_] => 0,
+            ends => ends.partition_point(|&end| end <= i),
+        }
     }
 
     fn group_arrivals(&self, i: usize) -> &'a Arrivals {
@@ -397,16 +413,17 @@ impl<'a, O: Observer> Sim<'a, O> {
                     self.prefetch(next);
                 }
             }
-            // The rank was asked for one event ago: the path can be now,
-            // for the events that mostly walk or climb it. A detection
-            // mostly fixes a signal at the end it was held at, which reads
-            // its bucket alone; the end of a transmission in a crowd is
-            // mostly a collided one's, which asks the index nothing.
+            // The station (its place in the index with it) was asked for
+            // one event ago: the path can be now, for the events that
+            // mostly walk or climb it. A detection mostly fixes a signal at
+            // the end it was held at, which reads its bucket alone; the end
+            // of a transmission in a crowd is mostly a collided one's,
+            // which asks the index nothing.
             if let (Some(index), Some(i)) = (&self.index, packed.station()) {
                 match packed.kind() {
                     Kind::TxEnd => {}
-                    Kind::CollisionDetect => index.prefetch_bucket(i),
-                    _ => index.prefetch_path(i),
+                    Kind::CollisionDetect => index.prefetch_bucket(self.stations[i].place()),
+                    _ => index.prefetch_path(self.stations[i].place()),
                 }
             }
             self.index_gc(t);
@@ -425,16 +442,13 @@ impl<'a, O: Observer> Sim<'a, O> {
     }
 
     /// Asks the processor to start loading the station of the next event
-    /// (its state, counters included, and position rank) while this one is
-    /// handled: in crowds they are scattered over megabytes, and waiting
-    /// for them one by one is much of the cost of an event.
+    /// (its state, counters and place in the index included) while this
+    /// one is handled: in crowds they are scattered over megabytes, and
+    /// waiting for them one by one is much of the cost of an event.
     #[inline]
     fn prefetch(&self, i: usize) {
         if let Some(s) = self.stations.get(i) {
             prefetch_lines(s);
-        }
-        if let Some(index) = &self.index {
-            index.prefetch_rank(i);
         }
     }
 

@@ -1,6 +1,7 @@
 //! A station: its frame queue, its MAC state (idle, backoff, deferring,
 //! transmitting), its backoff memory and its random streams.
 
+use super::medium::signal_index::Place;
 use super::metrics::Row;
 use crate::engine::Time;
 use crate::seed;
@@ -104,11 +105,16 @@ impl FrameQueue {
 /// [`Sim::prefetch`]). What only some scenarios use (on-off periods, frame
 /// bursting, the memory of the backoff policies that keep one) is kept
 /// beside it ([`Extras`], `Sim::backoffs`), its random generators in
-/// [`Generators`], and the queue's capacity is its group's.
+/// [`Generators`], and the queue's capacity is its group's (groups are
+/// runs of station numbers, `Sim::group_of`).
 #[repr(align(64))]
 pub(in crate::ethernet) struct Station {
     pub(in crate::ethernet) prop: Time,
-    pub(in crate::ethernet) group: u32,
+    /// Its rank in position order (see [`super::medium::signal_index::by_rank`])
+    /// when the run can use the bus index, else 0. With `prop`, its place
+    /// in the index ([`Station::place`]), on the lines its events read
+    /// anyway.
+    pub(in crate::ethernet) rank: u32,
     /// Collisions of the head-of-line frame so far (n).
     pub(in crate::ethernet) collisions: u32,
     pub(in crate::ethernet) timer: u32,
@@ -295,6 +301,13 @@ impl Extras {
 }
 
 impl Station {
+    /// Its place in the bus index (only while the run has one: the index
+    /// holds only buses whose propagation times fit its place).
+    #[inline]
+    pub(in crate::ethernet) fn place(&self) -> Place {
+        Place::new(self.prop, self.rank)
+    }
+
     /// When a collision will be detected at the station, while it
     /// transmits (Time::MAX: none known, or not transmitting).
     pub(in crate::ethernet) fn detect_at(&self) -> Time {

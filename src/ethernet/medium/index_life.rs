@@ -4,6 +4,7 @@
 
 use super::signal_index::BusIndex;
 use crate::engine::Time;
+use crate::ethernet::station::Station;
 use crate::ethernet::{Observer, Sim};
 
 impl<O: Observer> Sim<'_, O> {
@@ -15,20 +16,20 @@ impl<O: Observer> Sim<'_, O> {
     pub(in crate::ethernet) fn attach_index(&mut self, now: Time) {
         let mut ix = self.spare_index.take().unwrap_or_else(|| {
             BusIndex::new(
-                &self.stations.iter().map(|s| s.prop).collect::<Vec<_>>(),
+                &self.stations.iter().map(Station::place).collect::<Vec<_>>(),
                 crate::ethernet::index_span(self.max_delay, self.ifg),
                 self.longest,
             )
         });
         let first = self.live_index(now);
         for (id, s) in (self.signals.first_id() + first as u64..).zip(self.signals.range(first)) {
-            let i = s.station as usize;
-            ix.add(i, id, s.start, s.end);
+            let at = self.stations[s.station as usize].place();
+            ix.add(at, id, s.start, s.end);
             if s.fixed() {
                 // Into the index's life cycle as if fixed now: it leaves the
                 // wire tree at the next collection if it is already off the
                 // wire (moving a signal down late is exact).
-                ix.fix(i, id, s.end);
+                ix.fix(at, id, s.end);
             }
         }
         self.removed_floor = self.removed_floor.max(now);
@@ -47,7 +48,7 @@ impl<O: Observer> Sim<'_, O> {
     /// Signal `id` of station `i` now ends at `end`, for good.
     pub(in crate::ethernet) fn index_fixed(&mut self, i: usize, id: u64, end: Time) {
         if let Some(ix) = &mut self.index {
-            ix.fix(i, id, end);
+            ix.fix(self.stations[i].place(), id, end);
         }
     }
 

@@ -344,7 +344,7 @@ impl<O: Observer> Sim<'_, O> {
         if self.stations[i].own_end().is_some_and(|e| e > c) {
             return None;
         }
-        let seen = ix.latest(i, c);
+        let seen = ix.latest(self.stations[i].place(), c);
         let c = c as i64;
         (seen.start <= c && seen.unfixed_end <= c).then_some(seen)
     }
@@ -368,7 +368,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         // Idle: the latest end in the gap window, its own included.
         let lo = cand.saturating_sub(ifg);
-        let seen = ix.latest(i, lo);
+        let seen = ix.latest(self.stations[i].place(), lo);
         if seen.start > c || seen.end > c {
             return None;
         }
@@ -393,7 +393,7 @@ impl<O: Observer> Sim<'_, O> {
         let part1 = self.ifs_part1;
         {
             // Carrier at cand: follow the busy period to its end.
-            let busy = match ix.busy_until(i, cand) {
+            let busy = match ix.busy_until(self.stations[i].place(), cand) {
                 Err(id) => return Step::Done(Err((cand, id))),
                 Ok(end) => end,
             };
@@ -406,7 +406,7 @@ impl<O: Observer> Sim<'_, O> {
                         let end = c.max(seen.end.max(0) as Time);
                         return Step::Done(Ok((end + ifg, end + part1)));
                     }
-                    match ix.busy_until(i, c) {
+                    match ix.busy_until(self.stations[i].place(), c) {
                         Err(id) => return Step::Done(Err((c, id))),
                         Ok(Some(e)) => c = e,
                         Ok(None) => break,
@@ -416,16 +416,16 @@ impl<O: Observer> Sim<'_, O> {
             } else {
                 let lo = cand as i64 - ifg as i64;
                 let own = self.stations[i].own_gap_at(cand, ifg);
-                match own.max(ix.last_end_in(i, lo, cand)) {
+                match own.max(ix.last_end_in(self.stations[i].place(), lo, cand)) {
                     Some(c) => c,
                     None => return Step::Done(Ok((cand, cand))),
                 }
             };
             // No start arrives after c when every start had arrived by c.
-            if roots && ix.latest(i, c).start <= c as i64 {
+            if roots && ix.latest(self.stations[i].place(), c).start <= c as i64 {
                 return Step::Done(Ok((c + ifg, c + part1)));
             }
-            match ix.first_start_after(i, c, c + part1) {
+            match ix.first_start_after(self.stations[i].place(), c, c + part1) {
                 Some(a) => Step::Restart(a),
                 None => Step::Done(Ok((c + ifg, c + part1))),
             }
@@ -486,7 +486,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(in crate::ethernet) fn carrier_at(&self, i: usize, t: Time) -> bool {
         if let (Some(ix), false) = (&self.index, self.colocated_start_at(i, t)) {
             // Only called at the current time: removed signals are gone.
-            return ix.present(i, t);
+            return ix.present(self.stations[i].place(), t);
         }
         let me = self.stations[i].prop;
         let from = self.live_index(t);
@@ -546,7 +546,9 @@ impl<O: Observer> Sim<'_, O> {
         match &self.index {
             // A signal removed at r has left every station by r, so only
             // those removed after a0 can overlap.
-            Some(ix) if a0 >= self.removed_floor => ix.overlaps(at, id, a0, b0),
+            Some(ix) if a0 >= self.removed_floor => {
+                ix.overlaps(self.stations[at].place(), id, a0, b0)
+            }
             _ => self.signals.with_ids(0).any(|(k, s)| {
                 let dk = between(self.hub, pa, s.prop, s.station as usize == at);
                 k != id && s.start + dk < b0 && a0 < s.end + dk

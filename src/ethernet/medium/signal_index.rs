@@ -743,13 +743,24 @@ impl Iterator for Sides<'_> {
 /// propagation time from the origin and its rank in position order, in 8
 /// bytes (see [`BusIndex::prefetch_rank`]; the index holds only buses whose
 /// farthest station is below 2^31 ps, see [`BusIndex::holds`]).
-#[derive(Clone, Copy, Default)]
-struct Place {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(in crate::ethernet) struct Place {
     prop: u32,
     rank: u32,
 }
 
 impl Place {
+    /// The place of a station at propagation time `prop` from the origin
+    /// and of rank `rank` in position order (see [`by_rank`]), on a bus the
+    /// index holds.
+    #[inline]
+    pub(in crate::ethernet) fn new(prop: Time, rank: u32) -> Self {
+        Place {
+            prop: narrow_prop(sx(prop)),
+            rank,
+        }
+    }
+
     /// Its propagation time, as the queries compute.
     #[inline]
     fn prop(self) -> i64 {
@@ -757,9 +768,16 @@ impl Place {
     }
 }
 
+/// The stations in position order: by propagation time from the origin,
+/// ties by station number. A station's rank is its index here.
+pub(in crate::ethernet) fn by_rank(prop: &[Time]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..prop.len() as u32).collect();
+    order.sort_by_key(|&i| (prop[i as usize], i));
+    order
+}
+
 pub struct BusIndex {
-    /// Each station's place, and the station at each rank.
-    place: Vec<Place>,
+    /// The station at each rank.
     by_rank: Vec<u32>,
     /// Leaves are buckets of [`BUCKET`] ranks: node `size + rank / BUCKET`.
     size: usize,
@@ -793,36 +811,27 @@ pub struct BusIndex {
 }
 
 impl BusIndex {
-    /// An index over stations at the propagation times `prop` from the
-    /// origin, for signals up to `longest` ps long, with generations of
-    /// `span` (see [`BusIndex::holds`]).
-    pub fn new(prop: &[Time], span: Time, longest: Time) -> Self {
-        let far = prop.iter().copied().max().unwrap_or(0);
+    /// An index over the stations at `places` (by station number), for
+    /// signals up to `longest` ps long, with generations of `span` (see
+    /// [`BusIndex::holds`]).
+    pub fn new(places: &[Place], span: Time, longest: Time) -> Self {
+        let n = places.len();
+        let (near, far) = places.iter().fold((Time::MAX, 0), |(lo, hi), p| {
+            (lo.min(Time::from(p.prop)), hi.max(Time::from(p.prop)))
+        });
         assert!(
             Self::holds(longest, span, far),
             "signals of {longest} ps on a bus of {far} ps are longer than the bus index holds"
         );
-        let n = prop.len();
         // Read at random (the nearest senders' stations): backed by huge
-        // pages, like `place`.
-        let mut by_rank: Vec<u32> = crate::mem::huge_vec(n);
-        by_rank.extend(0..n as u32);
-        by_rank.sort_by_key(|&i| (prop[i as usize], i));
-        let mut place = crate::mem::huge_filled(n, Place::default());
-        for (r, &i) in by_rank.iter().enumerate() {
-            place[i as usize] = Place {
-                prop: narrow_prop(sx(prop[i as usize])),
-                rank: r as u32,
-            };
+        // pages.
+        let mut by_rank: Vec<u32> = crate::mem::huge_filled(n, 0);
+        for (i, p) in places.iter().enumerate() {
+            by_rank[p.rank as usize] = i as u32;
         }
         let buckets = n.div_ceil(BUCKET).max(1);
         let size = buckets.next_power_of_two();
-        let reach = by_rank
-            .last()
-            .zip(by_rank.first())
-            .map_or(0, |(&hi, &lo)| prop[hi as usize] - prop[lo as usize]);
         BusIndex {
-            place,
             by_rank,
             size,
             buckets,
@@ -832,7 +841,9 @@ impl BusIndex {
             span,
             longest,
             ids: IDS,
-            reach,
+            // Ranks follow propagation times: the first and last ranks
+            // are the nearest and farthest stations.
+            reach: far.saturating_sub(near),
             sending: RankSet::new(n),
             sse41: sse41(),
         }
@@ -861,15 +872,14 @@ impl BusIndex {
         self.sending.clear();
     }
 
-    /// Bytes per station, for the memory estimate: its place, the station
-    /// at each rank, its bit in the set of senders (counted as a byte), and
+    /// Bytes per station, for the memory estimate: the station at each
+    /// rank, its bit in the set of senders (counted as a byte), and
     /// per generation (up to [`GENERATIONS`]) a tree of up to four nodes
     /// and a bucket line (its first keys, or the headers of its list and
     /// chunks) per bucket.
     pub fn bytes_per_station() -> usize {
         let per_bucket = 4 * std::mem::size_of::<Node>() + std::mem::size_of::<Bucket>();
         (GENERATIONS * per_bucket).div_ceil(BUCKET)
-            + std::mem::size_of::<Place>()
             + std::mem::size_of::<u32>()
             + RankSet::bytes_per_rank()
     }
@@ -889,37 +899,27 @@ impl BusIndex {
         bounds
     }
 
-    /// Starts loading the station's place (rank and propagation time),
-    /// which [`BusIndex::prefetch_path`] and every query about it read.
+    /// Starts loading the bucket of the station at `at` in the newest
+    /// generation, which a fix of its signal reads first.
     #[inline]
-    pub fn prefetch_rank(&self, station: usize) {
-        if let Some(r) = self.place.get(station) {
-            crate::mem::prefetch_lines(r);
-        }
-    }
-
-    /// Starts loading the bucket of `station` in the newest generation,
-    /// which a fix of its signal reads first.
-    #[inline]
-    pub fn prefetch_bucket(&self, station: usize) {
-        let (Some(&Place { rank: r, .. }), Some(g)) = (self.place.get(station), self.gens.last())
-        else {
+    pub fn prefetch_bucket(&self, at: Place) {
+        let Some(g) = self.gens.last() else {
             return;
         };
-        if let Some(l) = g.buckets.get(r as usize / BUCKET) {
+        if let Some(l) = g.buckets.get(at.rank as usize / BUCKET) {
             crate::mem::prefetch_lines(l);
         }
     }
 
-    /// Starts loading what queries about `station` will read first: the
-    /// lowest nodes of its path in the newest generation, its bucket, and
-    /// its word of the senders' set.
+    /// Starts loading what queries about the station at `at` will read
+    /// first: the lowest nodes of its path in the newest generation, its
+    /// bucket, and its word of the senders' set.
     #[inline]
-    pub fn prefetch_path(&self, station: usize) {
-        let (Some(&Place { rank: r, .. }), Some(g)) = (self.place.get(station), self.gens.last())
-        else {
+    pub fn prefetch_path(&self, at: Place) {
+        let Some(g) = self.gens.last() else {
             return;
         };
+        let r = at.rank;
         let b = r as usize / BUCKET;
         let mut node = self.size + b;
         // The path in a slice that ends with its leaf: one bounds check.
@@ -937,31 +937,32 @@ impl BusIndex {
         self.sending.prefetch(r as usize);
     }
 
-    /// Station `station` starts signal `id` on [start, end) (end not final).
+    /// The station at `at` starts signal `id` on [start, end) (end not
+    /// final).
     ///
     /// A new signal only widens bounds: its leaf and every ancestor take
     /// its keys in, with no look at siblings or at the bucket's other
     /// signals. (A node's bounds stay the join of its children's, as
     /// [`BusIndex::fix`] needs.)
-    pub fn add(&mut self, station: usize, id: u64, start: Time, end: Time) {
+    pub fn add(&mut self, at: Place, id: u64, start: Time, end: Time) {
         #[cfg(target_arch = "x86_64")]
         if self.sse41 {
             // SAFETY: `sse41` is true only where the processor has SSE4.1.
-            return unsafe { self.add_sse41(station, id, start, end) };
+            return unsafe { self.add_sse41(at, id, start, end) };
         }
-        self.add_any(station, id, start, end)
+        self.add_any(at, id, start, end)
     }
 
     /// [`BusIndex::add`], built for processors with SSE4.1.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse4.1")]
-    fn add_sse41(&mut self, station: usize, id: u64, start: Time, end: Time) {
-        self.add_any(station, id, start, end)
+    fn add_sse41(&mut self, at: Place, id: u64, start: Time, end: Time) {
+        self.add_any(at, id, start, end)
     }
 
     /// [`BusIndex::add`], for any processor.
     #[inline(always)]
-    fn add_any(&mut self, station: usize, id: u64, start: Time, end: Time) {
+    fn add_any(&mut self, at: Place, id: u64, start: Time, end: Time) {
         assert!(
             end <= start + self.longest,
             "a signal longer than the bus index holds"
@@ -989,7 +990,7 @@ impl BusIndex {
                 base: sx(start),
             });
         }
-        let (p, r) = (self.place[station].prop(), self.place[station].rank);
+        let (p, r) = (at.prop(), at.rank);
         let b = r as usize / BUCKET;
         let size = self.size;
         let Some(g) = self.gens.last_mut() else {
@@ -999,7 +1000,7 @@ impl BusIndex {
         g.unfixed += 1;
         debug_assert!(
             !self.sending.contains(r as usize),
-            "station {station} sends two signals at once"
+            "the station of rank {r} sends two signals at once"
         );
         self.sending.insert(r as usize);
         if let Some(last) = self.reach_by.last_mut() {
@@ -1053,26 +1054,26 @@ impl BusIndex {
     }
 
     /// The signal's end is now `end`, for good.
-    pub fn fix(&mut self, station: usize, id: u64, end: Time) {
+    pub fn fix(&mut self, at: Place, id: u64, end: Time) {
         #[cfg(target_arch = "x86_64")]
         if self.sse41 {
             // SAFETY: `sse41` is true only where the processor has SSE4.1.
-            return unsafe { self.fix_sse41(station, id, end) };
+            return unsafe { self.fix_sse41(at, id, end) };
         }
-        self.fix_any(station, id, end)
+        self.fix_any(at, id, end)
     }
 
     /// [`BusIndex::fix`], built for processors with SSE4.1.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse4.1")]
-    fn fix_sse41(&mut self, station: usize, id: u64, end: Time) {
-        self.fix_any(station, id, end)
+    fn fix_sse41(&mut self, at: Place, id: u64, end: Time) {
+        self.fix_any(at, id, end)
     }
 
     /// [`BusIndex::fix`], for any processor.
     #[inline(always)]
-    fn fix_any(&mut self, station: usize, id: u64, end: Time) {
-        let rank = self.place[station].rank as usize;
+    fn fix_any(&mut self, at: Place, id: u64, end: Time) {
+        let rank = at.rank as usize;
         let b = rank / BUCKET;
         let mut node = self.size + b;
         let Some(w) = self.gens.iter().rposition(|g| g.first_id <= id) else {
@@ -1470,13 +1471,13 @@ impl BusIndex {
         true
     }
 
-    /// The two sides around station `i` in each generation `keep` picks:
+    /// The two sides around the station at `at` in each generation `keep` picks:
     /// (generation, side, rank range, offset), where a side key k is the
-    /// time k + offset at `i`. `with_self` includes i's own rank (in the
+    /// time k + offset there. `with_self` includes its own rank (in the
     /// left side, where its delay is 0).
     #[inline]
-    fn sides(&self, i: usize, with_self: bool, keep: Keep) -> Sides<'_> {
-        let (p, r) = (self.place[i].prop(), self.place[i].rank);
+    fn sides(&self, at: Place, with_self: bool, keep: Keep) -> Sides<'_> {
+        let (p, r) = (at.prop(), at.rank);
         Sides {
             gens: &self.reach_by,
             w: self.gens.len(),
@@ -1517,7 +1518,7 @@ impl BusIndex {
         }
     }
 
-    /// The latest arrivals at `i` over the signals whose end reaches some
+    /// The latest arrivals at `at` over the signals whose end reaches some
     /// station after `since` (its own included, at delay 0; signals that
     /// left every station by `since` may count too). Exact from the roots'
     /// bounds alone: a signal sent from p_k on [s, e) reaches p_i at
@@ -1525,8 +1526,8 @@ impl BusIndex {
     /// arrival over a set is the greater of the left side's greatest key
     /// plus p_i and the right side's minus p_i: two numbers per tree,
     /// whatever the number of signals.
-    pub fn latest(&self, i: usize, since: Time) -> Latest {
-        let p = self.place[i].prop();
+    pub fn latest(&self, at: Place, since: Time) -> Latest {
+        let p = at.prop();
         let since = sx(since);
         let mut l = Latest {
             start: i64::MIN,
@@ -1561,10 +1562,10 @@ impl BusIndex {
         l
     }
 
-    /// Whether a signal of another station is present at `i` at time `c`.
-    pub fn present(&self, i: usize, c: Time) -> bool {
+    /// Whether a signal of another station is present at `at` at time `c`.
+    pub fn present(&self, at: Place, c: Time) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.sides(i, false, Keep::After(sx(c))) {
+        for (w, side, lo, hi, off) in self.sides(at, false, Keep::After(sx(c))) {
             let u = sx(c) - off;
             self.walk(
                 w,
@@ -1575,7 +1576,7 @@ impl BusIndex {
                     if g.a_min() > u || g.b_max() <= u {
                         Step::Skip
                     } else if inside && g.a_max() <= u {
-                        // Every signal here has reached i: one is present iff
+                        // Every signal here has reached the station: one is present iff
                         // the latest end is still to pass (b_max > u, above).
                         found.set(true);
                         Step::Stop
@@ -1595,7 +1596,7 @@ impl BusIndex {
         false
     }
 
-    /// The best time at `i` over both sides: the least if `least`, else the
+    /// The best time at `at` over both sides: the least if `least`, else the
     /// greatest, and only one that beats `bound` (a time, or `i64::MAX`
     /// (`i64::MIN`) for none). `walk_side(tree, side, lo, hi, offset, best)`
     /// walks one side, lowering (raising) `best`, which holds the best side
@@ -1603,7 +1604,7 @@ impl BusIndex {
     /// the other side' answer.
     fn best_over<F>(
         &self,
-        i: usize,
+        at: Place,
         keep: Keep,
         least: bool,
         bound: i64,
@@ -1614,7 +1615,7 @@ impl BusIndex {
     {
         let none = if least { i64::MAX } else { i64::MIN };
         let mut best = bound;
-        for (w, side, lo, hi, off) in self.sides(i, false, keep) {
+        for (w, side, lo, hi, off) in self.sides(at, false, keep) {
             let side_best = Cell::new(if best == none { none } else { best - off });
             walk_side(w, side, lo, hi, off, &side_best);
             if side_best.get() != none {
@@ -1631,11 +1632,11 @@ impl BusIndex {
         (best != bound).then_some(best as Time)
     }
 
-    /// The earliest arrival at `i`, strictly after `c` and before `before`,
+    /// The earliest arrival at `at`, strictly after `c` and before `before`,
     /// of the start of another station's signal.
-    pub fn first_start_after(&self, i: usize, c: Time, before: Time) -> Option<Time> {
+    pub fn first_start_after(&self, at: Place, c: Time, before: Time) -> Option<Time> {
         self.best_over(
-            i,
+            at,
             Keep::After(sx(c)),
             true,
             cap(before),
@@ -1668,14 +1669,14 @@ impl BusIndex {
     }
 
     /// The earliest time at or after `c`, and before `before`, at which a
-    /// signal of another station is present at `i`: `c` itself when one is
+    /// signal of another station is present at `at`: `c` itself when one is
     /// present then, else the earliest arrival of a start after `c`. One
     /// walk answers what [`BusIndex::present`] and
     /// [`BusIndex::first_start_after`] answer together: the earliest of
     /// max(arrival, c) over the signals whose end arrives after `c`.
-    pub fn first_presence(&self, i: usize, c: Time, before: Time) -> Option<Time> {
+    pub fn first_presence(&self, at: Place, c: Time, before: Time) -> Option<Time> {
         self.best_over(
-            i,
+            at,
             Keep::After(sx(c)),
             true,
             cap(before),
@@ -1712,11 +1713,11 @@ impl BusIndex {
         )
     }
 
-    /// The latest arrival at `i` of the end of another station's signal in
+    /// The latest arrival at `at` of the end of another station's signal in
     /// (lo, c].
-    pub fn last_end_in(&self, i: usize, lo: i64, c: Time) -> Option<Time> {
+    pub fn last_end_in(&self, at: Place, lo: i64, c: Time) -> Option<Time> {
         self.best_over(
-            i,
+            at,
             Keep::After(lo),
             false,
             i64::MIN,
@@ -1749,16 +1750,16 @@ impl BusIndex {
         )
     }
 
-    /// Among other stations' signals present at `i` at time `c`: the least id
+    /// Among other stations' signals present at `at` at time `c`: the least id
     /// of an unfixed one if any (`Err`), else the latest arrival of an end
     /// (`Ok`, `None` when none is present).
-    pub fn busy_until(&self, i: usize, c: Time) -> Result<Option<Time>, u64> {
+    pub fn busy_until(&self, at: Place, c: Time) -> Result<Option<Time>, u64> {
         // One walk per side serves both questions: a subtree is skipped
         // when neither can learn from it, and answered from its bounds only
         // when no unfixed signal in it can be present.
         let unfixed = Cell::new(u64::MAX);
         let mut best = i64::MIN;
-        for (w, side, lo, hi, off) in self.sides(i, false, Keep::After(sx(c))) {
+        for (w, side, lo, hi, off) in self.sides(at, false, Keep::After(sx(c))) {
             let (first_id, open) = (self.gens[w].first_id, self.gens[w].unfixed > 0);
             let u = sx(c) - off;
             let side_best = Cell::new(if best == i64::MIN { best } else { best - off });
@@ -1808,11 +1809,11 @@ impl BusIndex {
         Ok((best != i64::MIN).then_some(best as Time))
     }
 
-    /// The earliest arrival at `i`, before `before`, of the start of another
+    /// The earliest arrival at `at`, before `before`, of the start of another
     /// station's signal with id >= `seq`.
-    pub fn first_arrival_since(&self, i: usize, seq: u64, before: Time) -> Option<Time> {
+    pub fn first_arrival_since(&self, at: Place, seq: u64, before: Time) -> Option<Time> {
         self.best_over(
-            i,
+            at,
             Keep::Since(seq),
             true,
             cap(before),
@@ -1844,11 +1845,11 @@ impl BusIndex {
         )
     }
 
-    /// Whether any signal but `id` (of any station, `dst`'s own included) is
-    /// present at `dst` at some time in [a0, b0).
-    pub fn overlaps(&self, dst: usize, id: u64, a0: Time, b0: Time) -> bool {
+    /// Whether any signal but `id` (of any station, its own included) is
+    /// present at `at` at some time in [a0, b0).
+    pub fn overlaps(&self, at: Place, id: u64, a0: Time, b0: Time) -> bool {
         let found = Cell::new(false);
-        for (w, side, lo, hi, off) in self.sides(dst, true, Keep::After(sx(a0))) {
+        for (w, side, lo, hi, off) in self.sides(at, true, Keep::After(sx(a0))) {
             let (l, h) = (sx(a0) - off, sx(b0) - off);
             self.walk(
                 w,
@@ -1874,19 +1875,28 @@ impl BusIndex {
         false
     }
 
-    /// The nearest stations in position order on each side of `i` (before,
+    /// The nearest stations in position order on each side of `at` (before,
     /// after) that are sending a signal whose end is not final yet.
     #[inline]
-    pub fn nearest_sending(&self, i: usize) -> [Option<usize>; 2] {
-        let r = self.place[i].rank as usize;
+    pub fn nearest_sending(&self, at: Place) -> [Option<usize>; 2] {
+        let r = at.rank as usize;
         [self.sending.before(r), self.sending.after(r)].map(|k| k.map(|k| self.by_rank[k] as usize))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{BusIndex, Time, BUCKET, KEY_RANGE};
+    use super::{by_rank, BusIndex, Place, Time, BUCKET, KEY_RANGE};
     use rand::{RngExt, SeedableRng};
+
+    /// Each station's place on a bus at the propagation times `prop`.
+    fn places(prop: &[Time]) -> Vec<Place> {
+        let mut places = vec![Place::new(0, 0); prop.len()];
+        for (r, &i) in by_rank(prop).iter().enumerate() {
+            places[i as usize] = Place::new(prop[i as usize], r as u32);
+        }
+        places
+    }
 
     /// A signal as a scan sees it.
     #[derive(Clone, Copy)]
@@ -1919,18 +1929,19 @@ mod tests {
     #[test]
     fn an_emptied_index_forgets_its_senders() {
         let prop: Vec<Time> = (0..600).map(|i| 10 * i).collect();
-        let mut ix = BusIndex::new(&prop, 200_000, 1_505_000);
-        ix.add(100, 0, 1_000, 60_000);
-        ix.add(300, 1, 1_200, 60_000);
-        ix.add(500, 2, 1_400, 60_000);
-        assert_eq!(ix.nearest_sending(300), [Some(100), Some(500)]);
+        let pl = places(&prop);
+        let mut ix = BusIndex::new(&pl, 200_000, 1_505_000);
+        ix.add(pl[100], 0, 1_000, 60_000);
+        ix.add(pl[300], 1, 1_200, 60_000);
+        ix.add(pl[500], 2, 1_400, 60_000);
+        assert_eq!(ix.nearest_sending(pl[300]), [Some(100), Some(500)]);
         ix.clear();
-        assert_eq!(ix.nearest_sending(300), [None, None]);
-        assert_eq!(ix.nearest_sending(0), [None, None]);
-        ix.add(500, 3, 70_000, 130_000);
-        assert_eq!(ix.nearest_sending(300), [None, Some(500)]);
-        ix.fix(500, 3, 80_000);
-        assert_eq!(ix.nearest_sending(300), [None, None]);
+        assert_eq!(ix.nearest_sending(pl[300]), [None, None]);
+        assert_eq!(ix.nearest_sending(pl[0]), [None, None]);
+        ix.add(pl[500], 3, 70_000, 130_000);
+        assert_eq!(ix.nearest_sending(pl[300]), [None, Some(500)]);
+        ix.fix(pl[500], 3, 80_000);
+        assert_eq!(ix.nearest_sending(pl[300]), [None, None]);
     }
 
     /// The same over 40 buckets, whose tree's marks of written nodes take
@@ -1967,9 +1978,10 @@ mod tests {
                 _ => rng.random_range(0..200u64) * 1000,
             })
             .collect();
+        let pl = places(&prop);
         let reach = 199_000;
         let (ifg, keep) = (9_600, 60_000);
-        let mut ix = BusIndex::new(&prop, 2 * reach + ifg, 1_505_000);
+        let mut ix = BusIndex::new(&pl, 2 * reach + ifg, 1_505_000);
         if let Some(ids) = ids {
             ix.ids = ids;
         }
@@ -2001,7 +2013,7 @@ mod tests {
                     } else {
                         rng.random_range(1..40_000)
                     };
-                ix.add(st, id, now, end);
+                ix.add(pl[st], id, now, end);
                 all.push(Sig {
                     id,
                     station: st,
@@ -2027,7 +2039,7 @@ mod tests {
                 };
                 s.end = end;
                 s.fixed = true;
-                ix.fix(s.station, s.id, end);
+                ix.fix(pl[s.station], s.id, end);
             }
             // As the simulator does: a generation goes once its signals
             // left every station an interframe gap and `keep` ago.
@@ -2063,18 +2075,18 @@ mod tests {
                     a <= c && c < b
                 })
                 .collect();
-            assert_eq!(ix.present(i, c), !covering.is_empty(), "step {step}");
+            assert_eq!(ix.present(pl[i], c), !covering.is_empty(), "step {step}");
             let busy = match covering.iter().filter(|s| !s.fixed).map(|s| s.id).min() {
                 Some(id) => Err(id),
                 None => Ok(covering.iter().map(|s| seen(s).1).max()),
             };
-            assert_eq!(ix.busy_until(i, c), busy, "step {step}");
+            assert_eq!(ix.busy_until(pl[i], c), busy, "step {step}");
             let first_start = others()
                 .map(|s| seen(s).0)
                 .filter(|&a| a > c && a < before)
                 .min();
             assert_eq!(
-                ix.first_start_after(i, c, before),
+                ix.first_start_after(pl[i], c, before),
                 first_start,
                 "step {step}"
             );
@@ -2084,7 +2096,7 @@ mod tests {
                 .filter(|&a| a < before)
                 .min();
             assert_eq!(
-                ix.first_presence(i, c, before),
+                ix.first_presence(pl[i], c, before),
                 first_presence,
                 "step {step}"
             );
@@ -2093,10 +2105,10 @@ mod tests {
                 .map(|s| seen(s).1)
                 .filter(|&b| b as i64 > lo && b <= c)
                 .max();
-            assert_eq!(ix.last_end_in(i, lo, c), last_end, "step {step}");
+            assert_eq!(ix.last_end_in(pl[i], lo, c), last_end, "step {step}");
             // The latest arrivals count every signal still reaching a
             // station after `c` (its own too), and may count older ones.
-            let latest = ix.latest(i, c);
+            let latest = ix.latest(pl[i], c);
             let max = |it: &mut dyn Iterator<Item = Time>| it.map(|t| t as i64).max();
             let must = || all.iter().filter(|s| s.end + reach > c);
             for (got, over_must, over_all) in [
@@ -2139,7 +2151,11 @@ mod tests {
                 .map(|s| seen(s).0)
                 .filter(|&a| a < before)
                 .min();
-            assert_eq!(ix.first_arrival_since(i, seq, before), since, "step {step}");
+            assert_eq!(
+                ix.first_arrival_since(pl[i], seq, before),
+                since,
+                "step {step}"
+            );
             let delivered = all
                 .iter()
                 .rev()
@@ -2150,7 +2166,7 @@ mod tests {
                     let (a, b) = seen(k);
                     k.id != s.id && a < b0 && a0 < b
                 });
-                assert_eq!(ix.overlaps(i, s.id, a0, b0), overlaps, "step {step}");
+                assert_eq!(ix.overlaps(pl[i], s.id, a0, b0), overlaps, "step {step}");
             }
             // The nearest stations sending on each side, in position order.
             let r = |j: usize| (prop[j], j);
@@ -2163,7 +2179,7 @@ mod tests {
                     .min_by_key(|s| r(s.station)),
             ]
             .map(|s| s.map(|s| s.station));
-            assert_eq!(ix.nearest_sending(i), near, "step {step}");
+            assert_eq!(ix.nearest_sending(pl[i]), near, "step {step}");
         }
         assert!(dropped > 20, "only {dropped} generations went");
         if let Some(ids) = ids {
@@ -2176,7 +2192,7 @@ mod tests {
             );
         }
         ix.clear();
-        assert!(!ix.present(0, now) && ix.oldest_ended().is_none());
+        assert!(!ix.present(pl[0], now) && ix.oldest_ended().is_none());
     }
 
     /// Keys at the edges of what a node's 32 bits hold, at times far from
@@ -2193,6 +2209,7 @@ mod tests {
     fn senders_beside_an_edge_are_found() {
         let n = 8 * BUCKET;
         let prop: Vec<Time> = (0..n as u64).map(|j| 1_000 * j).collect();
+        let pl = places(&prop);
         let near: Vec<usize> = (1..8)
             .flat_map(|k| [k * BUCKET - 2, k * BUCKET - 1, k * BUCKET, k * BUCKET + 1])
             .chain([0, 1, n - 2, n - 1])
@@ -2200,18 +2217,26 @@ mod tests {
         let far = 1_000 * (n as u64 - 1);
         for &s in &near {
             for &q in near.iter().filter(|&&q| q != s) {
-                let mut ix = BusIndex::new(&prop, 2 * far + 9_600, 60_000);
-                ix.add(s, 0, 0, 50_000);
+                let mut ix = BusIndex::new(&pl, 2 * far + 9_600, 60_000);
+                ix.add(pl[s], 0, 0, 50_000);
                 let d = prop[s].abs_diff(prop[q]);
                 let what = format!("sender {s}, asked at {q}");
-                assert_eq!(ix.first_presence(q, 0, Time::MAX), Some(d), "{what}");
-                assert_eq!(ix.busy_until(q, d), Err(0), "{what}");
-                assert!(ix.present(q, d) && !ix.present(q, d - 1), "{what}");
-                assert_eq!(ix.first_arrival_since(q, 0, Time::MAX), Some(d), "{what}");
-                ix.fix(s, 0, 20_000);
-                assert_eq!(ix.busy_until(q, d), Ok(Some(20_000 + d)), "{what}");
-                assert_eq!(ix.last_end_in(q, 0, 20_000 + d), Some(20_000 + d), "{what}");
-                assert_eq!(ix.first_start_after(q, 0, Time::MAX), Some(d), "{what}");
+                assert_eq!(ix.first_presence(pl[q], 0, Time::MAX), Some(d), "{what}");
+                assert_eq!(ix.busy_until(pl[q], d), Err(0), "{what}");
+                assert!(ix.present(pl[q], d) && !ix.present(pl[q], d - 1), "{what}");
+                assert_eq!(
+                    ix.first_arrival_since(pl[q], 0, Time::MAX),
+                    Some(d),
+                    "{what}"
+                );
+                ix.fix(pl[s], 0, 20_000);
+                assert_eq!(ix.busy_until(pl[q], d), Ok(Some(20_000 + d)), "{what}");
+                assert_eq!(
+                    ix.last_end_in(pl[q], 0, 20_000 + d),
+                    Some(20_000 + d),
+                    "{what}"
+                );
+                assert_eq!(ix.first_start_after(pl[q], 0, Time::MAX), Some(d), "{what}");
             }
         }
     }
@@ -2220,37 +2245,41 @@ mod tests {
     fn keys_at_the_edge_of_their_range_answer_exactly() {
         let far: Time = 50_000_000;
         let prop = [0, far / 2, far];
+        let pl = places(&prop);
         let span = 2 * far + 9_600;
         let longest = KEY_RANGE as Time - span - far;
         assert!(BusIndex::holds(longest, span, far));
         assert!(!BusIndex::holds(longest + 1, span, far));
-        let mut ix = BusIndex::new(&prop, span, longest);
+        let mut ix = BusIndex::new(&pl, span, longest);
         let t0: Time = 1 << 40;
         // A short signal from the middle, still being sent when the long
         // one starts: both in one generation.
-        ix.add(1, 0, t0, t0 + 1_000);
+        ix.add(pl[1], 0, t0, t0 + 1_000);
         let (s, e) = (t0 + span - 1, t0 + span - 1 + longest);
-        ix.add(2, 1, s, e);
-        assert_eq!(ix.busy_until(0, e + far - 1), Err(1));
-        ix.fix(1, 0, t0 + 1_000);
-        ix.fix(2, 1, e);
-        assert_eq!(ix.busy_until(0, e + far - 1), Ok(Some(e + far)));
-        assert!(ix.present(0, e + far - 1) && !ix.present(0, e + far));
-        assert_eq!(ix.first_start_after(0, t0, Time::MAX), Some(t0 + far / 2));
+        ix.add(pl[2], 1, s, e);
+        assert_eq!(ix.busy_until(pl[0], e + far - 1), Err(1));
+        ix.fix(pl[1], 0, t0 + 1_000);
+        ix.fix(pl[2], 1, e);
+        assert_eq!(ix.busy_until(pl[0], e + far - 1), Ok(Some(e + far)));
+        assert!(ix.present(pl[0], e + far - 1) && !ix.present(pl[0], e + far));
         assert_eq!(
-            ix.first_start_after(0, t0 + far / 2, Time::MAX),
+            ix.first_start_after(pl[0], t0, Time::MAX),
+            Some(t0 + far / 2)
+        );
+        assert_eq!(
+            ix.first_start_after(pl[0], t0 + far / 2, Time::MAX),
             Some(s + far)
         );
         assert_eq!(
-            ix.last_end_in(0, (e + far - 10) as i64, e + far),
+            ix.last_end_in(pl[0], (e + far - 10) as i64, e + far),
             Some(e + far)
         );
-        let seen = ix.latest(0, t0);
+        let seen = ix.latest(pl[0], t0);
         assert_eq!((seen.start, seen.end), ((s + far) as i64, (e + far) as i64));
-        assert_eq!(ix.first_arrival_since(0, 1, Time::MAX), Some(s + far));
-        assert!(ix.overlaps(0, 0, s + far, s + far + 1));
+        assert_eq!(ix.first_arrival_since(pl[0], 1, Time::MAX), Some(s + far));
+        assert!(ix.overlaps(pl[0], 0, s + far, s + far + 1));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ix.add(0, 2, e, e + longest + 1)
+            ix.add(pl[0], 2, e, e + longest + 1)
         }));
         assert!(
             result.is_err(),
@@ -2264,6 +2293,6 @@ mod tests {
     fn an_index_for_longer_signals_is_refused() {
         let far: Time = 50_000_000;
         let span = 2 * far;
-        BusIndex::new(&[0, far], span, KEY_RANGE as Time - span - far + 1);
+        BusIndex::new(&places(&[0, far]), span, KEY_RANGE as Time - span - far + 1);
     }
 }
