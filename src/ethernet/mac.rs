@@ -15,9 +15,9 @@ use rand::RngExt;
 impl<O: Observer> Sim<'_, O> {
     pub(super) fn add_frame(&mut self, t: Time, i: usize) {
         let n = self.stations.len() as u32;
-        let law = self.frame_law(i);
-        let g = &self.sc.groups[self.group_of(i)];
-        let (fixed_dst, capacity) = (g.destination, g.queue);
+        let gi = self.group_of(i);
+        let g = &self.sc.groups[gi];
+        let (law, fixed_dst, capacity) = (&g.frame, g.destination, g.queue);
         let s = &mut self.stations[i];
         let (bytes, dst) = self
             .generators
@@ -38,9 +38,8 @@ impl<O: Observer> Sim<'_, O> {
                 (bytes, dst)
             });
         let queued = s.queue.len() < capacity;
-        let g = self.group_of(i);
         let row = &mut self.stations[i].row;
-        self.recorder.arrival(t, (i, row), g, bytes, queued);
+        self.recorder.arrival(t, (i, row), gi, bytes, queued);
         self.observer
             .on(t, i as u32, &MacEvent::Arrival { bytes, queued });
         if !queued {
@@ -58,6 +57,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// After a frame leaves (sent or discarded): contend for the next one.
+    #[inline]
     pub(super) fn next_frame(&mut self, t: Time, i: usize) {
         if self.stations[i].queue.is_empty() {
             self.stations[i].mac = Mac::Idle;

@@ -39,7 +39,7 @@ use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory};
 use crate::engine::{EventQueue, Time};
 use crate::mem::{huge_vec, prefetch_lines};
 use crate::progress::{Meter, REPORT_EVERY};
-use crate::traffic::{Arrivals, FrameLaw};
+use crate::traffic::Arrivals;
 use event::{Event, Kind, Packed};
 use medium::signal_index::{self as bus, BusIndex};
 use medium::signal_list::SignalList;
@@ -361,10 +361,6 @@ impl<'a, O: Observer> Sim<'a, O> {
 
     fn spec(&self, i: usize) -> &'a BackoffSpec {
         &self.sc.groups[self.group_of(i)].backoff
-    }
-
-    fn frame_law(&self, i: usize) -> &'a FrameLaw {
-        &self.sc.groups[self.group_of(i)].frame
     }
 
     fn run(&mut self, meter: &mut Meter) {
