@@ -185,13 +185,12 @@ impl<O: Observer> Sim<'_, O> {
         let mut detect = Time::MAX;
         let mut updates = std::mem::take(&mut self.updates);
         if let Some(ix) = &self.index {
+            let place = self.stations[i].place();
             // Removed signals have left every station before now.
             // Only an arrival before the end matters: a later one schedules
             // no detection, and `detect_at` is compared only with arrivals
             // before this signal's end.
-            detect = ix
-                .first_presence(self.stations[i].place(), t, full_end)
-                .unwrap_or(Time::MAX);
+            detect = ix.first_presence(place, t, full_end).unwrap_or(Time::MAX);
             // Only the nearest transmitter on each side can be reached by
             // this signal first: a farther one j has a nearer one j' between
             // it and i, whose signal (sent no later than now) reaches j no
@@ -199,7 +198,7 @@ impl<O: Observer> Sim<'_, O> {
             // accounts for j' (set at j's start or lowered at j''s).
             // Each is sending its own signal, whose end is not final: the
             // one its state names.
-            let senders = ix.nearest_sending(self.stations[i].place());
+            let senders = ix.nearest_sending(place);
             let mut near = senders.map(|j| {
                 j.and_then(|j| match self.stations[j].mac {
                     Mac::Transmitting { signal, .. } => Some((j, signal)),

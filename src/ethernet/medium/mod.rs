@@ -391,9 +391,10 @@ impl<O: Observer> Sim<'_, O> {
     fn defer_walked_step(&self, ix: &BusIndex, i: usize, cand: Time, roots: bool) -> Step {
         let ifg = self.ifg;
         let part1 = self.ifs_part1;
+        let place = self.stations[i].place();
         {
             // Carrier at cand: follow the busy period to its end.
-            let busy = match ix.busy_until(self.stations[i].place(), cand) {
+            let busy = match ix.busy_until(place, cand) {
                 Err(id) => return Step::Done(Err((cand, id))),
                 Ok(end) => end,
             };
@@ -406,7 +407,7 @@ impl<O: Observer> Sim<'_, O> {
                         let end = c.max(seen.end.max(0) as Time);
                         return Step::Done(Ok((end + ifg, end + part1)));
                     }
-                    match ix.busy_until(self.stations[i].place(), c) {
+                    match ix.busy_until(place, c) {
                         Err(id) => return Step::Done(Err((c, id))),
                         Ok(Some(e)) => c = e,
                         Ok(None) => break,
@@ -416,16 +417,16 @@ impl<O: Observer> Sim<'_, O> {
             } else {
                 let lo = cand as i64 - ifg as i64;
                 let own = self.stations[i].own_gap_at(cand, ifg);
-                match own.max(ix.last_end_in(self.stations[i].place(), lo, cand)) {
+                match own.max(ix.last_end_in(place, lo, cand)) {
                     Some(c) => c,
                     None => return Step::Done(Ok((cand, cand))),
                 }
             };
             // No start arrives after c when every start had arrived by c.
-            if roots && ix.latest(self.stations[i].place(), c).start <= c as i64 {
+            if roots && ix.latest(place, c).start <= c as i64 {
                 return Step::Done(Ok((c + ifg, c + part1)));
             }
-            match ix.first_start_after(self.stations[i].place(), c, c + part1) {
+            match ix.first_start_after(place, c, c + part1) {
                 Some(a) => Step::Restart(a),
                 None => Step::Done(Ok((c + ifg, c + part1))),
             }

@@ -27,7 +27,7 @@
 //! `Sim::index_gc`); a query skips a generation whose signals have all left
 //! every station before the time it asks about.
 
-use super::key::{narrow_prop, Key, BUCKET, IDS, LONGEST};
+use super::key::{Key, BUCKET, IDS, LONGEST};
 use super::rank_set::RankSet;
 use crate::engine::Time;
 use std::cell::Cell;
@@ -752,11 +752,17 @@ pub(in crate::ethernet) struct Place {
 impl Place {
     /// The place of a station at propagation time `prop` from the origin
     /// and of rank `rank` in position order (see [`by_rank`]), on a bus the
-    /// index holds.
+    /// index holds ([`BusIndex::holds`]: its farthest station within 32
+    /// bits), which a run checks before it makes an index; a query makes
+    /// one from the station's state, so it is not checked again there.
     #[inline]
     pub(in crate::ethernet) fn new(prop: Time, rank: u32) -> Self {
+        debug_assert!(
+            u32::try_from(prop).is_ok(),
+            "a bus longer than the index holds"
+        );
         Place {
-            prop: narrow_prop(sx(prop)),
+            prop: prop as u32,
             rank,
         }
     }
