@@ -289,13 +289,8 @@ impl<'a, O: Observer> Sim<'a, O> {
         let (twin_group, twin_starts) = twins(&stations);
         // (Only without a hub, where `max_delay` is the paths' and `span`
         // the one checked above.)
-        let index = (index_use == IndexUse::On).then(|| {
-            BusIndex::new(
-                &stations.iter().map(Station::place).collect::<Vec<_>>(),
-                span,
-                longest,
-            )
-        });
+        let index = (index_use == IndexUse::On)
+            .then(|| BusIndex::new(stations.iter().map(Station::place), span, longest));
         Sim {
             sc,
             events: EventQueue::with_capacity(n.min(1 << 20) + 16),

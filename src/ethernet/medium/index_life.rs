@@ -16,7 +16,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(in crate::ethernet) fn attach_index(&mut self, now: Time) {
         let mut ix = self.spare_index.take().unwrap_or_else(|| {
             BusIndex::new(
-                &self.stations.iter().map(Station::place).collect::<Vec<_>>(),
+                self.stations.iter().map(Station::place),
                 crate::ethernet::index_span(self.max_delay, self.ifg),
                 self.longest,
             )

@@ -778,7 +778,9 @@ impl Place {
 /// ties by station number. A station's rank is its index here.
 pub(in crate::ethernet) fn by_rank(prop: &[Time]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..prop.len() as u32).collect();
-    order.sort_by_key(|&i| (prop[i as usize], i));
+    // The keys are distinct: an unstable sort gives the same order, and
+    // needs no room of its own.
+    order.sort_unstable_by_key(|&i| (prop[i as usize], i));
     order
 }
 
@@ -820,21 +822,20 @@ impl BusIndex {
     /// An index over the stations at `places` (by station number), for
     /// signals up to `longest` ps long, with generations of `span` (see
     /// [`BusIndex::holds`]).
-    pub fn new(places: &[Place], span: Time, longest: Time) -> Self {
+    pub fn new(places: impl ExactSizeIterator<Item = Place>, span: Time, longest: Time) -> Self {
         let n = places.len();
-        let (near, far) = places.iter().fold((Time::MAX, 0), |(lo, hi), p| {
-            (lo.min(Time::from(p.prop)), hi.max(Time::from(p.prop)))
-        });
+        // Read at random (the nearest senders' stations): backed by huge
+        // pages.
+        let mut by_rank: Vec<u32> = crate::mem::huge_filled(n, 0);
+        let (mut near, mut far) = (Time::MAX, 0);
+        for (i, p) in places.enumerate() {
+            by_rank[p.rank as usize] = i as u32;
+            (near, far) = (near.min(Time::from(p.prop)), far.max(Time::from(p.prop)));
+        }
         assert!(
             Self::holds(longest, span, far),
             "signals of {longest} ps on a bus of {far} ps are longer than the bus index holds"
         );
-        // Read at random (the nearest senders' stations): backed by huge
-        // pages.
-        let mut by_rank: Vec<u32> = crate::mem::huge_filled(n, 0);
-        for (i, p) in places.iter().enumerate() {
-            by_rank[p.rank as usize] = i as u32;
-        }
         let buckets = n.div_ceil(BUCKET).max(1);
         let size = buckets.next_power_of_two();
         BusIndex {
@@ -1936,7 +1937,7 @@ mod tests {
     fn an_emptied_index_forgets_its_senders() {
         let prop: Vec<Time> = (0..600).map(|i| 10 * i).collect();
         let pl = places(&prop);
-        let mut ix = BusIndex::new(&pl, 200_000, 1_505_000);
+        let mut ix = BusIndex::new(pl.iter().copied(), 200_000, 1_505_000);
         ix.add(pl[100], 0, 1_000, 60_000);
         ix.add(pl[300], 1, 1_200, 60_000);
         ix.add(pl[500], 2, 1_400, 60_000);
@@ -1987,7 +1988,7 @@ mod tests {
         let pl = places(&prop);
         let reach = 199_000;
         let (ifg, keep) = (9_600, 60_000);
-        let mut ix = BusIndex::new(&pl, 2 * reach + ifg, 1_505_000);
+        let mut ix = BusIndex::new(pl.iter().copied(), 2 * reach + ifg, 1_505_000);
         if let Some(ids) = ids {
             ix.ids = ids;
         }
@@ -2223,7 +2224,7 @@ mod tests {
         let far = 1_000 * (n as u64 - 1);
         for &s in &near {
             for &q in near.iter().filter(|&&q| q != s) {
-                let mut ix = BusIndex::new(&pl, 2 * far + 9_600, 60_000);
+                let mut ix = BusIndex::new(pl.iter().copied(), 2 * far + 9_600, 60_000);
                 ix.add(pl[s], 0, 0, 50_000);
                 let d = prop[s].abs_diff(prop[q]);
                 let what = format!("sender {s}, asked at {q}");
@@ -2256,7 +2257,7 @@ mod tests {
         let longest = KEY_RANGE as Time - span - far;
         assert!(BusIndex::holds(longest, span, far));
         assert!(!BusIndex::holds(longest + 1, span, far));
-        let mut ix = BusIndex::new(&pl, span, longest);
+        let mut ix = BusIndex::new(pl.iter().copied(), span, longest);
         let t0: Time = 1 << 40;
         // A short signal from the middle, still being sent when the long
         // one starts: both in one generation.
@@ -2299,6 +2300,10 @@ mod tests {
     fn an_index_for_longer_signals_is_refused() {
         let far: Time = 50_000_000;
         let span = 2 * far;
-        BusIndex::new(&places(&[0, far]), span, KEY_RANGE as Time - span - far + 1);
+        BusIndex::new(
+            places(&[0, far]).into_iter(),
+            span,
+            KEY_RANGE as Time - span - far + 1,
+        );
     }
 }
