@@ -741,8 +741,9 @@ impl Iterator for Sides<'_> {
 
 /// A station's place on the bus, as queries about it need it first: its
 /// propagation time from the origin and its rank in position order, in 8
-/// bytes (see [`BusIndex::prefetch_rank`]; the index holds only buses whose
-/// farthest station is below 2^31 ps, see [`BusIndex::holds`]).
+/// bytes, kept in the station's state, which its events load anyway (the
+/// index holds only buses whose farthest station is below 2^31 ps, see
+/// [`BusIndex::holds`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(in crate::ethernet) struct Place {
     prop: u32,
@@ -752,9 +753,9 @@ pub(in crate::ethernet) struct Place {
 impl Place {
     /// The place of a station at propagation time `prop` from the origin
     /// and of rank `rank` in position order (see [`by_rank`]), on a bus the
-    /// index holds ([`BusIndex::holds`]: its farthest station within 32
-    /// bits), which a run checks before it makes an index; a query makes
-    /// one from the station's state, so it is not checked again there.
+    /// index holds ([`BusIndex::holds`]), which a run checks before it
+    /// makes an index: a query makes a place from the station's state
+    /// without checking again.
     #[inline]
     pub(in crate::ethernet) fn new(prop: Time, rank: u32) -> Self {
         debug_assert!(
