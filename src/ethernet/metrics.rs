@@ -390,8 +390,8 @@ impl Recorder {
     /// What the recorder keeps per station while the run goes on, beside
     /// the counters in the station's state: the middle of its delay sum
     /// (counted, though only stations whose delays pass 2^32 ps touch it).
-    /// A station's group is its state's, passed with each count that needs
-    /// it.
+    /// A station's group follows from its number (`Sim::group_of`) and is
+    /// passed with each count that needs it.
     pub fn bytes_per_station() -> usize {
         std::mem::size_of::<u32>()
     }

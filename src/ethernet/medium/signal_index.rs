@@ -741,10 +741,10 @@ impl Iterator for Sides<'_> {
 
 /// A station's place on the bus, as queries about it need it first: its
 /// propagation time from the origin and its rank in position order, in 8
-/// bytes, kept in the station's state, which its events load anyway (the
-/// index holds only buses whose farthest station is below 2^31 ps, see
-/// [`BusIndex::holds`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// bytes, made from the station's state, which its events load anyway
+/// (the index holds only buses whose farthest station is below 2^31 ps,
+/// see [`BusIndex::holds`]).
+#[derive(Clone, Copy)]
 pub(in crate::ethernet) struct Place {
     prop: u32,
     rank: u32,
@@ -820,17 +820,22 @@ pub struct BusIndex {
 }
 
 impl BusIndex {
-    /// An index over the stations at `places` (by station number), for
-    /// signals up to `longest` ps long, with generations of `span` (see
-    /// [`BusIndex::holds`]).
+    /// An index over the stations at `places` (by station number, their
+    /// ranks a permutation of 0..n, from [`by_rank`]), for signals up to
+    /// `longest` ps long, with generations of `span`. The places must be
+    /// those of a bus the index holds (see [`BusIndex::holds`], which a
+    /// run asks before it ranks its stations): a place keeps 32 bits of
+    /// the propagation time.
     pub fn new(places: impl ExactSizeIterator<Item = Place>, span: Time, longest: Time) -> Self {
         let n = places.len();
         // Read at random (the nearest senders' stations): backed by huge
         // pages.
-        let mut by_rank: Vec<u32> = crate::mem::huge_filled(n, 0);
+        let mut by_rank: Vec<u32> = crate::mem::huge_filled(n, u32::MAX);
         let (mut near, mut far) = (Time::MAX, 0);
         for (i, p) in places.enumerate() {
-            by_rank[p.rank as usize] = i as u32;
+            let slot = &mut by_rank[p.rank as usize];
+            assert!(*slot == u32::MAX, "two stations of rank {}", p.rank);
+            *slot = i as u32;
             (near, far) = (near.min(Time::from(p.prop)), far.max(Time::from(p.prop)));
         }
         assert!(
