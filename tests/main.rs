@@ -1,6 +1,7 @@
 //! The integration test binary: behaviour through the public API and the CLI.
 
 mod access;
+mod bench_compare;
 mod bursts;
 mod charts;
 mod cli_basics;

@@ -90,7 +90,8 @@ pub fn watch(
         let mut next_line = started + every;
         let mut told = false;
         while !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(50).min(every));
+            // Woken at once by `finish`, so that ending costs no wait.
+            std::thread::park_timeout(Duration::from_millis(50).min(every));
             let (done, runs) = (progress.runs_done(), runs());
             if interrupted.load(Ordering::Relaxed) && !told {
                 // A long run would otherwise seem to ignore the signal.
@@ -135,6 +136,7 @@ impl Watch {
     pub fn finish(mut self) {
         self.finished.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             // A view that panicked has nothing left to clear.
             let _ = t.join();
         }

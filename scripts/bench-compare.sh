@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Two builds of csmacd against each other on the whole-run benchmark's
+# scenarios, run alternately on the same machine: each round runs every
+# scenario with both builds, one after the other (the build that goes first
+# swaps every round), so that a drift in the machine's speed falls on both.
+# Prints a Markdown table: per scenario, the median wall time of each build
+# with its range, the median over rounds of the ratio AFTER/BEFORE of the
+# two runs of a round, the peak memory of each, and whether the two builds
+# wrote byte-identical output in every round.
+#
+#   scripts/bench-compare.sh BEFORE AFTER [ROUNDS] [SCENARIO ...]
+#
+# BEFORE, AFTER: csmacd binaries (e.g. a release build of another commit,
+# made with `git worktree add`). ROUNDS: default 3. SCENARIO: names of files
+# in benches/scenarios/ without .toml (default: all of them). Each run is
+# `csmacd run FILE -j 1`, timed as a whole process (start-up, set-up and
+# output included), its peak resident memory read by GNU time.
+# Progress goes to stderr, the table to stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { echo "usage: scripts/bench-compare.sh BEFORE AFTER [ROUNDS] [SCENARIO ...]" >&2; exit 2; }
+[ $# -ge 2 ] || usage
+before=$1 after=$2
+shift 2
+rounds=3
+if [ $# -ge 1 ]; then
+  [[ $1 =~ ^[1-9][0-9]*$ ]] || { echo "error: ROUNDS must be a whole number of at least 1, not '$1'" >&2; exit 2; }
+  rounds=$1
+  shift
+fi
+for b in "$before" "$after"; do
+  [ -x "$b" ] || { echo "error: '$b' is not an executable csmacd" >&2; exit 2; }
+done
+gnu_time=/usr/bin/time
+"$gnu_time" -f %M true >/dev/null 2>&1 \
+  || { echo "error: GNU time is needed at $gnu_time (Debian: apt-get install time)" >&2; exit 2; }
+
+if [ $# -ge 1 ]; then
+  names=("$@")
+else
+  names=()
+  for f in benches/scenarios/*.toml; do names+=("$(basename "$f" .toml)"); done
+fi
+for n in "${names[@]}"; do
+  [ -f "benches/scenarios/$n.toml" ] \
+    || { echo "error: no scenario benches/scenarios/$n.toml (give a file name without .toml)" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One run: appends "wall_s peak_kib" to $work/<scenario>.<side>.
+run_one() { # side binary scenario
+  local side=$1 bin=$2 n=$3 start end
+  start=$EPOCHREALTIME
+  if ! "$gnu_time" -o "$work/t" -f '%M' "$bin" run "benches/scenarios/$n.toml" \
+    --out "$work/out.$side" -j 1 --force >/dev/null 2>"$work/err"; then
+    echo "error: $bin failed on benches/scenarios/$n.toml:" >&2
+    tail -5 "$work/err" >&2
+    exit 1
+  fi
+  end=$EPOCHREALTIME
+  echo "$start $end $(tail -1 "$work/t")" | awk '{ printf "%.4f %d\n", $2 - $1, $3 }' >>"$work/$n.$side"
+}
+
+for r in $(seq "$rounds"); do
+  for n in "${names[@]}"; do
+    echo "round $r of $rounds: $n" >&2
+    rm -rf "$work/out.before" "$work/out.after"
+    if [ $((r % 2)) -eq 1 ]; then
+      run_one before "$before" "$n"
+      run_one after "$after" "$n"
+    else
+      run_one after "$after" "$n"
+      run_one before "$before" "$n"
+    fi
+    if diff -r "$work/out.before" "$work/out.after" >/dev/null; then
+      echo yes >>"$work/$n.same"
+    else
+      echo no >>"$work/$n.same"
+    fi
+  done
+done
+
+# median min max of column $1 of a file, as "median (min to max)" with $2 decimals.
+spread() { # column decimals file
+  sort -g -k"$1,$1" "$3" | awk -v c="$1" -v d="$2" '
+    { v[NR] = $c }
+    END {
+      m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+      if (NR == 1) printf "%.*f", d, m
+      else printf "%.*f (%.*f to %.*f)", d, m, d, v[1], d, v[NR]
+    }'
+}
+
+echo "| scenario | before, wall s | after, wall s | after/before | before, peak MiB | after, peak MiB | output identical |"
+echo "|---|---:|---:|---:|---:|---:|---|"
+for n in "${names[@]}"; do
+  paste -d' ' "$work/$n.before" "$work/$n.after" | awk '{ print ($1 > 0 ? $3 / $1 : 0) }' >"$work/$n.ratio"
+  awk '{ print $2 / 1024 }' "$work/$n.before" >"$work/$n.pb"
+  awk '{ print $2 / 1024 }' "$work/$n.after" >"$work/$n.pa"
+  if grep -q '^no$' "$work/$n.same"; then same=no; else same=yes; fi
+  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$n" \
+    "$(spread 1 3 "$work/$n.before")" "$(spread 1 3 "$work/$n.after")" \
+    "$(spread 1 3 "$work/$n.ratio")" \
+    "$(spread 1 1 "$work/$n.pb")" "$(spread 1 1 "$work/$n.pa")" "$same"
+done
+echo
+echo "$rounds round(s); medians with their range; after/before is the median of each round's ratio."
