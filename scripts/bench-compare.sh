@@ -11,31 +11,42 @@
 #   scripts/bench-compare.sh BEFORE AFTER [ROUNDS] [SCENARIO ...]
 #
 # BEFORE, AFTER: csmacd binaries (e.g. a release build of another commit,
-# made with `git worktree add`). ROUNDS: default 3. SCENARIO: names of files
-# in benches/scenarios/ without .toml (default: all of them). Each run is
+# made with `git worktree add`), as paths or names on PATH. ROUNDS: default
+# 3; it comes before any SCENARIO. SCENARIO: names of files in
+# benches/scenarios/ without .toml (default: all of them). Each run is
 # `csmacd run FILE -j 1`, timed as a whole process (start-up, set-up and
-# output included), its peak resident memory read by GNU time.
-# Progress goes to stderr, the table to stdout.
+# output included), its peak resident memory read by GNU time. The output
+# files are compared but for the line that names csmacd's version; what a
+# run prints on stdout is not. Needs bash 5 or later. Progress and the
+# names of files that differ go to stderr, the table to stdout.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# Decimal points, not the locale's commas, in the times and their sums.
+export LC_ALL=C
 
 usage() { echo "usage: scripts/bench-compare.sh BEFORE AFTER [ROUNDS] [SCENARIO ...]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
-before=$1 after=$2
+[ -n "${EPOCHREALTIME:-}" ] || { echo "error: bash 5 or later is needed (it reads \$EPOCHREALTIME)" >&2; exit 2; }
+# A binary as given (a path, from the caller's directory, or a name on PATH).
+resolve() {
+  local found
+  if [[ $1 == */* ]]; then
+    [ -f "$1" ] && [ -x "$1" ] && realpath -- "$1" && return
+  elif found=$(command -v -- "$1") && [ -x "$found" ]; then
+    realpath -- "$found" && return
+  fi
+  echo "error: '$1' is not an executable csmacd" >&2
+  exit 2
+}
+before=$(resolve "$1")
+after=$(resolve "$2")
 shift 2
+cd "$(dirname "$0")/.."
 rounds=3
 if [ $# -ge 1 ]; then
   [[ $1 =~ ^[1-9][0-9]*$ ]] || { echo "error: ROUNDS must be a whole number of at least 1, not '$1'" >&2; exit 2; }
   rounds=$1
   shift
 fi
-for b in "$before" "$after"; do
-  [ -x "$b" ] || { echo "error: '$b' is not an executable csmacd" >&2; exit 2; }
-done
-gnu_time=/usr/bin/time
-"$gnu_time" -f %M true >/dev/null 2>&1 \
-  || { echo "error: GNU time is needed at $gnu_time (Debian: apt-get install time)" >&2; exit 2; }
-
 if [ $# -ge 1 ]; then
   names=("$@")
 else
@@ -46,6 +57,9 @@ for n in "${names[@]}"; do
   [ -f "benches/scenarios/$n.toml" ] \
     || { echo "error: no scenario benches/scenarios/$n.toml (give a file name without .toml)" >&2; exit 2; }
 done
+gnu_time=/usr/bin/time
+"$gnu_time" -f %M true >/dev/null 2>&1 \
+  || { echo "error: GNU time is needed at $gnu_time (Debian: apt-get install time)" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -75,10 +89,14 @@ for r in $(seq "$rounds"); do
       run_one after "$after" "$n"
       run_one before "$before" "$n"
     fi
-    if diff -r "$work/out.before" "$work/out.after" >/dev/null; then
+    if diff -r -I '^# As run by csmacd' "$work/out.before" "$work/out.after" >"$work/diff"; then
       echo yes >>"$work/$n.same"
     else
       echo no >>"$work/$n.same"
+      echo "round $r: $n: the two builds' outputs differ:" >&2
+      # Each file that differs, by its name in the output directory.
+      { grep -E '^(diff |Only in )' "$work/diff" || true; } | sed -e "s|$work/out\.[a-z]*/\{0,1\}||g" \
+        -e 's|^diff .* \([^ ]*\)$|  \1|' -e 's|^Only in \(.*\): |  only in one build: \1/|' -e 's|build: /|build: |' >&2
     fi
   done
 done
