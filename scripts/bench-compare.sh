@@ -101,10 +101,11 @@ for r in $(seq "$rounds"); do
   done
 done
 
-# median min max of column $1 of a file, as "median (min to max)" with $2 decimals.
-spread() { # column decimals file
-  sort -g -k"$1,$1" "$3" | awk -v c="$1" -v d="$2" '
-    { v[NR] = $c }
+# Column $1 of a file divided by $4 (default 1), as "median (min to max)"
+# with $2 decimals.
+spread() { # column decimals file [divisor]
+  sort -g -k"$1,$1" "$3" | awk -v c="$1" -v d="$2" -v q="${4:-1}" '
+    { v[NR] = $c / q }
     END {
       m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
       if (NR == 1) printf "%.*f", d, m
@@ -116,13 +117,11 @@ echo "| scenario | before, wall s | after, wall s | after/before | before, peak 
 echo "|---|---:|---:|---:|---:|---:|---|"
 for n in "${names[@]}"; do
   paste -d' ' "$work/$n.before" "$work/$n.after" | awk '{ print ($1 > 0 ? $3 / $1 : 0) }' >"$work/$n.ratio"
-  awk '{ print $2 / 1024 }' "$work/$n.before" >"$work/$n.pb"
-  awk '{ print $2 / 1024 }' "$work/$n.after" >"$work/$n.pa"
   if grep -q '^no$' "$work/$n.same"; then same=no; else same=yes; fi
   printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$n" \
     "$(spread 1 3 "$work/$n.before")" "$(spread 1 3 "$work/$n.after")" \
     "$(spread 1 3 "$work/$n.ratio")" \
-    "$(spread 1 1 "$work/$n.pb")" "$(spread 1 1 "$work/$n.pa")" "$same"
+    "$(spread 2 1 "$work/$n.before" 1024)" "$(spread 2 1 "$work/$n.after" 1024)" "$same"
 done
 echo
 echo "$rounds round(s); medians with their range; after/before is the median of each round's ratio."
