@@ -109,9 +109,9 @@ impl Key {
     }
 }
 
-/// A sender's propagation time in the 32 bits a key and a station's place
-/// keep it in (the index holds only buses below 2^31 ps, see
-/// `BusIndex::holds`).
+/// A sender's propagation time in the 32 bits a key keeps it in (the index
+/// holds only buses below 2^31 ps, see `BusIndex::holds`; a station's place
+/// narrows it once, unchecked, after the run has asked that).
 #[inline]
 pub(super) fn narrow_prop(prop: i64) -> u32 {
     u32::try_from(prop).unwrap_or_else(|_| too_long())
