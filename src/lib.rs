@@ -7,6 +7,7 @@ pub mod advice;
 pub mod backoff;
 pub mod cli;
 pub mod engine;
+pub mod expr;
 pub mod ethernet;
 pub mod mem;
 pub mod output;
