@@ -211,6 +211,9 @@ pub struct RunOutput {
     pub tables: Vec<Table>,
     /// Events processed, for the benchmarks.
     pub events: u64,
+    /// Why the run stopped before its end, if it did: its values are not
+    /// results, and the command that ran it fails with this message.
+    pub failure: Option<String>,
 }
 
 impl RunOutput {

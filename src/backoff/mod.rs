@@ -11,12 +11,18 @@
 //!   detection, from the end of the failed frame).
 
 mod channel;
+mod expr;
 
 pub use channel::ChannelHistory;
+pub use expr::{
+    Context, ExprPolicy, PolicyFault, PolicyKey, PolicyWorld, WaitUnit, Windows, BUS_VARS,
+    MAX_STATE, SERVICE_VARS,
+};
 
 use crate::engine::Time;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
 
 /// A validated backoff policy with its parameters. Durations are picoseconds,
 /// windows are slots.
@@ -109,6 +115,10 @@ pub enum BackoffSpec {
         decrease: u64,
         attempt_limit: u32,
     },
+    /// A wait written in the expression language (`kind = "expr"`).
+    Expr(Arc<ExprPolicy>),
+    /// r uniform on 0..w-1 slots, w from a table (`kind = "windows"`).
+    Windows(Arc<Windows>),
 }
 
 impl BackoffSpec {
@@ -116,12 +126,13 @@ impl BackoffSpec {
     /// wait, MILD's window): the others draw the same from a fresh
     /// [`BackoffState`] as from one that saw every collision and success.
     pub fn keeps_state(&self) -> bool {
-        matches!(
-            self,
+        match self {
             BackoffSpec::CompoundingJitter { .. }
-                | BackoffSpec::DecorrelatedJitter { .. }
-                | BackoffSpec::Mild { .. }
-        )
+            | BackoffSpec::DecorrelatedJitter { .. }
+            | BackoffSpec::Mild { .. } => true,
+            BackoffSpec::Expr(p) => p.keeps_state(),
+            _ => false,
+        }
     }
 
     /// The 802.3 default: k = min(n, 10), discard after 16 attempts.
@@ -152,6 +163,8 @@ impl BackoffSpec {
             | Geometric { attempt_limit, .. }
             | Blam { attempt_limit, .. }
             | Mild { attempt_limit, .. } => *attempt_limit,
+            Expr(p) => p.attempt_limit,
+            Windows(w) => w.attempt_limit,
         }
     }
 
@@ -175,6 +188,8 @@ impl BackoffSpec {
             Geometric { .. } => "geometric",
             Blam { .. } => "blam",
             Mild { .. } => "mild",
+            Expr(_) => "expr",
+            Windows(_) => "windows",
         }
     }
 
@@ -202,8 +217,10 @@ impl BackoffSpec {
                 cap as f64 + jitter as f64
             }
             ProportionalJitter { cap, f, .. } => cap as f64 * (1.0 + f),
-            Geometric { .. } => 0.0,
+            // Checked by sampling when read, and at each draw.
+            Geometric { .. } | Expr(_) => 0.0,
             Mild { max_window, .. } => max_window as f64 * slot,
+            Windows(ref w) => w.windows.iter().copied().max().unwrap_or(1) as f64 * slot,
         }
     }
 }
@@ -246,6 +263,8 @@ pub struct BackoffState {
     prev: Option<Time>,
     /// MILD's contention window in slots.
     window: u64,
+    /// An expression policy's state variables.
+    state: Box<[f64]>,
 }
 
 /// min(cap, base * 2^e) in exact integers, saturating.
@@ -286,7 +305,25 @@ impl BackoffState {
             BackoffSpec::Mild { min_window, .. } => *min_window,
             _ => 1,
         };
-        BackoffState { prev: None, window }
+        let state = match spec {
+            BackoffSpec::Expr(p) => p.initial_state(),
+            _ => Box::default(),
+        };
+        BackoffState {
+            prev: None,
+            window,
+            state,
+        }
+    }
+
+    /// An expression policy's state variables, in `init`'s order.
+    pub fn state(&self) -> &[f64] {
+        &self.state
+    }
+
+    /// Replaces the state variables (a client's, kept across its calls).
+    pub fn set_state(&mut self, state: &[f64]) {
+        self.state.copy_from_slice(state);
     }
 
     /// MILD's current window, for tests and traces.
@@ -295,19 +332,22 @@ impl BackoffState {
     }
 
     /// The wait after the `n`-th collision (n >= 1) of the current frame;
-    /// `channel` is what the station has observed of the channel.
+    /// `channel` is what the station has observed of the channel,
+    /// `retry_after` the server's Retry-After (0 when none). Only a policy
+    /// written as an expression can fail.
     pub fn draw(
         &mut self,
         spec: &BackoffSpec,
         n: u32,
         slot: Time,
         channel: &ChannelHistory,
+        retry_after: Time,
         rng: &mut ChaCha8Rng,
-    ) -> BackoffDraw {
+    ) -> Result<BackoffDraw, PolicyFault> {
         use BackoffSpec::*;
         let n = n.max(1);
         let e = n - 1;
-        match *spec {
+        Ok(match *spec {
             Beb { backoff_limit, .. } => {
                 let k = n.min(backoff_limit);
                 let r = rng.random_range(0..(1u64 << k));
@@ -413,12 +453,33 @@ impl BackoffState {
                 BackoffDraw::slots(r, slot, Some(k))
             }
             Mild { .. } => BackoffDraw::slots(uniform_slots(rng, self.window), slot, None),
-        }
+            Windows(ref w) => BackoffDraw::slots(uniform_slots(rng, w.window(n)), slot, None),
+            Expr(ref p) => {
+                let c = Context {
+                    slot,
+                    observed: channel.collisions_since_success(),
+                    retry_after,
+                };
+                let (delay, w) = p.wait_ps(&self.state, n, self.prev, &c, rng)?;
+                self.prev = Some(delay);
+                let whole = p.unit == WaitUnit::Slots && w.fract() == 0.0;
+                BackoffDraw {
+                    delay,
+                    k: None,
+                    r: whole.then_some(w as u64),
+                }
+            }
+        })
     }
 
-    /// Called on each collision of the station's own frame, before the draw
-    /// (or the discard) that follows it.
-    pub fn on_collision(&mut self, spec: &BackoffSpec) {
+    /// Called on each collision of the station's own frame (each failed
+    /// attempt of a call), the `n`-th, before the draw (or the discard)
+    /// that follows it.
+    pub fn on_collision(&mut self, spec: &BackoffSpec, n: u32, c: &Context) {
+        if let BackoffSpec::Expr(p) = spec {
+            p.update(false, &mut self.state, n, self.prev, c);
+            return;
+        }
         if let BackoffSpec::Mild {
             max_window, factor, ..
         } = *spec
@@ -432,8 +493,12 @@ impl BackoffState {
         }
     }
 
-    /// Called when a frame is sent without a detected collision.
-    pub fn on_success(&mut self, spec: &BackoffSpec) {
+    /// Called when a frame is sent without a detected collision (a call
+    /// succeeds), after `n` collisions (failures).
+    pub fn on_success(&mut self, spec: &BackoffSpec, n: u32, c: &Context) {
+        if let BackoffSpec::Expr(p) = spec {
+            p.update(true, &mut self.state, n, self.prev, c);
+        }
         self.prev = None;
         if let BackoffSpec::Mild {
             min_window,
@@ -466,7 +531,7 @@ mod tests {
             let k = n.min(10);
             let mut max = 0;
             for _ in 0..5000 {
-                let d = st.draw(&spec, n, 7, &ch, &mut rng);
+                let d = st.draw(&spec, n, 7, &ch, 0, &mut rng).unwrap();
                 assert_eq!(d.k, Some(k));
                 let r = d.r.unwrap();
                 assert!(r < 1 << k);
@@ -501,12 +566,12 @@ mod tests {
         let mut st = BackoffState::new(&spec);
         let mut seen = vec![st.mild_window()];
         for _ in 0..5 {
-            st.on_collision(&spec);
+            st.on_collision(&spec, 1, &Context::default());
             seen.push(st.mild_window());
         }
         assert_eq!(seen, [2, 3, 5, 8, 10, 10]);
         for _ in 0..20 {
-            st.on_success(&spec);
+            st.on_success(&spec, 1, &Context::default());
         }
         assert_eq!(st.mild_window(), 2);
     }

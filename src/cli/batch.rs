@@ -304,6 +304,20 @@ pub fn execute(
     let result = pool.install(|| {
         sweep::run_pending(&plan.points, &todo, &STOP, &progress, &|i, runs| {
             let p = &plan.points[i];
+            // A run that stopped early has no results: nothing of its
+            // point is stored, and the sweep stops.
+            if let Some((k, why)) = runs
+                .iter()
+                .enumerate()
+                .find_map(|(k, r)| r.failure.as_ref().map(|w| (k, w)))
+            {
+                return Err(PointError::Run(format!(
+                    "{}replication {} (seed {}) stopped: {why}",
+                    point_label(&p.axes),
+                    k + 1,
+                    seeds[i].get(k).copied().unwrap_or_default()
+                )));
+            }
             output::write_point(
                 out,
                 i,
@@ -313,15 +327,27 @@ pub fn execute(
                     columns: p.scenario.columns(),
                     runs,
                 },
-            )?;
+            )
+            .map_err(PointError::Write)?;
             bar.inc(1);
-            Ok::<(), output::OutputError>(())
+            Ok::<(), PointError>(())
         })
     });
     watch.finish();
     let finished = bar.position();
     bar.finish_and_clear();
-    result
+    match result {
+        Err(PointError::Run(why)) => {
+            return Err(CliError::failure(anyhow!(
+                "{why}\nnothing of this point was written; the results of the points finished before it are kept in {}",
+                output::points_dir(out).display()
+            )))
+        }
+        other => other.map_err(|e| match e {
+            PointError::Write(w) => w,
+            PointError::Run(_) => unreachable!("handled above"),
+        }),
+    }
         .with_context(|| {
             format!(
                 "cannot write the results into {}; its finished results \
@@ -552,4 +578,20 @@ pub fn write_chart(c: &chart::Chart, styles: &Styles, path: &Path) -> CliResult 
     result
         .with_context(|| format!("cannot write {}", path.display()))
         .map_err(CliError::failure)
+}
+
+/// Why a finished point was not stored.
+enum PointError {
+    Write(output::OutputError),
+    /// A run stopped before its end (its world says why).
+    Run(String),
+}
+
+/// "at stations.0.count = 10, " for a sweep point; nothing for a run.
+fn point_label(axes: &[(String, String)]) -> String {
+    if axes.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = axes.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("at {}, ", parts.join(", "))
 }

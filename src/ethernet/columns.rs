@@ -275,6 +275,7 @@ impl RunResult {
             metrics,
             tables,
             events: self.events,
+            failure: self.failure.take(),
         }
     }
 }

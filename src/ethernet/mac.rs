@@ -5,7 +5,7 @@ use super::medium::{Signal, NO_WAITERS};
 use super::station::{Draws, Frame, Mac};
 use super::topology::between;
 use super::{Event, IndexUse, MacEvent, Observer, Sim};
-use crate::backoff::BackoffState;
+use crate::backoff::{BackoffState, Context, PolicyFault};
 use crate::engine::Time;
 use crate::ethernet::Access;
 use crate::mem::prefetch_lines;
@@ -407,8 +407,14 @@ impl<O: Observer> Sim<'_, O> {
             let memory = self.backoffs.get_mut(i).unwrap_or(&mut fresh);
             let s = &mut self.stations[i];
             s.collisions += 1;
-            memory.on_collision(spec);
             let n = s.collisions;
+            let slot = self.sc.medium.slot_ps;
+            let seen = Context {
+                slot,
+                observed: self.channel.collisions_since_success(),
+                retry_after: 0,
+            };
+            memory.on_collision(spec, n, &seen);
             if n >= spec.attempt_limit() {
                 s.queue.pop_front();
                 s.collisions = 0;
@@ -418,12 +424,15 @@ impl<O: Observer> Sim<'_, O> {
                     .on(t, i as u32, &MacEvent::Discard { attempts: n });
                 self.next_frame(t, i);
             } else {
-                let slot = self.sc.medium.slot_ps;
                 let draw = self
                     .generators
                     .with(i, Draws::Backoff, &mut s.streams_at, |r| {
-                        memory.draw(spec, n, slot, &self.channel, r)
+                        memory.draw(spec, n, slot, &self.channel, 0, r)
                     });
+                let draw = match draw {
+                    Ok(d) => d,
+                    Err(f) => return self.policy_fault(i, f),
+                };
                 s.mac = Mac::Backoff;
                 s.timer = s.timer.wrapping_add(1);
                 // Saturating: a wait past the end of the clock means "never again in
@@ -452,7 +461,12 @@ impl<O: Observer> Sim<'_, O> {
                 self.deliveries.push((signal, frame));
             }
             if let Some(memory) = self.backoffs.get_mut(i) {
-                memory.on_success(spec);
+                let seen = Context {
+                    slot: self.sc.medium.slot_ps,
+                    observed: self.channel.collisions_since_success(),
+                    retry_after: 0,
+                };
+                memory.on_success(spec, self.stations[i].collisions, &seen);
             }
             let s = &mut self.stations[i];
             s.collisions = 0;
@@ -573,13 +587,34 @@ impl<O: Observer> Sim<'_, O> {
         let draw = self
             .generators
             .with(i, Draws::Backoff, &mut s.streams_at, |r| {
-                probe.draw(spec, n, slot, &self.channel, r)
+                probe.draw(spec, n, slot, &self.channel, 0, r)
             });
-        let at = now + slot + draw.delay;
+        let draw = match draw {
+            Ok(d) => d,
+            Err(f) => return self.policy_fault(i, f),
+        };
+        let at = now.saturating_add(slot).saturating_add(draw.delay);
         s.mac = Mac::Backoff;
         s.timer = s.timer.wrapping_add(1);
         self.events.push(at, Event::Contend(i as u32, s.timer));
         self.observer
             .on(now, i as u32, &MacEvent::Defer { until: Some(at) });
+    }
+
+    /// A policy written as an expression gave no valid wait: the run stops
+    /// here and says where.
+    #[cold]
+    fn policy_fault(&mut self, i: usize, f: PolicyFault) {
+        let g = self.group_of(i);
+        let first = self.sc.groups[..g].iter().map(|g| g.count).sum::<usize>();
+        self.fault.get_or_insert_with(|| {
+            format!(
+                "stations.{g} (`{}`), station {} of the group (n = {}): {}",
+                self.sc.groups[g].name,
+                i - first,
+                f.n,
+                f.message
+            )
+        });
     }
 }

@@ -162,6 +162,9 @@ pub struct RunResult {
     pub burst: Option<BurstResult>,
     /// Events processed, for the benchmarks.
     pub events: u64,
+    /// Why the run stopped before its end, if it did (a policy written as
+    /// an expression gave no valid wait): its results are not to be used.
+    pub failure: Option<String>,
     /// Medium busy time in the measured window [warmup, duration): the length
     /// of the union of all transmission intervals [start, end) as sent (at the
     /// senders' positions, preamble and jam included, gaps excluded). Overlapping
@@ -745,6 +748,7 @@ impl Recorder {
             groups,
             burst,
             events: self.events,
+            failure: None,
             busy_ps: self.busy_ps,
         }
     }

@@ -172,6 +172,9 @@ struct Sim<'a, O: Observer> {
     prefetching: bool,
     /// What channel-aware backoff policies (BLAM) observe.
     channel: ChannelHistory,
+    /// Why the run stopped before its end: a policy written as an
+    /// expression gave no valid wait.
+    fault: Option<String>,
     /// Signals with ids below `live_from` are dead for every query at times
     /// >= `live_since` (see [`Sim::live_index`]).
     live_from: u64,
@@ -321,6 +324,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             detects_collisions: m.access.detects_collisions(),
             prefetching: sc.station_count() > PREFETCH_FROM,
             channel: ChannelHistory::default(),
+            fault: None,
             live_from: 0,
             live_since: 0,
             max_delay,
@@ -419,6 +423,9 @@ impl<'a, O: Observer> Sim<'a, O> {
             }
             self.index_gc(t);
             self.dispatch(t, packed);
+            if self.fault.is_some() {
+                return;
+            }
         }
         // Transmissions that ended before the duration still reach their
         // destinations: settle them, and nothing else.
@@ -473,6 +480,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             recorder,
             index,
             spare_index,
+            fault,
             ..
         } = self;
         let crowd = stations.len() >= CROWD_MEMORY;
@@ -496,7 +504,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         if crowd {
             crate::mem::give_back_freed();
         }
-        recorder.finish(sc, rows, &queued, &positions(sc, run_seed))
+        let mut result = recorder.finish(sc, rows, &queued, &positions(sc, run_seed));
+        result.failure = fault;
+        result
     }
 }
 

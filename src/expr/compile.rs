@@ -43,7 +43,9 @@ fn distance(a: &str, b: &str) -> usize {
 pub fn nearest<'n>(name: &str, known: impl Iterator<Item = &'n str>) -> Option<&'n str> {
     known
         .map(|k| (distance(&name.to_lowercase(), &k.to_lowercase()), k))
-        .filter(|(d, k)| *d <= (k.chars().count() / 3).max(1) || k.starts_with(name) && name.len() >= 2)
+        .filter(|(d, k)| {
+            *d <= (k.chars().count() / 3).max(1) || k.starts_with(name) && name.len() >= 2
+        })
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }
@@ -82,16 +84,12 @@ impl Compiler<'_> {
     }
 
     pub fn var_slot(&self, name: &str) -> Option<usize> {
-        self.names
-            .vars
-            .iter()
-            .position(|v| *v == name)
-            .or_else(|| {
-                self.locals
-                    .iter()
-                    .position(|v| v == name)
-                    .map(|i| i + self.names.vars.len())
-            })
+        self.names.vars.iter().position(|v| *v == name).or_else(|| {
+            self.locals
+                .iter()
+                .position(|v| v == name)
+                .map(|i| i + self.names.vars.len())
+        })
     }
 
     pub fn unknown(&self, column: usize, name: &str, what: &str) -> SyntaxError {
@@ -206,7 +204,13 @@ impl Compiler<'_> {
         Ok(())
     }
 
-    fn choice(&mut self, c: &Spanned, t: &Spanned, f: &Spanned, col: usize) -> Result<(), SyntaxError> {
+    fn choice(
+        &mut self,
+        c: &Spanned,
+        t: &Spanned,
+        f: &Spanned,
+        col: usize,
+    ) -> Result<(), SyntaxError> {
         self.node(c)?;
         let jump = self.code.len();
         self.emit(Op::JumpIfFalse(0), -1, col)?;
@@ -224,7 +228,13 @@ impl Compiler<'_> {
     fn call(&mut self, name: &str, args: &[Spanned], col: usize) -> Result<(), SyntaxError> {
         if name == "if" {
             if args.len() != 3 {
-                return Err(self.err(col, format!("if(condition, then, else) takes 3 arguments, not {}", args.len())));
+                return Err(self.err(
+                    col,
+                    format!(
+                        "if(condition, then, else) takes 3 arguments, not {}",
+                        args.len()
+                    ),
+                ));
             }
             return self.choice(&args[0], &args[1], &args[2], col);
         }
@@ -243,7 +253,11 @@ impl Compiler<'_> {
                             if k == 1 { "" } else { "s" },
                             args.len()
                         ),
-                        None => format!("{} takes 2 or more arguments, not {}", b.signature, args.len()),
+                        None => format!(
+                            "{} takes 2 or more arguments, not {}",
+                            b.signature,
+                            args.len()
+                        ),
                     },
                 ));
             }
@@ -271,7 +285,13 @@ impl Compiler<'_> {
             };
             return self.emit(op, 1 - n as isize, col);
         }
-        if let Some((id, f)) = self.names.funcs.iter().enumerate().find(|(_, f)| f.name == name) {
+        if let Some((id, f)) = self
+            .names
+            .funcs
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.name == name)
+        {
             if args.len() != f.params.len() {
                 return Err(self.err(
                     col,
@@ -292,7 +312,10 @@ impl Compiler<'_> {
                     (Param::Text, _) => {
                         return Err(self.err(
                             a.column,
-                            format!("{}: this argument is a name in quotes, e.g. \"tx-start\"", f.signature),
+                            format!(
+                                "{}: this argument is a name in quotes, e.g. \"tx-start\"",
+                                f.signature
+                            ),
                         ))
                     }
                     (Param::Number, _) => {

@@ -54,7 +54,9 @@ fn whole(name: &str, v: f64) -> Result<f64, EvalError> {
 fn randint(rng: &mut ChaCha8Rng, a: f64, b: f64) -> Result<f64, EvalError> {
     let (a, b) = (whole("randint", a)?, whole("randint", b)?);
     if a > b {
-        return Err(EvalError(format!("randint({a}, {b}): the first end is above the second")));
+        return Err(EvalError(format!(
+            "randint({a}, {b}): the first end is above the second"
+        )));
     }
     // Unsigned draws for a range from 0 up, as the built-in windows draw.
     Ok(if a >= 0.0 {
@@ -66,10 +68,14 @@ fn randint(rng: &mut ChaCha8Rng, a: f64, b: f64) -> Result<f64, EvalError> {
 
 fn uniform(rng: &mut ChaCha8Rng, grid: Grid, a: f64, b: f64) -> Result<f64, EvalError> {
     if !a.is_finite() || !b.is_finite() {
-        return Err(EvalError(format!("uniform({a}, {b}): both ends must be finite")));
+        return Err(EvalError(format!(
+            "uniform({a}, {b}): both ends must be finite"
+        )));
     }
     if b < a {
-        return Err(EvalError(format!("uniform({a}, {b}): the first end is above the second")));
+        return Err(EvalError(format!(
+            "uniform({a}, {b}): the first end is above the second"
+        )));
     }
     match grid {
         Grid::Continuous => Ok(a + (b - a) * rng.random::<f64>()),
@@ -96,7 +102,9 @@ fn uniform(rng: &mut ChaCha8Rng, grid: Grid, a: f64, b: f64) -> Result<f64, Eval
 
 fn probability(name: &str, p: f64) -> Result<f64, EvalError> {
     if !(0.0..=1.0).contains(&p) {
-        return Err(EvalError(format!("{name}({p}): a probability is between 0 and 1")));
+        return Err(EvalError(format!(
+            "{name}({p}): a probability is between 0 and 1"
+        )));
     }
     Ok(p)
 }
@@ -106,10 +114,13 @@ pub(super) fn run<H: Host>(
     code: &[Op],
     texts: &[Box<str>],
     vars: &[f64],
-    rng: &mut ChaCha8Rng,
+    mut rng: Option<&mut ChaCha8Rng>,
     grid: Grid,
     host: &mut H,
 ) -> Result<f64, EvalError> {
+    // Only expressions read where draws are allowed draw, and those are
+    // always given a stream.
+    let no_stream = || EvalError("a draw without a random stream".into());
     let mut stack = [0.0f64; MAX_STACK];
     let mut sp = 0usize;
     let mut pc = 0usize;
@@ -165,7 +176,10 @@ pub(super) fn run<H: Host>(
             Op::Ne => bin!(|a, b| truth(a != b)),
             Op::Min(n) => {
                 let n = n as usize;
-                let m = stack[sp - n..sp].iter().copied().fold(f64::INFINITY, f64::min);
+                let m = stack[sp - n..sp]
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min);
                 sp -= n;
                 push!(m)
             }
@@ -192,16 +206,22 @@ pub(super) fn run<H: Host>(
             Op::RandInt => {
                 let b = pop!();
                 let a = pop!();
-                push!(randint(rng, a, b)?)
+                push!(randint(rng.as_deref_mut().ok_or_else(no_stream)?, a, b)?)
             }
             Op::Uniform => {
                 let b = pop!();
                 let a = pop!();
-                push!(uniform(rng, grid, a, b)?)
+                push!(uniform(
+                    rng.as_deref_mut().ok_or_else(no_stream)?,
+                    grid,
+                    a,
+                    b
+                )?)
             }
             Op::Bernoulli => {
                 let p = probability("bernoulli", pop!())?;
-                push!(truth(rng.random::<f64>() < p))
+                let u = rng.as_deref_mut().ok_or_else(no_stream)?.random::<f64>();
+                push!(truth(u < p))
             }
             Op::Geometric => {
                 let p = pop!();
@@ -214,7 +234,7 @@ pub(super) fn run<H: Host>(
                     0.0
                 } else {
                     // Inverse CDF, as the built-in `geometric` policy draws.
-                    let u = 1.0 - rng.random::<f64>();
+                    let u = 1.0 - rng.as_deref_mut().ok_or_else(no_stream)?.random::<f64>();
                     (u.ln() / (1.0 - p).ln()).floor()
                 };
                 push!(r)

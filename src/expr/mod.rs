@@ -193,25 +193,158 @@ const fn b(
 
 /// The built-in functions (`if(c, a, b)` is syntax, evaluated lazily).
 pub const BUILTINS: &[BuiltinFn] = &[
-    b("min", "min(a, b, ...)", None, false, "the smallest argument", Builtin::Min),
-    b("max", "max(a, b, ...)", None, false, "the largest argument", Builtin::Max),
-    b("pow", "pow(a, b)", Some(2), false, "a to the power b (as a ^ b)", Builtin::Binary(eval::pow)),
-    b("floor", "floor(x)", Some(1), false, "the largest whole number <= x", Builtin::Unary(f64::floor)),
-    b("ceil", "ceil(x)", Some(1), false, "the smallest whole number >= x", Builtin::Unary(f64::ceil)),
-    b("round", "round(x)", Some(1), false, "the nearest whole number, halves away from zero", Builtin::Unary(f64::round)),
-    b("abs", "abs(x)", Some(1), false, "|x|", Builtin::Unary(f64::abs)),
-    b("exp", "exp(x)", Some(1), false, "e^x", Builtin::Unary(f64::exp)),
-    b("ln", "ln(x)", Some(1), false, "the natural logarithm", Builtin::Unary(f64::ln)),
-    b("log2", "log2(x)", Some(1), false, "the base-2 logarithm", Builtin::Unary(f64::log2)),
-    b("log10", "log10(x)", Some(1), false, "the base-10 logarithm", Builtin::Unary(f64::log10)),
-    b("sqrt", "sqrt(x)", Some(1), false, "the square root", Builtin::Unary(f64::sqrt)),
-    b("fib", "fib(k)", Some(1), false, "the k-th Fibonacci number: fib(0) = 0, fib(1) = fib(2) = 1, fib(3) = 2, ...", Builtin::Unary(eval::fib)),
-    b("phi", "phi(z)", Some(1), false, "the standard normal distribution function P(Z <= z)", Builtin::Unary(eval::phi)),
-    b("clamp", "clamp(x, lo, hi)", Some(3), false, "x limited to [lo, hi]", Builtin::Clamp),
-    b("randint", "randint(a, b)", Some(2), true, "a whole number drawn uniformly from a..b, both ends included", Builtin::RandInt),
-    b("uniform", "uniform(a, b)", Some(2), true, "a number drawn uniformly from [a, b] (a backoff's waits on its picosecond grid)", Builtin::Uniform),
-    b("bernoulli", "bernoulli(p)", Some(1), true, "1 with probability p, else 0", Builtin::Bernoulli),
-    b("geometric", "geometric(p)", Some(1), true, "failures before the first success of trials with probability p: 0, 1, 2, ...", Builtin::Geometric),
+    b(
+        "min",
+        "min(a, b, ...)",
+        None,
+        false,
+        "the smallest argument",
+        Builtin::Min,
+    ),
+    b(
+        "max",
+        "max(a, b, ...)",
+        None,
+        false,
+        "the largest argument",
+        Builtin::Max,
+    ),
+    b(
+        "pow",
+        "pow(a, b)",
+        Some(2),
+        false,
+        "a to the power b (as a ^ b)",
+        Builtin::Binary(eval::pow),
+    ),
+    b(
+        "floor",
+        "floor(x)",
+        Some(1),
+        false,
+        "the largest whole number <= x",
+        Builtin::Unary(f64::floor),
+    ),
+    b(
+        "ceil",
+        "ceil(x)",
+        Some(1),
+        false,
+        "the smallest whole number >= x",
+        Builtin::Unary(f64::ceil),
+    ),
+    b(
+        "round",
+        "round(x)",
+        Some(1),
+        false,
+        "the nearest whole number, halves away from zero",
+        Builtin::Unary(f64::round),
+    ),
+    b(
+        "abs",
+        "abs(x)",
+        Some(1),
+        false,
+        "|x|",
+        Builtin::Unary(f64::abs),
+    ),
+    b(
+        "exp",
+        "exp(x)",
+        Some(1),
+        false,
+        "e^x",
+        Builtin::Unary(f64::exp),
+    ),
+    b(
+        "ln",
+        "ln(x)",
+        Some(1),
+        false,
+        "the natural logarithm",
+        Builtin::Unary(f64::ln),
+    ),
+    b(
+        "log2",
+        "log2(x)",
+        Some(1),
+        false,
+        "the base-2 logarithm",
+        Builtin::Unary(f64::log2),
+    ),
+    b(
+        "log10",
+        "log10(x)",
+        Some(1),
+        false,
+        "the base-10 logarithm",
+        Builtin::Unary(f64::log10),
+    ),
+    b(
+        "sqrt",
+        "sqrt(x)",
+        Some(1),
+        false,
+        "the square root",
+        Builtin::Unary(f64::sqrt),
+    ),
+    b(
+        "fib",
+        "fib(k)",
+        Some(1),
+        false,
+        "the k-th Fibonacci number: fib(0) = 0, fib(1) = fib(2) = 1, fib(3) = 2, ...",
+        Builtin::Unary(eval::fib),
+    ),
+    b(
+        "phi",
+        "phi(z)",
+        Some(1),
+        false,
+        "the standard normal distribution function P(Z <= z)",
+        Builtin::Unary(eval::phi),
+    ),
+    b(
+        "clamp",
+        "clamp(x, lo, hi)",
+        Some(3),
+        false,
+        "x limited to [lo, hi]",
+        Builtin::Clamp,
+    ),
+    b(
+        "randint",
+        "randint(a, b)",
+        Some(2),
+        true,
+        "a whole number drawn uniformly from a..b, both ends included",
+        Builtin::RandInt,
+    ),
+    b(
+        "uniform",
+        "uniform(a, b)",
+        Some(2),
+        true,
+        "a number drawn uniformly from [a, b] (a backoff's waits on its picosecond grid)",
+        Builtin::Uniform,
+    ),
+    b(
+        "bernoulli",
+        "bernoulli(p)",
+        Some(1),
+        true,
+        "1 with probability p, else 0",
+        Builtin::Bernoulli,
+    ),
+    b(
+        "geometric",
+        "geometric(p)",
+        Some(1),
+        true,
+        "failures before the first success of trials with probability p: 0, 1, 2, ...",
+        Builtin::Geometric,
+    ),
 ];
 
 /// One instruction of a compiled expression (a stack machine).
@@ -310,7 +443,7 @@ impl Expr {
     pub fn eval<H: Host>(
         &self,
         vars: &[f64],
-        rng: &mut ChaCha8Rng,
+        rng: Option<&mut ChaCha8Rng>,
         grid: Grid,
         host: &mut H,
     ) -> Result<f64, EvalError> {
@@ -319,16 +452,12 @@ impl Expr {
 
     /// The value of an expression that draws nothing and calls no host.
     pub fn value(&self, vars: &[f64]) -> Result<f64, EvalError> {
-        use rand::SeedableRng;
-        let mut rng = ChaCha8Rng::seed_from_u64(0);
-        self.eval(vars, &mut rng, Grid::Continuous, &mut NoHost)
+        self.eval(vars, None, Grid::Continuous, &mut NoHost)
     }
 
     /// As [`Expr::value`] with a host.
     pub fn value_with<H: Host>(&self, vars: &[f64], host: &mut H) -> Result<f64, EvalError> {
-        use rand::SeedableRng;
-        let mut rng = ChaCha8Rng::seed_from_u64(0);
-        self.eval(vars, &mut rng, Grid::Continuous, host)
+        self.eval(vars, None, Grid::Continuous, host)
     }
 }
 
@@ -417,12 +546,12 @@ impl Statements {
     pub fn run<H: Host>(
         &self,
         vars: &mut [f64],
-        rng: &mut ChaCha8Rng,
+        mut rng: Option<&mut ChaCha8Rng>,
         grid: Grid,
         host: &mut H,
     ) -> Result<(), EvalError> {
         for (slot, e) in &self.assigns {
-            let v = e.eval(vars, rng, grid, host)?;
+            let v = e.eval(vars, rng.as_deref_mut(), grid, host)?;
             vars[*slot] = v;
         }
         Ok(())

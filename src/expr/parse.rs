@@ -84,7 +84,9 @@ fn lex(src: &str) -> Result<Lexer, SyntaxError> {
         let col = i + 1;
         if c.is_whitespace() {
             i += 1;
-        } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let start = i;
             while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
                 i += 1;
@@ -141,7 +143,8 @@ fn lex(src: &str) -> Result<Lexer, SyntaxError> {
                         i += 1;
                         break;
                     }
-                    Some('\\') if matches!(chars.get(i + 1), Some(&q) if q == quote || q == '\\') => {
+                    Some('\\') if matches!(chars.get(i + 1), Some(&q) if q == quote || q == '\\') =>
+                    {
                         text.push(chars[i + 1]);
                         i += 2;
                     }
@@ -165,7 +168,10 @@ fn lex(src: &str) -> Result<Lexer, SyntaxError> {
                     i += 1;
                 }
                 None if c == '&' || c == '|' => {
-                    return Err(err(col, format!("`{c}` alone is not an operator; write `{c}{c}`")));
+                    return Err(err(
+                        col,
+                        format!("`{c}` alone is not an operator; write `{c}{c}`"),
+                    ));
                 }
                 None => return Err(err(col, format!("`{c}` is not part of the language"))),
             }
@@ -382,12 +388,18 @@ impl<'s> Parser<'s> {
                 });
             }
             Tok::Sym("=") => {
-                return Err(self.err(column, "`=` assigns, in a statement list; compare with `==`"))
+                return Err(self.err(
+                    column,
+                    "`=` assigns, in a statement list; compare with `==`",
+                ))
             }
             other => {
                 return Err(self.err(
                     column,
-                    format!("expected a number, a name or `(`, found {}", describe(&other)),
+                    format!(
+                        "expected a number, a name or `(`, found {}",
+                        describe(&other)
+                    ),
                 ))
             }
         };
@@ -446,10 +458,16 @@ pub(super) fn statements(src: &str) -> Result<Vec<Assign>, SyntaxError> {
         let Tok::Ident(target) = tok else {
             return Err(p.err(
                 column,
-                format!("expected a name to assign (`state = ...`), found {}", describe(&tok)),
+                format!(
+                    "expected a name to assign (`state = ...`), found {}",
+                    describe(&tok)
+                ),
             ));
         };
-        p.expect("=", &format!("after `{target}` (a statement is `name = expression`)"))?;
+        p.expect(
+            "=",
+            &format!("after `{target}` (a statement is `name = expression`)"),
+        )?;
         let value = p.expression()?;
         out.push(Assign {
             target,

@@ -14,7 +14,8 @@ fn names() -> Names<'static> {
 fn val(text: &str, vars: &[f64]) -> f64 {
     let e = Expr::parse(text, &names()).unwrap_or_else(|e| panic!("{e}"));
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    e.eval(vars, &mut rng, Grid::Continuous, &mut NoHost).unwrap()
+    e.eval(vars, Some(&mut rng), Grid::Continuous, &mut NoHost)
+        .unwrap()
 }
 
 fn err(text: &str) -> SyntaxError {
@@ -43,7 +44,10 @@ fn arithmetic_precedence_and_associativity() {
     assert_eq!(val("clamp(12, 0, 10)", &v), 10.0);
     assert_eq!(val("pow(2, min(n, 10)) - 1", &v), 7.0);
     assert_eq!(val("1e3 + .5", &v), 1000.5);
-    assert_eq!(val("floor(2.7) + ceil(2.2) + round(2.5) + abs(-1)", &v), 9.0);
+    assert_eq!(
+        val("floor(2.7) + ceil(2.2) + round(2.5) + abs(-1)", &v),
+        9.0
+    );
     assert!((val("x * exp(-2 * x)", &v) - 0.5 * (-1.0f64).exp()).abs() < 1e-15);
     assert!((val("phi(1.959963984540054)", &v) - 0.975).abs() < 1e-12);
 }
@@ -66,10 +70,24 @@ fn only_the_branch_taken_draws() {
     let e = Expr::parse("n > 1 ? randint(0, 9) : 5", &names()).unwrap();
     let mut a = ChaCha8Rng::seed_from_u64(7);
     let b = ChaCha8Rng::seed_from_u64(7);
-    assert_eq!(e.eval(&[1.0, 0.0, 0.0], &mut a, Grid::Continuous, &mut NoHost), Ok(5.0));
+    assert_eq!(
+        e.eval(
+            &[1.0, 0.0, 0.0],
+            Some(&mut a),
+            Grid::Continuous,
+            &mut NoHost
+        ),
+        Ok(5.0)
+    );
     assert_eq!(a, b);
     let e = Expr::parse("0 && bernoulli(0.5)", &names()).unwrap();
-    e.eval(&[1.0, 0.0, 0.0], &mut a, Grid::Continuous, &mut NoHost).unwrap();
+    e.eval(
+        &[1.0, 0.0, 0.0],
+        Some(&mut a),
+        Grid::Continuous,
+        &mut NoHost,
+    )
+    .unwrap();
     assert_eq!(a, b);
 }
 
@@ -82,7 +100,12 @@ fn randint_draws_as_the_built_in_windows_draw() {
     for n in 1..=16u32 {
         for _ in 0..100 {
             let got = e
-                .eval(&[n as f64, 0.0, 0.0], &mut a, Grid::Continuous, &mut NoHost)
+                .eval(
+                    &[n as f64, 0.0, 0.0],
+                    Some(&mut a),
+                    Grid::Continuous,
+                    &mut NoHost,
+                )
                 .unwrap();
             let k = n.min(10);
             let want = b.random_range(0..(1u64 << k));
@@ -98,7 +121,12 @@ fn uniform_on_a_grid_draws_whole_steps_as_the_built_ins() {
     let mut b = ChaCha8Rng::seed_from_u64(5);
     for n in 1..=10u32 {
         let got = e
-            .eval(&[n as f64, 0.0, 0.0], &mut a, Grid::Steps(1e12), &mut NoHost)
+            .eval(
+                &[n as f64, 0.0, 0.0],
+                Some(&mut a),
+                Grid::Steps(1e12),
+                &mut NoHost,
+            )
             .unwrap();
         let hi = (100_000_000_000u64 << (n - 1)).min(10_000_000_000_000);
         let want = b.random_range(0..=hi);
@@ -108,12 +136,18 @@ fn uniform_on_a_grid_draws_whole_steps_as_the_built_ins() {
 
 #[test]
 fn draws_are_in_range_and_reproducible() {
-    let e = Expr::parse("randint(-3, 3) + 10 * bernoulli(0.25) + 100 * geometric(0.5)", &names())
-        .unwrap();
+    let e = Expr::parse(
+        "randint(-3, 3) + 10 * bernoulli(0.25) + 100 * geometric(0.5)",
+        &names(),
+    )
+    .unwrap();
     let run = |seed| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         (0..2000)
-            .map(|_| e.eval(&[0.0; 3], &mut rng, Grid::Continuous, &mut NoHost).unwrap())
+            .map(|_| {
+                e.eval(&[0.0; 3], Some(&mut rng), Grid::Continuous, &mut NoHost)
+                    .unwrap()
+            })
             .collect::<Vec<_>>()
     };
     let a = run(9);
@@ -122,7 +156,10 @@ fn draws_are_in_range_and_reproducible() {
     let b = Expr::parse("bernoulli(0.25)", &names()).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(9);
     let ones = (0..2000)
-        .map(|_| b.eval(&[0.0; 3], &mut rng, Grid::Continuous, &mut NoHost).unwrap())
+        .map(|_| {
+            b.eval(&[0.0; 3], Some(&mut rng), Grid::Continuous, &mut NoHost)
+                .unwrap()
+        })
         .sum::<f64>()
         / 2000.0;
     // bernoulli(0.25): 2000 draws, sd = sqrt(0.25 * 0.75 / 2000) = 0.0097; 5 sd.
@@ -137,7 +174,10 @@ fn syntax_errors_point_at_the_column() {
     let e = err("1 + * 2");
     assert_eq!(e.column, 5);
     let e = err("2 $ 3");
-    assert_eq!((e.column, e.message.as_str()), (3, "`$` is not part of the language"));
+    assert_eq!(
+        (e.column, e.message.as_str()),
+        (3, "`$` is not part of the language")
+    );
     let shown = err("n +").to_string();
     assert!(shown.contains("column 4"), "{shown}");
     assert!(shown.ends_with("    n +\n       ^"), "{shown:?}");
@@ -152,11 +192,21 @@ fn unknown_names_suggest_the_nearest() {
     let e = err("randint(0, nn)");
     assert_eq!(e.column, 12);
     assert_eq!(e.message, "unknown name `nn`; did you mean `n`?");
-    assert_eq!(err("rand_int(0, 1)").message, "unknown function `rand_int`; did you mean `randint`?");
-    assert_eq!(err("prv * 2").message, "unknown name `prv`; did you mean `prev`?");
-    assert!(err("zzzzzz").message.contains("the names here are n, prev, x"));
+    assert_eq!(
+        err("rand_int(0, 1)").message,
+        "unknown function `rand_int`; did you mean `randint`?"
+    );
+    assert_eq!(
+        err("prv * 2").message,
+        "unknown name `prv`; did you mean `prev`?"
+    );
+    assert!(err("zzzzzz")
+        .message
+        .contains("the names here are n, prev, x"));
     assert!(err("min(1)").message.contains("2 or more"));
-    assert!(err("pow(1)").message.contains("pow(a, b) takes 2 arguments, not 1"));
+    assert!(err("pow(1)")
+        .message
+        .contains("pow(a, b) takes 2 arguments, not 1"));
     assert!(err("min").message.contains("is a function"));
 }
 
@@ -180,12 +230,27 @@ fn sizes_are_bounded_when_read() {
 fn domain_errors_at_evaluation() {
     let e = Expr::parse("randint(0, n)", &names()).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let got = e.eval(&[-1.0, 0., 0.], &mut rng, Grid::Continuous, &mut NoHost);
+    let got = e.eval(
+        &[-1.0, 0., 0.],
+        Some(&mut rng),
+        Grid::Continuous,
+        &mut NoHost,
+    );
     assert!(got.unwrap_err().0.contains("first end is above"));
-    let got = e.eval(&[2.5, 0., 0.], &mut rng, Grid::Continuous, &mut NoHost);
+    let got = e.eval(
+        &[2.5, 0., 0.],
+        Some(&mut rng),
+        Grid::Continuous,
+        &mut NoHost,
+    );
     assert!(got.unwrap_err().0.contains("whole numbers"));
     let e = Expr::parse("bernoulli(n)", &names()).unwrap();
-    let got = e.eval(&[2.0, 0., 0.], &mut rng, Grid::Continuous, &mut NoHost);
+    let got = e.eval(
+        &[2.0, 0., 0.],
+        Some(&mut rng),
+        Grid::Continuous,
+        &mut NoHost,
+    );
     assert!(got.unwrap_err().0.contains("between 0 and 1"));
 }
 
@@ -198,9 +263,11 @@ fn statements_update_state_in_order() {
     let fail = Statements::parse("w = min(1024, ceil(w * 1.5)); c = c + 1;", &ns, &locals).unwrap();
     let mut vars = [0.0; 5];
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    init.run(&mut vars, &mut rng, Grid::Continuous, &mut NoHost).unwrap();
+    init.run(&mut vars, Some(&mut rng), Grid::Continuous, &mut NoHost)
+        .unwrap();
     for _ in 0..4 {
-        fail.run(&mut vars, &mut rng, Grid::Continuous, &mut NoHost).unwrap();
+        fail.run(&mut vars, Some(&mut rng), Grid::Continuous, &mut NoHost)
+            .unwrap();
     }
     assert_eq!(&vars[3..], &[12.0, 4.0]);
     let e = Statements::parse("ww = 1", &ns, &locals).unwrap_err();
@@ -241,7 +308,11 @@ fn host_functions_take_texts_and_numbers() {
     let bad = Expr::parse("event_time(1, 1, 2)", &ns).unwrap_err();
     assert!(bad.message.contains("in quotes"), "{}", bad.message);
     let bad = Expr::parse("event_tim(\"a\", 1, 2)", &ns).unwrap_err();
-    assert!(bad.message.contains("did you mean `event_time`"), "{}", bad.message);
+    assert!(
+        bad.message.contains("did you mean `event_time`"),
+        "{}",
+        bad.message
+    );
     let bad = Expr::parse("\"a\" + 1", &ns).unwrap_err();
     assert_eq!(bad.column, 1);
 }

@@ -347,6 +347,7 @@ mod tests {
             metrics: Vec::new(),
             tables: vec![[vec![Cell::Count(1), Cell::Count(2)]].into_iter().collect()],
             events: 0,
+            failure: None,
         }];
         let point = PointRuns {
             axes: &[],
@@ -391,6 +392,7 @@ mod tests {
                 metrics: Vec::new(),
                 tables: vec![rows(k)],
                 events: 0,
+                failure: None,
             })
             .collect();
         let axes = [

@@ -5,9 +5,10 @@
 
 use super::reader::{FieldError, Fields, Item};
 use super::{Medium, MAX_DURATION_S};
-use crate::backoff::BackoffSpec;
+use crate::backoff::{BackoffSpec, ExprPolicy, PolicyWorld, WaitUnit, Windows};
 use crate::engine::Time;
 use crate::units::{self, PS_PER_S};
+use std::sync::Arc;
 
 /// One parameter of a policy: its key, its default as a scenario writes it,
 /// and what it means.
@@ -23,6 +24,43 @@ pub struct PolicyDoc {
     pub formula: &'static str,
     pub params: &'static [Param],
     pub source: &'static str,
+    /// The policy with its defaults written in the expression language
+    /// (`kind = "expr"`, in slots), which draws what it draws.
+    pub written: Written,
+}
+
+/// A policy as `kind = "expr"` writes it: its keys, "" for none.
+pub struct Written {
+    pub wait: &'static str,
+    pub init: &'static str,
+    pub on_failure: &'static str,
+    pub on_success: &'static str,
+}
+
+const fn w(wait: &'static str) -> Written {
+    Written {
+        wait,
+        init: "",
+        on_failure: "",
+        on_success: "",
+    }
+}
+
+impl Written {
+    /// The TOML table that writes it.
+    pub fn toml(&self) -> String {
+        let mut s = format!("{{ kind = \"expr\", wait = \"{}\"", self.wait);
+        for (k, v) in [
+            ("init", self.init),
+            ("on_failure", self.on_failure),
+            ("on_success", self.on_success),
+        ] {
+            if !v.is_empty() {
+                s += &format!(", {k} = \"{v}\"");
+            }
+        }
+        s + ", unit = \"slots\" }"
+    }
 }
 
 const fn p(key: &'static str, default: &'static str, meaning: &'static str) -> Param {
@@ -53,6 +91,7 @@ pub const POLICIES: &[PolicyDoc] = &[
         formula: "r uniform on 0..2^k-1 slots, k = min(n, backoff_limit)",
         params: &[p("backoff_limit", "10", "largest exponent k"), ATTEMPT],
         source: "IEEE 802.3 clause 4.2.3.2.5 (truncated binary exponential backoff)",
+        written: w("randint(0, pow(2, min(n, 10)) - 1)"),
     },
     PolicyDoc {
         kind: "exponential",
@@ -63,36 +102,42 @@ pub const POLICIES: &[PolicyDoc] = &[
             ATTEMPT,
         ],
         source: "generalised BEB; factor 2 and max_window 1024 give beb",
+        written: w("randint(0, min(1024, ceil(pow(2, n))) - 1)"),
     },
     PolicyDoc {
         kind: "fixed",
         formula: "r uniform on 0..window-1 slots, whatever n",
         params: &[p("window", "16", "window in slots"), ATTEMPT],
         source: "the non-adaptive baseline",
+        written: w("randint(0, 15)"),
     },
     PolicyDoc {
         kind: "constant",
         formula: "delay, deterministic",
         params: &[p("delay", "1slot", "the wait (duration or slots)"), ATTEMPT],
         source: "fixed-interval retry",
+        written: w("1"),
     },
     PolicyDoc {
         kind: "linear",
         formula: "base * n, deterministic",
         params: &[BASE, ATTEMPT],
         source: "linear retry",
+        written: w("1 * n"),
     },
     PolicyDoc {
         kind: "linear-window",
         formula: "r uniform on 0..step*n slots (both ends included)",
         params: &[p("step", "1", "window growth per collision in slots"), ATTEMPT],
         source: "linear backoff (e.g. Tanenbaum's comparison with BEB)",
+        written: w("randint(0, 1 * n)"),
     },
     PolicyDoc {
         kind: "exponential-no-jitter",
         formula: "min(cap, base * 2^(n-1)), deterministic",
         params: &[BASE, CAP, ATTEMPT],
         source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+        written: w("min(1024, 1 * pow(2, n - 1))"),
     },
     PolicyDoc {
         kind: "additive-jitter",
@@ -105,6 +150,7 @@ pub const POLICIES: &[PolicyDoc] = &[
             ATTEMPT,
         ],
         source: "retry helpers such as 100 ms initial, 30 s cap, 0-100 ms jitter (e.g. Google Cloud client libraries)",
+        written: w("min(1024, 1 * pow(2, n - 1)) + uniform(0, 1)"),
     },
     PolicyDoc {
         kind: "compounding-jitter",
@@ -117,42 +163,49 @@ pub const POLICIES: &[PolicyDoc] = &[
             ATTEMPT,
         ],
         source: "retry loops that grow the previous (jittered) sleep",
+        written: w("(n == 1 ? min(1024, 1) : min(1024, prev * 2)) + uniform(0, 1)"),
     },
     PolicyDoc {
         kind: "proportional-jitter",
         formula: "max(0, min(cap, base * 2^(n-1)) * (1 + U(-f, f)))",
         params: &[BASE, CAP, p("f", "0.2", "relative jitter, >= 0"), ATTEMPT],
         source: "randomization factor of Google's HTTP client / gRPC connection backoff",
+        written: w("max(0, min(1024, 1 * pow(2, n - 1)) * (1 + uniform(-0.2, 0.2)))"),
     },
     PolicyDoc {
         kind: "full-jitter",
         formula: "U(0, min(cap, base * 2^(n-1)))",
         params: &[BASE, CAP, ATTEMPT],
         source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+        written: w("uniform(0, min(1024, 1 * pow(2, n - 1)))"),
     },
     PolicyDoc {
         kind: "equal-jitter",
         formula: "t/2 + U(0, t/2), t = min(cap, base * 2^(n-1))",
         params: &[BASE, CAP, ATTEMPT],
         source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+        written: w("min(1024, pow(2, n - 1)) / 2 + uniform(0, min(1024, pow(2, n - 1)) / 2)"),
     },
     PolicyDoc {
         kind: "decorrelated-jitter",
         formula: "d = min(cap, U(base, 3 * previous d)), previous d = base for a new frame",
         params: &[BASE, CAP, ATTEMPT],
         source: "AWS Architecture Blog, 'Exponential Backoff and Jitter' (Brooker, 2015)",
+        written: w("min(1024, uniform(1, 3 * (n == 1 ? 1 : prev)))"),
     },
     PolicyDoc {
         kind: "geometric",
         formula: "transmit in each slot with probability p: r slots, P(r = k) = (1-p)^k p",
         params: &[p("p", "0.5", "per-slot transmission probability, 1e-6 to 1"), ATTEMPT],
         source: "Metcalfe & Boggs 1976, 'Ethernet: distributed packet switching for local computer networks' (p = 1/Q optimal)",
+        written: w("geometric(0.5)"),
     },
     PolicyDoc {
         kind: "blam",
         formula: "r uniform on 0..2^k-1 slots, k = min(m, backoff_limit), m = collisions observed on the channel since its last success",
         params: &[p("backoff_limit", "10", "largest exponent k"), ATTEMPT],
         source: "Molle 1994, 'A New Binary Logarithmic Arbitration Method for Ethernet' (IEEE 802.3w proposal); see docs/policies.md for this reading",
+        written: w("randint(0, pow(2, min(max(observed, 1), 10)) - 1)"),
     },
     PolicyDoc {
         kind: "mild",
@@ -165,12 +218,17 @@ pub const POLICIES: &[PolicyDoc] = &[
             ATTEMPT,
         ],
         source: "Bharghavan, Demers, Shenker & Zhang 1994, 'MACAW: a media access protocol for wireless LANs'",
+        written: Written { wait: "randint(0, w - 1)", init: "w = 2", on_failure: "w = min(1024, ceil(w * 1.5))", on_success: "w = max(2, w - 1)" },
     },
 ];
 
 /// The policy names a scenario may use.
 pub fn kinds() -> Vec<&'static str> {
-    POLICIES.iter().map(|p| p.kind).collect()
+    POLICIES
+        .iter()
+        .map(|p| p.kind)
+        .chain(["expr", "windows"])
+        .collect()
 }
 
 fn doc(kind: &str) -> &'static PolicyDoc {
@@ -277,6 +335,28 @@ pub fn read(item: Item, m: &Medium) -> Result<BackoffSpec, FieldError> {
 /// As [`read`], where "96bit" and "4slot" mean `bit_ps` and `slot_ps`
 /// picoseconds (a world without a medium gives its own slot).
 pub fn read_in_units(item: Item, bit_ps: Time, slot_ps: Time) -> Result<BackoffSpec, FieldError> {
+    read_policy(item, bit_ps, slot_ps, PolicyWorld::Bus)
+}
+
+/// As [`read_in_units`], for the world the policy is written in (which
+/// names a written policy may read, and its default unit).
+pub fn read_policy(
+    item: Item,
+    bit_ps: Time,
+    slot_ps: Time,
+    world: PolicyWorld,
+) -> Result<BackoffSpec, FieldError> {
+    if matches!(item.value.as_str(), Some("expr" | "windows")) {
+        let name = item.value.as_str().unwrap_or_default();
+        return Err(item.err(format!(
+            "`{name}` needs its keys; write a table, e.g. {}",
+            if name == "expr" {
+                "{ kind = \"expr\", wait = \"randint(0, pow(2, min(n, 10)) - 1)\", unit = \"slots\" }"
+            } else {
+                "{ kind = \"windows\", windows = [2, 3, 5, 8, 13], repeat = false }"
+            }
+        )));
+    }
     if let toml::Value::String(name) = item.value {
         let all = kinds();
         let Some(d) = POLICIES.iter().find(|d| d.kind == name.as_str()) else {
@@ -308,6 +388,12 @@ pub fn read_in_units(item: Item, bit_ps: Time, slot_ps: Time) -> Result<BackoffS
     let all = kinds();
     let kind = f.choice("kind", &all)?;
     let kind = f.require("kind", kind, &format!("one of {}", all.join(", ")))?;
+    if kind == "expr" {
+        return read_expr(f, slot_ps, world);
+    }
+    if kind == "windows" {
+        return read_windows(f, slot_ps);
+    }
     let doc = doc(&kind);
     let mut r = PolicyReader {
         f,
@@ -449,6 +535,180 @@ pub fn read_in_units(item: Item, bit_ps: Time, slot_ps: Time) -> Result<BackoffS
         .collect();
     r.f.finish(&keys)?;
     Ok(spec)
+}
+
+/// The units a written policy's wait may be in, with picoseconds per unit.
+const WAIT_UNITS: &[(&str, f64)] = &[("s", 1e12), ("ms", 1e9), ("us", 1e6)];
+
+/// `{ kind = "expr", wait = "...", unit = ..., init, on_success,
+/// on_failure, attempt_limit }`: read, checked, and sampled.
+fn read_expr(mut f: Fields, slot_ps: Time, world: PolicyWorld) -> Result<BackoffSpec, FieldError> {
+    let allowed: &[&str] = match world {
+        PolicyWorld::Bus => &[
+            "kind",
+            "wait",
+            "unit",
+            "init",
+            "on_success",
+            "on_failure",
+            "attempt_limit",
+        ],
+        PolicyWorld::Service => &["kind", "wait", "unit", "init", "on_success", "on_failure"],
+    };
+    if world == PolicyWorld::Service && f.contains("attempt_limit") {
+        return Err(f.err(
+            "attempt_limit",
+            "is not used by clients; the group's `max_retries` limits retries",
+        ));
+    }
+    f.allow(allowed)?;
+    let wait = f.string("wait")?;
+    let wait = f.require(
+        "wait",
+        wait,
+        "the wait after the n-th failure, e.g. wait = \"randint(0, pow(2, min(n, 10)) - 1)\"",
+    )?;
+    let units: Vec<&str> = std::iter::once("slots")
+        .chain(WAIT_UNITS.iter().map(|(u, _)| *u))
+        .collect();
+    let unit_name = f.choice("unit", &units)?.unwrap_or_else(|| {
+        match world {
+            PolicyWorld::Bus => "slots",
+            PolicyWorld::Service => "s",
+        }
+        .to_string()
+    });
+    let unit = match WAIT_UNITS.iter().find(|(u, _)| *u == unit_name) {
+        Some((_, ps)) => WaitUnit::Time(*ps),
+        None if slot_ps == 0 => {
+            return Err(f.err(
+                "unit",
+                "`slots` needs the group's `slot` (e.g. slot = \"10ms\"); or give a time unit: s, ms, us",
+            ))
+        }
+        None => WaitUnit::Slots,
+    };
+    let attempt_limit = match world {
+        PolicyWorld::Bus => f.integer("attempt_limit", 1, 1_000_000)?.unwrap_or(16) as u32,
+        PolicyWorld::Service => u32::MAX,
+    };
+    let text = |f: &mut Fields, k: &str| f.string(k).map(Option::unwrap_or_default);
+    let init = text(&mut f, "init")?;
+    let on_success = text(&mut f, "on_success")?;
+    let on_failure = text(&mut f, "on_failure")?;
+    let policy = ExprPolicy::read(
+        world,
+        &wait,
+        &init,
+        &on_success,
+        &on_failure,
+        unit,
+        &unit_name,
+        attempt_limit,
+    )
+    .map_err(|(key, e)| f.err(key.key(), e.to_string()))?;
+    let spec = BackoffSpec::Expr(Arc::new(policy));
+    // Sampled once when read: an expression that cannot give a wait for
+    // some n fails here, with the n, rather than in the middle of a run.
+    if let Err(e) = sample_waits(&spec, slot_ps, 1) {
+        return Err(f.err("wait", e));
+    }
+    f.finish(allowed)?;
+    Ok(spec)
+}
+
+/// `{ kind = "windows", windows = [2, 3, 5, 8, 13], repeat = false,
+/// attempt_limit = 16 }`.
+fn read_windows(mut f: Fields, slot_ps: Time) -> Result<BackoffSpec, FieldError> {
+    let keys = ["kind", "windows", "repeat", "attempt_limit"];
+    f.allow(&keys)?;
+    let list = f.with("windows", |item| {
+        let a = item.array()?;
+        if a.is_empty() {
+            return Err(
+                item.err("is empty; give at least one window, e.g. windows = [2, 3, 5, 8, 13]")
+            );
+        }
+        a.iter()
+            .enumerate()
+            .map(|(k, v)| match v.as_integer() {
+                Some(w) if (1..=1 << 40).contains(&w) => Ok(w as u64),
+                _ => Err(FieldError::new(
+                    format!("{}.{k}", item.path),
+                    format!("{v} is not a window; allowed: whole numbers of slots from 1 to 2^40"),
+                )),
+            })
+            .collect::<Result<Vec<u64>, FieldError>>()
+    })?;
+    let windows = f.require(
+        "windows",
+        list,
+        "the window (in slots) after each failure, e.g. windows = [2, 3, 5, 8, 13]",
+    )?;
+    let repeat = f.boolean("repeat")?.unwrap_or(false);
+    let attempt_limit = f.integer("attempt_limit", 1, 1_000_000)?.unwrap_or(16) as u32;
+    if slot_ps == 0 {
+        return Err(f.err(
+            "kind",
+            "`windows` waits a whole number of slots; give the group's `slot`, e.g. slot = \"10ms\"",
+        ));
+    }
+    let spec = BackoffSpec::Windows(Arc::new(Windows {
+        windows,
+        repeat,
+        attempt_limit,
+    }));
+    let max = spec.max_delay_ps(slot_ps, attempt_limit);
+    if max > MAX_DURATION_S * PS_PER_S {
+        return Err(f.err(
+            "windows",
+            format!("allows waits of {max:.3e} ps, beyond the {MAX_DURATION_S:e} s the simulator accepts"),
+        ));
+    }
+    f.finish(&keys)?;
+    Ok(spec)
+}
+
+/// The n a written policy is sampled at: 1 to its attempt limit, at most
+/// this many (clients without `max_retries` retry without limit).
+pub const SAMPLED_FAILURES: u32 = 64;
+
+/// The range of waits (seconds) a policy draws after each failure n = 1,
+/// 2, ... (up to its attempt limit, at most [`SAMPLED_FAILURES`]), from
+/// `draws` draws each on a fixed stream, with the state as a station's
+/// first frame has it and every earlier draw of the frame made; an
+/// expression that cannot give a wait is an error naming n.
+pub fn sample_waits(
+    spec: &BackoffSpec,
+    slot_ps: Time,
+    draws: u32,
+) -> Result<Vec<(u32, f64, f64)>, String> {
+    use crate::backoff::{BackoffState, ChannelHistory};
+    use rand::SeedableRng;
+    let limit = spec.attempt_limit().clamp(1, SAMPLED_FAILURES + 1) - 1;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5a3_1e5);
+    let mut out = Vec::new();
+    let mut frames: Vec<BackoffState> =
+        (0..draws.max(1)).map(|_| BackoffState::new(spec)).collect();
+    let seen = crate::backoff::Context {
+        slot: slot_ps,
+        observed: 0,
+        retry_after: 0,
+    };
+    for n in 1..=limit.max(1) {
+        let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+        for st in &mut frames {
+            st.on_collision(spec, n, &seen);
+            let d = st
+                .draw(spec, n, slot_ps, &ChannelHistory::default(), 0, &mut rng)
+                .map_err(|e| format!("at n = {n}: {}", e.message))?;
+            let s = d.delay as f64 / 1e12;
+            lo = lo.min(s);
+            hi = hi.max(s);
+        }
+        out.push((n, lo, hi));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use super::durations::{self, duration, positive_duration};
 use super::reader::{FieldError, Fields, Item};
 use super::{policies, stacks, MAX_MEMORY_BYTES, MAX_STATIONS};
-use crate::backoff::BackoffSpec;
+use crate::backoff::{BackoffSpec, PolicyWorld};
 use crate::engine::Time;
 use crate::results::MemoryNeed;
 use crate::service::{
@@ -563,7 +563,7 @@ fn read_backoff(item: Item, slot: Option<Time>) -> Result<(BackoffSpec, String)>
             }
         }
     }
-    let spec = policies::read_in_units(item, 0, slot.unwrap_or(0))?;
+    let spec = policies::read_policy(item, 0, slot.unwrap_or(0), PolicyWorld::Service)?;
     let policy = spec.kind().to_string();
     Ok((spec, policy))
 }

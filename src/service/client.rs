@@ -6,7 +6,7 @@
 use super::gates::GateState;
 use super::stacks::{Failure, StackState};
 use super::{Call, Calls, Ev, Outcome, ServerKind, Sim};
-use crate::backoff::{BackoffState, ChannelHistory};
+use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
 use crate::seed::{self, Stream};
 use rand::RngExt;
@@ -102,7 +102,7 @@ impl Sim<'_> {
 
     /// A new call of client `client` of group `gi`, with `n` failures behind it.
     fn new_call(&mut self, gi: usize, client: u64, n: u32) -> u32 {
-        let g = &self.sc.groups[gi];
+        let _ = &self.sc.groups[gi];
         let counted = self.now >= self.sc.warmup;
         if counted {
             self.counts[gi].calls += 1;
@@ -121,7 +121,7 @@ impl Sim<'_> {
             ready_at: 0,
             paced: false,
             paid: 0,
-            backoff: BackoffState::new(&g.backoff),
+            backoff: self.client_backoff(gi, client),
             rng: Stream::new(stream, true),
         };
         match self.free.pop() {
@@ -176,15 +176,75 @@ impl Sim<'_> {
         let c = self.calls[call as usize].as_mut().expect("live call");
         let n = c.n;
         let (backoff, rng) = (&mut c.backoff, &mut c.rng);
+        let retry_after = at_least.unwrap_or(0);
         let d = match g.stack {
             Some(st) => st.wait(n, failure, rng.with(|r| r.random::<f64>())),
-            None => rng.with(|r| {
-                backoff
-                    .draw(&g.backoff, n, g.slot, &ChannelHistory::default(), r)
-                    .delay
-            }),
+            None => {
+                let drawn = rng.with(|r| {
+                    backoff.draw(
+                        &g.backoff,
+                        n,
+                        g.slot,
+                        &ChannelHistory::default(),
+                        retry_after,
+                        r,
+                    )
+                });
+                match drawn {
+                    // A written policy reads `retry_after` and decides.
+                    Ok(d) if matches!(g.backoff, BackoffSpec::Expr(_)) => return d.delay,
+                    Ok(d) => d.delay,
+                    Err(f) => {
+                        let client = c.client;
+                        self.fault.get_or_insert_with(|| {
+                            format!(
+                                "clients.{gi} (`{}`), client {client} (n = {}): {}",
+                                g.name, f.n, f.message
+                            )
+                        });
+                        return 0;
+                    }
+                }
+            }
         };
         d.max(at_least.unwrap_or(0)).min(1_000_000_000_000_000_000)
+    }
+
+    /// A new call's backoff memory: a written policy's state carries over
+    /// from the client's previous call.
+    fn client_backoff(&self, gi: usize, client: u64) -> BackoffState {
+        let spec = &self.sc.groups[gi].backoff;
+        let mut b = BackoffState::new(spec);
+        if let Some(state) = self.policy_state.get(&(gi as u32, client)) {
+            b.set_state(state);
+        }
+        b
+    }
+
+    /// Runs a written policy's `on_success` or `on_failure` for the call's
+    /// n-th failure (or success after n failures), keeping the state for
+    /// the client's next call.
+    fn policy_update(&mut self, call: u32, success: bool, n: u32, retry_after: Time) {
+        let gi = self.call_mut(call).group as usize;
+        let g = &self.sc.groups[gi];
+        let BackoffSpec::Expr(p) = &g.backoff else {
+            return;
+        };
+        let c = self.calls[call as usize].as_mut().expect("live call");
+        let seen = Context {
+            slot: g.slot,
+            observed: 0,
+            retry_after,
+        };
+        if success {
+            c.backoff.on_success(&g.backoff, n, &seen);
+        } else {
+            c.backoff.on_collision(&g.backoff, n, &seen);
+        }
+        if !p.state.is_empty() {
+            let key = (gi as u32, c.client);
+            self.policy_state.insert(key, c.backoff.state().into());
+        }
     }
 
     /// The call's next attempt leaves its client.
@@ -333,10 +393,11 @@ impl Sim<'_> {
     }
 
     fn succeeded(&mut self, call: u32) {
-        let (gi, client, counted, ready_at) = {
+        let (gi, client, counted, ready_at, n) = {
             let c = self.call_mut(call);
-            (c.group as usize, c.client, c.counted, c.ready_at)
+            (c.group as usize, c.client, c.counted, c.ready_at, c.n)
         };
+        self.policy_update(call, true, n, 0);
         let now = self.now;
         if let Some(br) = self.sc.groups[gi].breaker {
             self.gate(gi, client).record(&br, now, false);
@@ -375,10 +436,11 @@ impl Sim<'_> {
     /// answered "not ready" is not one). Retries if the gates let it.
     fn failed(&mut self, call: u32, retry_after: Option<Time>, failure: Option<Failure>) {
         let error = failure.is_some();
-        let (gi, client, retries) = {
+        let (gi, client, retries, n) = {
             let c = self.call_mut(call);
-            (c.group as usize, c.client, c.retries)
+            (c.group as usize, c.client, c.retries, c.n)
         };
+        self.policy_update(call, false, n.saturating_add(1), retry_after.unwrap_or(0));
         let g = &self.sc.groups[gi];
         let now = self.now;
         if error {

@@ -124,6 +124,8 @@ pub struct RunResult {
     pub bin: Time,
     pub bins: Vec<Bin>,
     pub events: u64,
+    /// Why the run stopped before its end, if it did.
+    pub failure: Option<String>,
 }
 
 fn secs(t: Option<Time>) -> f64 {
@@ -217,6 +219,7 @@ impl RunResult {
             metrics,
             tables: vec![groups, timeseries],
             events: self.events,
+            failure: self.failure.clone(),
         }
     }
 }

@@ -176,6 +176,11 @@ struct Sim<'a> {
     tail_from: Time,
     tail_max: Option<u64>,
     events: u64,
+    /// A policy's state kept per client across its calls (policies written
+    /// as expressions that declare state), by (group, client).
+    policy_state: HashMap<(u32, u64), Box<[f64]>>,
+    /// Why the run stopped before its end (a policy gave no valid wait).
+    fault: Option<String>,
 }
 
 /// Runs one replication of `sc` with the given run seed.
@@ -210,6 +215,9 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult
         }
         sim.handle(ev);
         sim.after_event();
+        if sim.fault.is_some() {
+            break;
+        }
     }
     sim.finish()
 }
@@ -278,6 +286,8 @@ impl<'a> Sim<'a> {
             tail_from: sc.duration.saturating_sub(20_000_000_000_000),
             tail_max: None,
             events: 0,
+            policy_state: HashMap::new(),
+            fault: None,
         }
     }
 
@@ -380,6 +390,7 @@ impl<'a> Sim<'a> {
             bin: self.sc.bin,
             bins: self.bins,
             events: self.events,
+            failure: self.fault,
         }
     }
 

@@ -47,8 +47,17 @@ fn predict_waves(sc: &Scenario) -> Option<Waves> {
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let mut wait = |n: u32| {
         state
-            .draw(&g.backoff, n, g.slot, &ChannelHistory::default(), &mut rng)
-            .delay
+            .draw(
+                &g.backoff,
+                n,
+                g.slot,
+                &ChannelHistory::default(),
+                0,
+                &mut rng,
+            )
+            // A policy that gives no wait fails the run itself; the
+            // prediction only needs not to stop.
+            .map_or(0, |d| d.delay)
     };
     let mut w = Waves::default();
     let (mut n, mut down_until) = (1, 0);
@@ -295,8 +304,15 @@ fn gate_checks(sc: &Scenario, r: &RunResult) -> Vec<Check> {
     let first = {
         let mut st = BackoffState::new(&g.backoff);
         let mut rng = ChaCha8Rng::seed_from_u64(0);
-        st.draw(&g.backoff, 1, g.slot, &ChannelHistory::default(), &mut rng)
-            .delay
+        st.draw(
+            &g.backoff,
+            1,
+            g.slot,
+            &ChannelHistory::default(),
+            0,
+            &mut rng,
+        )
+        .map_or(0, |d| d.delay)
     };
     let service = ((1e12 / rate).round() as Time).max(1);
     let floor = at + first + d + (g.count - 1) * gate.interval + service + d;
