@@ -164,6 +164,32 @@ impl Scenario {
         }
     }
 
+    /// Each group's backoff policy with the group's key and name and its
+    /// slot (picoseconds; 0 where it has none).
+    pub fn policies(&self) -> Vec<(String, String, &crate::backoff::BackoffSpec, Time)> {
+        match self {
+            Scenario::Ethernet(s) => s
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(k, g)| {
+                    (
+                        format!("stations.{k}"),
+                        g.name.clone(),
+                        &g.backoff,
+                        s.medium.slot_ps,
+                    )
+                })
+                .collect(),
+            Scenario::Service(s) => s
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(k, g)| (format!("clients.{k}"), g.name.clone(), &g.backoff, g.slot))
+                .collect(),
+        }
+    }
+
     /// The bus scenario, taken out of the world (see [`Scenario::ethernet`]).
     pub fn into_ethernet(self) -> Option<ethernet::Scenario> {
         match self {

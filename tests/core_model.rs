@@ -130,7 +130,9 @@ fn beb_draws_are_uniform_on_the_truncated_window() {
         let draws = 100 * w as u64;
         let mut counts = vec![0u64; w];
         for _ in 0..draws {
-            let d = st.draw(&spec, n, 1, &ChannelHistory::default(), &mut rng);
+            let d = st
+                .draw(&spec, n, 1, &ChannelHistory::default(), 0, &mut rng)
+                .unwrap();
             counts[d.r.unwrap() as usize] += 1;
         }
         let p = chi_square_p(&counts, &vec![1.0 / w as f64; w]);

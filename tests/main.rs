@@ -28,3 +28,4 @@ mod teach;
 mod topology;
 mod view;
 mod warnings;
+mod written_policies;

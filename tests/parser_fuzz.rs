@@ -484,13 +484,16 @@ fn regression_backoff_draw_saturates() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let slot = 51_200_000;
     for _ in 0..100 {
-        let d = st.draw(
-            &spec,
-            40,
-            slot,
-            &csmacd::backoff::ChannelHistory::default(),
-            &mut rng,
-        );
+        let d = st
+            .draw(
+                &spec,
+                40,
+                slot,
+                &csmacd::backoff::ChannelHistory::default(),
+                0,
+                &mut rng,
+            )
+            .unwrap();
         let r = d.r.unwrap_or(0);
         assert_eq!(d.delay, r.saturating_mul(slot));
     }

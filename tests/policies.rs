@@ -65,7 +65,7 @@ fn draws(spec: &BackoffSpec, n: u32, seed: u64) -> Vec<Time> {
     (0..N)
         .map(|_| {
             let mut st = BackoffState::new(spec);
-            st.draw(spec, n, SLOT, &ch, &mut r).delay
+            st.draw(spec, n, SLOT, &ch, 0, &mut r).unwrap().delay
         })
         .collect()
 }
@@ -141,7 +141,7 @@ fn deterministic_policies_give_their_formula() {
         let mut st = BackoffState::new(&spec);
         for n in 1..=20 {
             assert_eq!(
-                st.draw(&spec, n, SLOT, &ch, r).delay,
+                st.draw(&spec, n, SLOT, &ch, 0, r).unwrap().delay,
                 expect(n),
                 "{spec:?} n={n}"
             );
@@ -289,7 +289,7 @@ fn compounding_and_decorrelated_jitter_follow_the_previous_delay() {
         let mut st = BackoffState::new(&spec);
         let mut prev: Option<Time> = None;
         for n in 1..=10 {
-            let d = st.draw(&spec, n, SLOT, &ch, &mut r).delay;
+            let d = st.draw(&spec, n, SLOT, &ch, 0, &mut r).unwrap().delay;
             let grown = match prev {
                 None => base,
                 Some(p) => ((p as f64 * 1.7).round() as Time).min(cap),
@@ -299,8 +299,8 @@ fn compounding_and_decorrelated_jitter_follow_the_previous_delay() {
             prev = Some(d);
         }
         // A new frame starts from base again.
-        st.on_success(&spec);
-        let d = st.draw(&spec, 1, SLOT, &ch, &mut r).delay;
+        st.on_success(&spec, 1, &Default::default());
+        let d = st.draw(&spec, 1, SLOT, &ch, 0, &mut r).unwrap().delay;
         assert!(d >= base && d <= base + jitter);
     }
     ks_uniform_ok(residuals);
@@ -315,7 +315,7 @@ fn compounding_and_decorrelated_jitter_follow_the_previous_delay() {
         let mut st = BackoffState::new(&spec);
         let mut prev = base;
         for n in 1..=10 {
-            let d = st.draw(&spec, n, SLOT, &ch, &mut r).delay;
+            let d = st.draw(&spec, n, SLOT, &ch, 0, &mut r).unwrap().delay;
             let hi = prev * 3;
             assert!(
                 d >= base && d <= hi.min(cap),
@@ -346,13 +346,13 @@ fn blam_windows_follow_the_channel_and_mild_keeps_its_window() {
     // Three collisions on the channel since its last success: window 8,
     // whatever the station's own count.
     let d: Vec<u64> = (0..N)
-        .map(|_| st.draw(&spec, 1, SLOT, &ch, &mut r).r.unwrap())
+        .map(|_| st.draw(&spec, 1, SLOT, &ch, 0, &mut r).unwrap().r.unwrap())
         .collect();
     chi_square_ok(&d, &uniform(8));
     ch.observe_success();
     ch.observe_collision(60, 70);
     let d: Vec<u64> = (0..N)
-        .map(|_| st.draw(&spec, 9, SLOT, &ch, &mut r).r.unwrap())
+        .map(|_| st.draw(&spec, 9, SLOT, &ch, 0, &mut r).unwrap().r.unwrap())
         .collect();
     chi_square_ok(&d, &uniform(2));
 
@@ -364,17 +364,17 @@ fn blam_windows_follow_the_channel_and_mild_keeps_its_window() {
         attempt_limit: 16,
     };
     let mut st = BackoffState::new(&spec);
-    st.on_collision(&spec); // 3
-    st.on_collision(&spec); // 5
+    st.on_collision(&spec, 1, &Default::default()); // 3
+    st.on_collision(&spec, 1, &Default::default()); // 5
     assert_eq!(st.mild_window(), 5);
     let d: Vec<u64> = (0..N)
-        .map(|_| st.draw(&spec, 1, SLOT, &ch, &mut r).r.unwrap())
+        .map(|_| st.draw(&spec, 1, SLOT, &ch, 0, &mut r).unwrap().r.unwrap())
         .collect();
     chi_square_ok(&d, &uniform(5));
     // The window outlives the frame: a discard keeps it, a success lowers it by one.
     st.on_discard(&spec);
     assert_eq!(st.mild_window(), 5);
-    st.on_success(&spec);
+    st.on_success(&spec, 1, &Default::default());
     assert_eq!(st.mild_window(), 4);
 }
 
@@ -584,12 +584,14 @@ fn policies_without_memory_draw_the_same_from_a_fresh_state() {
         let mut same = true;
         for round in 0..200u32 {
             let n = 1 + round % 12;
-            used.on_collision(&spec);
-            let x = used.draw(&spec, n, SLOT, &ch, &mut a);
-            let y = BackoffState::new(&spec).draw(&spec, n, SLOT, &ch, &mut b);
+            used.on_collision(&spec, 1, &Default::default());
+            let x = used.draw(&spec, n, SLOT, &ch, 0, &mut a).unwrap();
+            let y = BackoffState::new(&spec)
+                .draw(&spec, n, SLOT, &ch, 0, &mut b)
+                .unwrap();
             same &= (x.delay, x.k, x.r) == (y.delay, y.k, y.r);
             match round % 7 {
-                3 => used.on_success(&spec),
+                3 => used.on_success(&spec, 1, &Default::default()),
                 5 => used.on_discard(&spec),
                 _ => {}
             }

@@ -110,6 +110,7 @@ pub struct PolicyFault {
 
 impl ExprPolicy {
     /// Reads and checks the texts; the error names which text it is in.
+    #[allow(clippy::too_many_arguments)] // the policy's keys, one each
     pub fn read(
         world: PolicyWorld,
         wait: &str,
@@ -243,7 +244,7 @@ impl ExprPolicy {
             .eval(&v[..k], Some(rng), Grid::Steps(unit), &mut NoHost)
             .map_err(|e| PolicyFault { n, message: e.0 })?;
         let ps = w * unit;
-        if !(w >= 0.0) || !w.is_finite() || ps > MAX_WAIT_PS {
+        if w.is_nan() || w < 0.0 || !w.is_finite() || ps > MAX_WAIT_PS {
             let why = if w.is_nan() {
                 "not a number".to_string()
             } else if w < 0.0 {

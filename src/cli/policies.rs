@@ -22,6 +22,12 @@ pub struct PoliciesArgs {
 }
 
 pub fn run(args: PoliciesArgs) -> CliResult {
+    if matches!(args.kind.as_deref(), Some("expr" | "windows")) {
+        println!(
+            "see `csmacd policies` (all) and docs/expressions.md for policies the scenario writes"
+        );
+        return Ok(());
+    }
     let chosen: Vec<_> = POLICIES
         .iter()
         .filter(|d| args.kind.as_deref().is_none_or(|k| k == d.kind))
@@ -41,9 +47,21 @@ pub fn run(args: PoliciesArgs) -> CliResult {
             println!("  {:<17} = {:<9} {}", p.key, p.default, p.meaning);
         }
         println!("  source: {}", d.source);
+        println!("  as an expression, with its defaults:");
+        println!("    backoff = {}", d.written.toml());
         println!();
     }
     if args.kind.is_none() {
+        println!("expr (a policy the scenario writes)");
+        println!("  backoff = {{ kind = \"expr\", wait = \"EXPR\", unit = \"slots\" }}: the wait after the n-th failure;");
+        println!("  unit = \"slots\", \"s\", \"ms\" or \"us\"; optional init, on_failure, on_success (state kept");
+        println!("  across frames or calls) and attempt_limit (bus). Names: n, prev, observed, slot (bus),");
+        println!("  retry_after (clients), the state init declares. docs/expressions.md lists the functions.");
+        println!();
+        println!("windows (a table of windows)");
+        println!("  backoff = {{ kind = \"windows\", windows = [2, 3, 5, 8, 13], repeat = false }}: r uniform on");
+        println!("  0..w-1 slots, w the n-th window; past the table the last again, or from the start with repeat");
+        println!();
         println!(
             "channel access ([medium] access): {} (default csma-cd; csma-cd-p-persistent needs p)",
             Access::NAMES.join(", ")

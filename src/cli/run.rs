@@ -60,6 +60,9 @@ pub fn validate(args: ValidateArgs) -> CliResult {
                 if let Some(load) = checked.load {
                     println!("  {load}");
                 }
+                for line in &checked.written {
+                    println!("  {line}");
+                }
                 for w in &checked.warnings {
                     eprintln!("warning: {w}");
                 }
@@ -93,6 +96,8 @@ struct Checked {
     summary: String,
     load: Option<String>,
     warnings: Vec<PlanWarning>,
+    /// The waits of the policies the scenario writes itself.
+    written: Vec<String>,
 }
 
 fn check_file(path: &Path) -> Result<Checked, sweep::SweepError> {
@@ -126,7 +131,54 @@ fn check_file(path: &Path) -> Result<Checked, sweep::SweepError> {
         summary,
         load,
         warnings,
+        written: written_policies(&plan.points[0].scenario),
     })
+}
+
+/// For each group whose policy the scenario writes itself (an expression
+/// or a table of windows), the range of waits it draws after each failure.
+fn written_policies(sc: &crate::world::Scenario) -> Vec<String> {
+    use crate::backoff::{BackoffSpec, WaitUnit};
+    use crate::scenario::policies::sample_waits;
+    const DRAWS: u32 = 100;
+    let mut out = Vec::new();
+    for (key, name, spec, slot) in sc.policies() {
+        let (unit_ps, unit) = match spec {
+            BackoffSpec::Expr(p) => (p.ps_per_unit(slot), p.unit_name.clone()),
+            BackoffSpec::Windows(_) => (slot as f64, "slots".to_string()),
+            _ => continue,
+        };
+        let Ok(waits) = sample_waits(spec, slot, DRAWS) else {
+            continue;
+        };
+        let all_slots = matches!(spec, BackoffSpec::Windows(_))
+            || matches!(spec, BackoffSpec::Expr(p) if p.unit == WaitUnit::Slots);
+        let show = |ps: f64| {
+            let v = ps / unit_ps;
+            if all_slots || v.fract() == 0.0 {
+                format!("{v}")
+            } else {
+                format!("{v:.4}")
+            }
+        };
+        let parts: Vec<String> = waits
+            .iter()
+            .map(|(n, lo, hi)| {
+                if lo == hi {
+                    format!("n={n}: {}", show(*lo))
+                } else {
+                    format!("n={n}: {}-{}", show(*lo), show(*hi))
+                }
+            })
+            .collect();
+        out.push(format!(
+            "{key} (`{name}`): waits in {unit} after failure n ({DRAWS} sample draws each):"
+        ));
+        for chunk in parts.chunks(6) {
+            out.push(format!("    {}", chunk.join(", ")));
+        }
+    }
+    out
 }
 
 pub fn run(args: RunArgs) -> CliResult {

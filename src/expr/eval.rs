@@ -22,7 +22,7 @@ pub(super) fn pow(a: f64, b: f64) -> f64 {
 /// The k-th Fibonacci number (fib(0) = 0, fib(1) = 1); NaN for a k that is
 /// not a whole number >= 0, infinity past what an f64 holds.
 pub(super) fn fib(k: f64) -> f64 {
-    if !(k >= 0.0) || k.fract() != 0.0 {
+    if k.is_nan() || k < 0.0 || k.fract() != 0.0 {
         return f64::NAN;
     }
     if k > 1476.0 {
@@ -43,7 +43,7 @@ pub(super) fn phi(z: f64) -> f64 {
 }
 
 fn whole(name: &str, v: f64) -> Result<f64, EvalError> {
-    if v.fract() != 0.0 || !(v.abs() <= EXACT) {
+    if v.is_nan() || v.fract() != 0.0 || v.abs() > EXACT {
         return Err(EvalError(format!(
             "{name} needs whole numbers between -2^53 and 2^53, got {v} (floor() or round() it)"
         )));

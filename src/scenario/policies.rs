@@ -673,7 +673,7 @@ fn read_windows(mut f: Fields, slot_ps: Time) -> Result<BackoffSpec, FieldError>
 /// this many (clients without `max_retries` retry without limit).
 pub const SAMPLED_FAILURES: u32 = 64;
 
-/// The range of waits (seconds) a policy draws after each failure n = 1,
+/// The range of waits (picoseconds) a policy draws after each failure n = 1,
 /// 2, ... (up to its attempt limit, at most [`SAMPLED_FAILURES`]), from
 /// `draws` draws each on a fixed stream, with the state as a station's
 /// first frame has it and every earlier draw of the frame made; an
@@ -702,7 +702,7 @@ pub fn sample_waits(
             let d = st
                 .draw(spec, n, slot_ps, &ChannelHistory::default(), 0, &mut rng)
                 .map_err(|e| format!("at n = {n}: {}", e.message))?;
-            let s = d.delay as f64 / 1e12;
+            let s = d.delay as f64;
             lo = lo.min(s);
             hi = hi.max(s);
         }

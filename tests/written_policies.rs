@@ -1,0 +1,394 @@
+//! Policies written in the scenario (`kind = "expr"`, `kind = "windows"`):
+//! each built-in re-expressed draws what the built-in draws, the shorthand
+//! tables draw from their windows, and every bad input is a clear error.
+
+use crate::common::{bin, temp_dir};
+use csmacd::backoff::BackoffSpec;
+use csmacd::engine::Time;
+use csmacd::ethernet::{MacEvent, Observer};
+use csmacd::results::{Cell, RunOutput};
+use csmacd::scenario;
+use csmacd::scenario::policies::POLICIES;
+
+/// A busy bus where frames collide up to many times.
+fn bus(backoff: &str) -> String {
+    format!(
+        r#"name = "written"
+seed = 11
+duration = "300ms"
+[[stations]]
+name = "g"
+count = 12
+traffic = {{ kind = "poisson", load = 0.9 }}
+frame = "512B"
+backoff = {backoff}
+"#
+    )
+}
+
+fn run(text: &str, seed: u64) -> RunOutput {
+    scenario::from_str("t.toml", "t", text)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        .run(seed)
+}
+
+/// Values as bits, so that NaN equals NaN.
+fn metrics_bits(r: &RunOutput) -> Vec<u64> {
+    r.metrics.iter().map(|v| v.to_bits()).collect()
+}
+
+fn stations_table(r: &RunOutput) -> Vec<String> {
+    r.table("stations")
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|c| match c {
+                    Cell::Text(s) => s.to_string(),
+                    other => format!("{other:?}"),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
+}
+
+/// Built-ins whose draws the written form makes differently: a continuous
+/// factor drawn as a fraction of the unit's picosecond grid. Compared in
+/// distribution instead.
+const SAME_IN_DISTRIBUTION: &[&str] = &["proportional-jitter"];
+
+#[test]
+fn every_built_in_written_as_an_expression_draws_the_same() {
+    for d in POLICIES {
+        let built = bus(&format!("{{ kind = \"{}\" }}", d.kind));
+        let written = bus(&d.written.toml());
+        if SAME_IN_DISTRIBUTION.contains(&d.kind) {
+            same_in_distribution(d.kind, &built, &written);
+            continue;
+        }
+        for seed in [1, 2] {
+            let (a, b) = (run(&built, seed), run(&written, seed));
+            assert!(a.failure.is_none() && b.failure.is_none());
+            assert_eq!(
+                metrics_bits(&a),
+                metrics_bits(&b),
+                "{}: metrics differ from its written form {}",
+                d.kind,
+                d.written.toml()
+            );
+            assert_eq!(
+                stations_table(&a),
+                stations_table(&b),
+                "{}: stations differ",
+                d.kind
+            );
+            assert!(
+                a.metric("collisions") > 0.0,
+                "{}: the test needs collisions",
+                d.kind
+            );
+        }
+    }
+}
+
+/// The means of the main metrics over 20 replications each agree within
+/// 4 standard errors of their difference (a false alarm about once in
+/// 16 000 per metric).
+fn same_in_distribution(kind: &str, a: &str, b: &str) {
+    const R: u64 = 20;
+    for metric in ["throughput", "delay_mean_us", "collisions_per_delivered"] {
+        let sample = |text: &str| -> (f64, f64) {
+            let v: Vec<f64> = (0..R).map(|s| run(text, 100 + s).metric(metric)).collect();
+            let m = v.iter().sum::<f64>() / R as f64;
+            let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (R - 1) as f64;
+            (m, var / R as f64)
+        };
+        let ((ma, va), (mb, vb)) = (sample(a), sample(b));
+        assert!(ma.is_finite(), "{kind}: no {metric}");
+        let se = (va + vb).sqrt();
+        assert!(
+            (ma - mb).abs() <= 4.0 * se,
+            "{kind}: {metric} {ma} against written {mb}, difference beyond 4 standard errors ({se})"
+        );
+    }
+}
+
+/// 802.3 BEB and full jitter through the CLI: every file byte-identical
+/// but the group's policy label.
+#[test]
+fn beb_and_full_jitter_written_give_the_same_bytes() {
+    let dir = temp_dir("written-bytes");
+    let service = |backoff: &str| {
+        format!(
+            r#"name = "written"
+seed = 5
+duration = "60s"
+replications = 2
+[server]
+kind = "queue"
+rate = "1000/s"
+crash_above = 2000
+restart = "5s"
+[network]
+delay = {{ kind = "abs-normal", mean = "10ms", sd = "2ms" }}
+[[clients]]
+name = "app"
+count = 3000
+calls = {{ kind = "reconnect", at = "0s" }}
+backoff = {backoff}
+"#
+        )
+    };
+    let cases = [
+        (
+            bus("{ kind = \"beb\" }"),
+            bus("{ kind = \"expr\", wait = \"randint(0, pow(2, min(n, 10)) - 1)\", unit = \"slots\" }"),
+        ),
+        (
+            service("{ kind = \"full-jitter\", base = \"100ms\", cap = \"10s\" }"),
+            service("{ kind = \"expr\", wait = \"uniform(0, min(10, 0.1 * pow(2, n - 1)))\", unit = \"s\" }"),
+        ),
+    ];
+    for (k, (a, b)) in cases.iter().enumerate() {
+        let mut outs = Vec::new();
+        for (j, text) in [a, b].iter().enumerate() {
+            let file = dir.join(format!("{k}-{j}.toml"));
+            std::fs::write(&file, text).unwrap();
+            let out = dir.join(format!("out-{k}-{j}"));
+            let st = bin()
+                .args([
+                    "run",
+                    file.to_str().unwrap(),
+                    "-j",
+                    "1",
+                    "--out",
+                    out.to_str().unwrap(),
+                ])
+                .output()
+                .unwrap();
+            assert!(
+                st.status.success(),
+                "{}",
+                String::from_utf8_lossy(&st.stderr)
+            );
+            outs.push(out);
+        }
+        for f in [
+            "summary.csv",
+            "runs.csv",
+            "stations.csv",
+            "timeseries.csv",
+            "groups.csv",
+        ] {
+            let (pa, pb) = (outs[0].join(f), outs[1].join(f));
+            if !pa.exists() {
+                continue;
+            }
+            let (ta, tb) = (
+                std::fs::read_to_string(pa).unwrap(),
+                std::fs::read_to_string(pb).unwrap(),
+            );
+            // groups.csv names the policy: the only column allowed to differ.
+            let strip = |t: &str| {
+                t.replace("full-jitter", "P")
+                    .replace("expr", "P")
+                    .replace("beb", "P")
+            };
+            assert_eq!(strip(&ta), strip(&tb), "case {k}: {f} differs");
+        }
+    }
+}
+
+#[test]
+fn windows_draw_from_their_table() {
+    let text = bus("{ kind = \"windows\", windows = [2, 3, 5, 8, 13], repeat = true }");
+    let sc = scenario::bus_from_str("t.toml", "t", &text).unwrap();
+    struct Draws(Vec<(u32, u64)>);
+    impl Observer for Draws {
+        fn on(&mut self, _: Time, _: u32, ev: &MacEvent) {
+            if let MacEvent::Backoff { n, r: Some(r), .. } = *ev {
+                self.0.push((n, r));
+            }
+        }
+    }
+    let mut obs = Draws(Vec::new());
+    csmacd::ethernet::run_observed(&sc, 3, &mut obs);
+    let table = [2u64, 3, 5, 8, 13];
+    let mut seen = [0u64; 5];
+    let mut draws = 0;
+    for &(n, r) in &obs.0 {
+        let w = table[(n as usize - 1) % 5];
+        assert!(r < w, "n = {n}: r = {r} outside 0..{}", w - 1);
+        seen[(n as usize - 1) % 5] = seen[(n as usize - 1) % 5].max(r);
+        draws += 1;
+    }
+    assert!(draws > 100, "{draws} backoffs");
+    // The tops of the first windows are reached.
+    assert_eq!(&seen[..2], &[1, 2], "{seen:?}");
+}
+
+#[test]
+fn written_state_reproduces_mild() {
+    let d = POLICIES.iter().find(|d| d.kind == "mild").unwrap();
+    let sc = scenario::bus_from_str("t.toml", "t", &bus(&d.written.toml())).unwrap();
+    assert!(matches!(sc.groups[0].backoff, BackoffSpec::Expr(ref p) if p.keeps_state()));
+}
+
+fn validate(text: &str) -> (i32, String) {
+    let dir = temp_dir("written-bad");
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = bin()
+        .args(["validate", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_written_policies_are_clear_errors() {
+    let cases: &[(&str, &[&str])] = &[
+        // A syntax error points at its column.
+        (
+            "{ kind = \"expr\", wait = \"randint(0, pow(2, n) - 1\" }",
+            &["backoff.wait", "column 25", "expected `)`", "^"],
+        ),
+        // An unknown name suggests the nearest.
+        (
+            "{ kind = \"expr\", wait = \"randint(0, pow(2, min(nn, 10)) - 1)\" }",
+            &["column 23", "unknown name `nn`; did you mean `n`?"],
+        ),
+        (
+            "{ kind = \"expr\", wait = \"rand_int(0, 3)\" }",
+            &["did you mean `randint`?"],
+        ),
+        // The service world's names are not the bus's.
+        (
+            "{ kind = \"expr\", wait = \"retry_after\" }",
+            &["unknown name `retry_after`"],
+        ),
+        // Negative, NaN and infinite waits, with n.
+        ("{ kind = \"expr\", wait = \"n - 3\" }", &["at n = 1", "-2 slots", "negative"]),
+        ("{ kind = \"expr\", wait = \"ln(n - 1)\" }", &["at n = 1", "-inf"]),
+        ("{ kind = \"expr\", wait = \"sqrt(2 - n)\" }", &["at n = 3", "NaN", "not a number"]),
+        ("{ kind = \"expr\", wait = \"pow(10, 30)\" }", &["longer than any run"]),
+        (
+            "{ kind = \"expr\", wait = \"randint(0, 2.5)\" }",
+            &["whole numbers", "floor()"],
+        ),
+        // Too long for the operation cap.
+        (
+            &*Box::leak(
+                format!("{{ kind = \"expr\", wait = \"{}\" }}", vec!["n"; 2100].join(" + ")).into_boxed_str(),
+            ),
+            &["4096 operations"],
+        ),
+        // State.
+        (
+            "{ kind = \"expr\", wait = \"w\", on_failure = \"w = w * 2\" }",
+            &["backoff.wait", "unknown name `w`"],
+        ),
+        (
+            "{ kind = \"expr\", wait = \"n\", init = \"n = 2\" }",
+            &["backoff.init", "cannot be assigned"],
+        ),
+        (
+            "{ kind = \"expr\", wait = \"w\", init = \"w = 1\", on_success = \"w = uniform(0, 1)\" }",
+            &["backoff.on_success", "draws at random"],
+        ),
+        ("{ kind = \"expr\" }", &["backoff.wait", "missing"]),
+        ("{ kind = \"expr\", wait = \"1\", unit = \"sec\" }", &["backoff.unit", "allowed: slots, s, ms, us"]),
+        ("{ kind = \"expr\", wait = \"1\", wiat = \"2\" }", &["wiat"]),
+        ("\"expr\"", &["needs its keys"]),
+        ("{ kind = \"windows\", windows = [] }", &["is empty"]),
+        ("{ kind = \"windows\", windows = [2, 0] }", &["windows.1", "not a window"]),
+    ];
+    for (backoff, wants) in cases {
+        let (code, err) = validate(&bus(backoff));
+        assert_eq!(code, 2, "{backoff}: {err}");
+        for w in *wants {
+            assert!(err.contains(w), "{backoff}: wanted {w:?} in\n{err}");
+        }
+    }
+}
+
+#[test]
+fn a_wait_gone_wrong_during_the_run_stops_it_and_says_where() {
+    let dir = temp_dir("written-fault");
+    let file = dir.join("f.toml");
+    // Valid when sampled (nothing observed then), negative once three
+    // collisions are on the channel.
+    std::fs::write(
+        &file,
+        bus("{ kind = \"expr\", wait = \"observed > 3 ? -1 : randint(0, 3)\" }"),
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let out = bin()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for w in [
+        "stations.0 (`g`)",
+        "station ",
+        "n = ",
+        "the wait is -1 slots, negative",
+    ] {
+        assert!(err.contains(w), "wanted {w:?} in {err}");
+    }
+    assert!(!out_dir.join("summary.csv").exists());
+}
+
+#[test]
+fn validate_prints_the_range_of_waits() {
+    let dir = temp_dir("written-range");
+    let file = dir.join("ok.toml");
+    std::fs::write(&file, bus("{ kind = \"windows\", windows = [2, 3, 5] }")).unwrap();
+    let out = bin()
+        .args(["validate", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("waits in slots after failure n"), "{text}");
+    assert!(
+        text.contains("n=1: 0-1, n=2: 0-2, n=3: 0-4, n=4: 0-4"),
+        "{text}"
+    );
+}
+
+#[test]
+fn service_policies_read_retry_after_and_keep_state_per_client() {
+    // Seed 004's formula, literally: min(2^n * base + jitter, 64 s).
+    let text = r#"name = "seed 004"
+seed = 1
+duration = "30s"
+[server]
+kind = "flaky"
+failure = 0.5
+[network]
+delay = "1ms"
+[[clients]]
+count = 50
+calls = { kind = "poisson", rate = "2/s", until = "25s" }
+max_retries = 8
+backoff = { kind = "expr", wait = "min(pow(2, n) * 0.1 + uniform(0, 0.1), 64)", unit = "s" }
+"#;
+    let r = run(text, 1);
+    assert!(r.failure.is_none());
+    assert!(
+        r.metric("success_rate") > 0.99,
+        "{}",
+        r.metric("success_rate")
+    );
+}
