@@ -554,6 +554,10 @@ pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, 
     for (name, c) in &charts {
         write_chart(c, &styles, &dir.join(format!("{name}.svg")))?;
         write_chart(c, &styles, &dir.join(format!("{name}.png")))?;
+        let csv = dir.join(format!("{name}.csv"));
+        output::write_atomic(&csv, &chart::points_csv(c, &styles))
+            .with_context(|| format!("cannot write {}", csv.display()))
+            .map_err(CliError::failure)?;
     }
     Ok(charts.len())
 }

@@ -61,6 +61,20 @@ pub struct PlotArgs {
     /// Width and height in pixels, from 400x300 to 4000x4000 [default: 900x560 for one plot, more for small multiples].
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<(u32, u32)>,
+    /// A closed form drawn as a line over the data: "LABEL=EXPR", EXPR of x
+    /// in the expression language (docs/expressions.md), e.g.
+    /// "pure ALOHA=x*exp(-2*x)" (repeatable).
+    #[arg(long, value_name = "LABEL=EXPR", value_parser = parse_theory)]
+    pub theory: Vec<chart::Theory>,
+}
+
+fn parse_theory(s: &str) -> Result<chart::Theory, String> {
+    let Some((label, y)) = s.split_once('=').filter(|(l, _)| !l.trim().is_empty()) else {
+        return Err(format!(
+            "`{s}` is not LABEL=EXPR; write e.g. --theory \"pure ALOHA=x*exp(-2*x)\""
+        ));
+    };
+    chart::Theory::new(label.trim(), y.trim()).map_err(|e| format!("in `{}`: {e}", y.trim()))
 }
 
 fn parse_scale(s: &str) -> Result<Scale, String> {
@@ -113,6 +127,7 @@ pub fn run(args: PlotArgs) -> CliResult {
         x_scale: args.x_scale,
         y_scale: args.y_scale,
         size: args.size,
+        theory: args.theory,
         ..Default::default()
     };
     let c = chart::build(&table, &spec, &context(&args.csv))
@@ -123,10 +138,15 @@ pub fn run(args: PlotArgs) -> CliResult {
     }
     let styles = Styles::assign(&[c.labels()]);
     write_chart(&c, &styles, &args.out)?;
+    // What the chart draws, beside it: a reader can re-plot or check it.
+    let points = args.out.with_extension("csv");
+    output::write_atomic(&points, &chart::points_csv(&c, &styles))
+        .map_err(|e| CliError::failure(anyhow!("cannot write {}: {e}", points.display())))?;
     let n = c.series.len();
     eprintln!(
-        "wrote {} ({n} series{})",
+        "wrote {} and {} ({n} series{})",
         args.out.display(),
+        points.display(),
         if c.panels.is_empty() {
             String::new()
         } else {

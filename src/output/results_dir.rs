@@ -83,7 +83,10 @@ pub fn clear_charts(out: &Path) {
     if let Ok(entries) = std::fs::read_dir(charts_dir(out)) {
         for e in entries.flatten() {
             let p = e.path();
-            if matches!(p.extension().and_then(|x| x.to_str()), Some("png" | "svg")) {
+            if matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("png" | "svg" | "csv")
+            ) {
                 let _ = std::fs::remove_file(p);
             }
         }

@@ -678,6 +678,17 @@ fn read_charts(
             chart::check_size(w, h).map_err(|e| it.err(e))
         })?;
         let shade = f.with("shade", |it| read_shade(it, surges))?;
+        let theory = f.with("theory", read_theory)?.unwrap_or_default();
+        if !theory.is_empty() {
+            if let Some(a) = axes.iter().find(|a| a.path == x) {
+                if let Some(bad) = a.labels.iter().find(|l| chart::parse_number(l).is_none()) {
+                    return Err(f.err(
+                        "theory",
+                        format!("a theory line needs numbers on x; `{x}` takes `{bad}`"),
+                    ));
+                }
+            }
+        }
         f.finish(KEYS)?;
         let spec = ChartSpec {
             x,
@@ -690,6 +701,7 @@ fn read_charts(
             size,
             table: from_table,
             shade,
+            theory,
         };
         // Two charts of one name would overwrite each other.
         let file = chart::complete(&spec, &axis_columns)
@@ -711,8 +723,46 @@ fn read_charts(
 
 /// The keys of a `[[chart]]` table.
 const KEYS: &[&str] = &[
-    "x", "y", "series", "title", "name", "x_scale", "y_scale", "size", "table", "shade",
+    "x", "y", "series", "title", "name", "x_scale", "y_scale", "size", "table", "shade", "theory",
 ];
+
+/// A chart's `theory`: `[{ label = "pure ALOHA", y = "x * exp(-2 * x)" }, ...]`,
+/// each y an expression of the chart's x.
+fn read_theory(it: crate::scenario::reader::Item) -> Result<Vec<chart::Theory>, FieldError> {
+    let list = it.array()?;
+    let mut out: Vec<chart::Theory> = Vec::new();
+    for (k, v) in list.iter().enumerate() {
+        let path = format!("{}.{k}", it.path);
+        let item = crate::scenario::reader::Item {
+            path: &path,
+            value: v,
+        };
+        let mut f = crate::scenario::reader::Fields::of(item)?;
+        let label = f.string("label")?;
+        let label = f.require(
+            "label",
+            label,
+            "the line's name in the legend, e.g. label = \"pure ALOHA\"",
+        )?;
+        let y = f.string("y")?;
+        let y = f.require(
+            "y",
+            y,
+            "the line as an expression of x, e.g. y = \"x * exp(-2 * x)\"",
+        )?;
+        f.finish(&["label", "y"])?;
+        if out.iter().any(|t| t.label == label) {
+            return Err(FieldError::new(
+                format!("{path}.label"),
+                format!("\"{label}\" names another theory line of this chart"),
+            ));
+        }
+        let t = chart::Theory::new(&label, &y)
+            .map_err(|e| FieldError::new(format!("{path}.y"), e.to_string()))?;
+        out.push(t);
+    }
+    Ok(out)
+}
 
 /// A chart's `shade`: "surge" (the scenario's, the same at every point) or
 /// [from, to] in the x axis's units.

@@ -4,16 +4,18 @@
 //! It knows sweep axes only as columns.
 
 mod columns;
+mod data;
 mod draw;
 mod spec;
 mod ticks;
 
 pub use columns::{clip_interval, describe, describe_among, describe_in, domain};
 pub use spec::{
-    check_size, complete, default_specs, parse_size, ChartSpec, Scale, Shade, GROUP_SERIES,
+    check_size, complete, default_specs, parse_size, ChartSpec, Scale, Shade, Theory, GROUP_SERIES,
     GROUP_TABLE, MAX_SIZE, MIN_SIZE,
 };
 
+pub use data::{points_csv, HEADER as POINTS_HEADER};
 pub use draw::{render_png, render_svg};
 
 use crate::stats;
@@ -59,6 +61,8 @@ pub enum ChartError {
     LogScale { column: String, value: String },
     #[error("cannot draw the chart: {0}")]
     Draw(String),
+    #[error("{0}")]
+    Theory(String),
 }
 
 impl Table {
@@ -396,6 +400,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         Some("timeseries") => describe_in(spec.table.as_deref(), &spec.y),
         _ => describe_among(&spec.y, &table.header),
     };
+    let mut y_factor = 1.0;
     if spec.y.ends_with("_us") {
         let top = whole
             .iter()
@@ -409,6 +414,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         } else {
             (1.0, "µs")
         };
+        y_factor = factor;
         if factor != 1.0 {
             for p in whole.iter_mut().flat_map(|(_, ps)| ps.iter_mut()) {
                 p.y = p.y.map(|v| v * factor);
@@ -428,7 +434,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         })
     };
     let all: Vec<usize> = (0..si.len()).collect();
-    let (series, panels, legend) = if whole.len() <= MAX_LINES {
+    let (mut series, panels, legend) = if whole.len() <= MAX_LINES {
         let series = whole
             .into_iter()
             .map(|(k, points)| Series {
@@ -514,6 +520,42 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         )
     };
 
+    if !spec.theory.is_empty() {
+        if categories.is_some() {
+            return Err(ChartError::Theory(format!(
+                "a theory line needs numbers on x; `{}` holds words",
+                spec.x
+            )));
+        }
+        let (lo, hi) = x_values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        for t in &spec.theory {
+            let points: Vec<Point> = theory_xs(lo, hi, spec.x_scale)
+                .into_iter()
+                .map(|x| {
+                    let y =
+                        t.y.value(&[x])
+                            .ok()
+                            .map(|v| v * y_factor)
+                            .filter(|v| v.is_finite() && (spec.y_scale != Scale::Log || *v > 0.0));
+                    Point { x, y, ci: None }
+                })
+                .collect();
+            // Drawn in every panel of small multiples.
+            for panel in 0..panels.len().max(1) {
+                series.push(Series {
+                    label: t.label.clone(),
+                    panel,
+                    points: points.clone(),
+                    look: Look::Theory,
+                });
+            }
+        }
+    }
+
     let x_label = if x_unit.is_empty() {
         describe(&spec.x)
     } else {
@@ -534,6 +576,20 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         below_zero,
         to_zero,
     );
+    if !spec.theory.is_empty() {
+        let names: Vec<String> = spec
+            .theory
+            .iter()
+            .map(|t| format!("{} = {}", t.label, t.y.text()))
+            .collect();
+        if !caption.is_empty() && !caption.ends_with('.') {
+            caption.push('.');
+        }
+        caption.push_str(&format!(
+            " Lines without markers: theory, computed, not simulated ({}).",
+            names.join("; ")
+        ));
+    }
     if lines_only {
         caption = caption.replace("whiskers: 95 % CI over", "lines: mean over");
         caption = caption.replace(" (none where 1)", "");
@@ -554,6 +610,24 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         shade: spec.shade.clone(),
         lines_only,
     })
+}
+
+/// Where a theory line is computed: 200 points over the data's x range,
+/// evenly spaced on the axis's scale.
+fn theory_xs(lo: f64, hi: f64, scale: Scale) -> Vec<f64> {
+    const N: usize = 200;
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return vec![lo];
+    }
+    (0..N)
+        .map(|k| {
+            let f = k as f64 / (N - 1) as f64;
+            match scale {
+                Scale::Log => (lo.ln() + f * (hi.ln() - lo.ln())).exp(),
+                Scale::Linear => lo + f * (hi - lo),
+            }
+        })
+        .collect()
 }
 
 /// The size of a chart with `panels` small multiples (0: one plot).

@@ -47,6 +47,26 @@ pub struct ChartSpec {
     pub table: Option<String>,
     /// An interval of x shaded behind the data, with its label.
     pub shade: Option<Shade>,
+    /// Closed forms drawn as lines over the data.
+    pub theory: Vec<Theory>,
+}
+
+/// A closed form drawn on a chart: y as an expression of `x`, the chart's
+/// x value, in the expression language (`crate::expr`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Theory {
+    pub label: String,
+    pub y: crate::expr::Expr,
+}
+
+impl Theory {
+    /// Reads `y` as an expression of `x`; the error says where in it.
+    pub fn new(label: &str, y: &str) -> Result<Theory, crate::expr::SyntaxError> {
+        Ok(Theory {
+            label: label.to_string(),
+            y: crate::expr::Expr::parse(y, &crate::expr::Names::exact(&["x"]))?,
+        })
+    }
 }
 
 /// An interval of x shaded behind a chart's data (a surge), named on it.

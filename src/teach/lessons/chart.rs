@@ -22,28 +22,10 @@ impl LessonChart {
         self.chart.series.iter().find(|s| s.label == label)
     }
 
-    /// The CSV of what the chart draws: one row per point, with the columns
-    /// series, look (theory or simulated), x, y, ci_low, ci_high.
-    pub fn csv(&self) -> String {
-        let mut out = String::from("series,look,x,y,ci_low,ci_high\n");
-        let num = |x: f64| format!("{x}");
-        for s in &self.chart.series {
-            let look = match s.look {
-                Look::Theory => "theory",
-                Look::Measured | Look::Joined => "simulated",
-            };
-            for p in &s.points {
-                let (lo, hi) =
-                    p.ci.map_or((String::new(), String::new()), |(l, h)| (num(l), num(h)));
-                out.push_str(&format!(
-                    "\"{}\",{look},{},{},{lo},{hi}\n",
-                    s.label.replace('"', "\"\""),
-                    num(p.x),
-                    p.y.map(num).unwrap_or_default()
-                ));
-            }
-        }
-        out
+    /// The CSV of what the chart draws, as every chart writes it (see
+    /// [`crate::output::chart::points_csv`]).
+    pub fn csv(&self) -> Vec<u8> {
+        crate::output::chart::points_csv(&self.chart, &self.styles)
     }
 
     /// Writes `name`.png and `name`.csv into `dir`, each whole or not at all.
@@ -55,7 +37,7 @@ impl LessonChart {
                 .map_err(|e| e.to_string())
         })
         .map_err(|e| format!("{}: {e}", png.display()))?;
-        crate::output::write_atomic(&csv, self.csv().as_bytes())
+        crate::output::write_atomic(&csv, &self.csv())
             .map_err(|e| format!("{}: {e}", csv.display()))?;
         Ok(vec![png, csv])
     }
