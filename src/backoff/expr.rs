@@ -168,6 +168,9 @@ impl ExprPolicy {
 
     /// The state before the first frame: `init` run on zeros.
     pub fn initial_state(&self) -> Box<[f64]> {
+        if self.state.is_empty() {
+            return Box::default();
+        }
         let k = self.world.vars().len();
         let mut vars = vec![0.0; k + self.state.len()];
         // Statements draw nothing and call no host: they cannot fail.
