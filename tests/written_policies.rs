@@ -392,3 +392,153 @@ backoff = { kind = "expr", wait = "min(pow(2, n) * 0.1 + uniform(0, 0.1), 64)", 
         r.metric("success_rate")
     );
 }
+
+#[test]
+fn docs_list_every_built_in_as_written() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policies.md")).unwrap();
+    for d in POLICIES {
+        let row = format!(
+            "| {} | `{}` |",
+            d.kind,
+            d.written.toml().replace('|', "\\|")
+        );
+        assert!(doc.contains(&row), "docs/policies.md lacks {row}");
+    }
+}
+
+/// A theory line's points in charts/<name>.csv are its formula at their x,
+/// across the data's x range, marked as theory and drawn without markers.
+#[test]
+fn theory_lines_are_written_with_the_chart() {
+    let dir = temp_dir("theory");
+    let file = dir.join("aloha.toml");
+    std::fs::write(
+        &file,
+        r#"name = "aloha theory"
+seed = 3
+duration = "300ms"
+[medium]
+access = "aloha"
+length = "0m"
+preamble = "0bit"
+ifg = "0bit"
+[[stations]]
+count = 100
+traffic = { kind = "poisson", load = 0.1 }
+frame = "64B"
+queue = 1
+backoff = { kind = "geometric", p = 0.01 }
+[sweep]
+"stations.0.traffic.load" = [0.05, 0.1, 0.2]
+[[chart]]
+name = "aloha"
+x = "attempt_load"
+y = "throughput"
+theory = [{ label = "pure ALOHA", y = "x * exp(-2 * x)" }, { label = "half", y = "x / 2" }]
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let st = bin()
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-j",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let csv = std::fs::read_to_string(out.join("charts/aloha.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let h = r.headers().unwrap().clone();
+    assert_eq!(
+        h.iter().collect::<Vec<_>>(),
+        ["series", "panel", "x", "y", "ci_low", "ci_high", "kind", "color", "marker", "dash"]
+    );
+    let (mut theory, mut sim, mut xs) = (0, 0, Vec::new());
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        let x: f64 = rec[2].parse().unwrap();
+        let y: f64 = rec[3].parse().unwrap();
+        match &rec[6] {
+            "theory" => {
+                let want = if &rec[0] == "pure ALOHA" {
+                    x * (-2.0 * x).exp()
+                } else {
+                    x / 2.0
+                };
+                assert!(
+                    (y - want).abs() <= 1e-12 * want.abs().max(1.0),
+                    "{x}: {y} against {want}"
+                );
+                assert_eq!(&rec[8], "none");
+                theory += 1;
+            }
+            "simulation" => {
+                sim += 1;
+                xs.push(x);
+            }
+            k => panic!("kind {k}"),
+        }
+    }
+    assert_eq!(theory, 400);
+    assert_eq!(sim, 3);
+    let svg = std::fs::read_to_string(out.join("charts/aloha.svg")).unwrap();
+    assert!(
+        svg.contains("pure ALOHA"),
+        "the legend names the theory line"
+    );
+    assert!(svg.contains("theory, computed, not simulated"));
+}
+
+#[test]
+fn bad_theory_lines_are_clear_errors() {
+    let dir = temp_dir("theory-bad");
+    let file = dir.join("t.toml");
+    let text = |theory: &str| {
+        format!(
+            "{}\n[sweep]\n\"stations.0.traffic.load\" = [0.1, 0.2]\n[[chart]]\nx = \"stations.0.traffic.load\"\ny = \"throughput\"\ntheory = {theory}\n",
+            bus("\"beb\"")
+        )
+    };
+    for (theory, want) in [
+        (
+            "[{ label = \"t\", y = \"x * exp(-2 * xx)\" }]",
+            "did you mean `x`?",
+        ),
+        (
+            "[{ label = \"t\", y = \"uniform(0, x)\" }]",
+            "draws at random",
+        ),
+        ("[{ y = \"x\" }]", "label"),
+        (
+            "[{ label = \"t\", y = \"x\" }, { label = \"t\", y = \"x\" }]",
+            "names another theory line",
+        ),
+    ] {
+        std::fs::write(&file, text(theory)).unwrap();
+        let o = bin()
+            .args(["validate", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{theory}: {err}");
+        assert!(err.contains(want), "{theory}: wanted {want:?} in {err}");
+    }
+    let o = bin()
+        .args([
+            "plot", "x.csv", "--x", "a", "--y", "b", "--out", "x.png", "--theory", "t=x+",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("column 3"));
+}
