@@ -34,13 +34,13 @@
 //!   signals that start within `span` of its first start and within
 //!   [`IDS`] of its first id, while one of its signals is unfixed or has
 //!   ended after the new start). Generations are held oldest first, their
-//!   ids `first_id..ids_end` apart and increasing. A signal's key lies in
+//!   ids `first_id..ids_end` disjoint and increasing. A signal's key lies in
 //!   the bucket of its sender's rank (`rank / BUCKET`), and a bucket's
 //!   keys are in id order (a list only grows within a generation).
 //! - Keys: relative to their generation's first start and first id, every
-//!   side key lies within [`KEY_RANGE`](bounds::KEY_RANGE) of it
-//!   ([`BusIndex::holds`], asked before an index is made), so it fits a
-//!   node's 32 bits and never meets an empty node's bounds.
+//!   side key lies within [`KEY_RANGE`] of it ([`BusIndex::holds`], asked
+//!   before an index is made), so it fits a node's 32 bits and never meets
+//!   an empty node's bounds.
 //! - Bounds: a written node's bounds of each side are the join of its
 //!   children's, a leaf's those of its bucket's signals: exactly in the
 //!   lanes of the starts, the ends and the ids; in the lanes of the unfixed
@@ -48,7 +48,7 @@
 //!   was held at changes no bound), and mean nothing in a generation whose
 //!   ends are all final. A dense list (from `CHUNKED` keys) has a chunk per
 //!   `CHUNK` keys, with their bounds the same way and the least and
-//!   greatest rank of their senders. The debug cross-checks hold a fixed
+//!   greatest rank within the bucket of their senders. The debug cross-checks hold a fixed
 //!   leaf and its chunks against their signals.
 //! - Written nodes: a node not marked written since its generation was
 //!   emptied is stale and stands for an empty subtree; the marked ones are
@@ -64,9 +64,10 @@
 //!   the time asked about and may count older ones.
 //! - Generations' reach: once every end of a generation is final, its
 //!   signals have left every station by its latest end plus the bus's
-//!   longest delay (before, never); each generation also keeps the latest
-//!   of that over itself and every older one, so that a query, newest
-//!   generation first, stops at the first one that cannot matter.
+//!   longest delay (before that, `i64::MAX`); each generation also keeps
+//!   the latest of that over itself and every older one, so that a query,
+//!   newest generation first, stops where neither a generation nor any
+//!   older one can matter.
 //! - Senders: the set of senders holds exactly the ranks of the stations
 //!   whose signal's end is not final yet (one signal each at a time).
 //!
