@@ -72,10 +72,15 @@ impl Point {
 /// One sweep axis: a dotted path into the scenario and the values it takes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
+    /// The dotted path the axis sets, or a linked axis's name.
     pub path: String,
     pub values: Vec<Value>,
     /// Each value as it appears in CSV columns and in the point's seed.
     pub labels: Vec<String>,
+    /// A linked axis (`[sweep.linked.NAME]`): the paths it sets together,
+    /// each with its own values, one per value of the axis. Empty for a
+    /// plain axis, which sets `path` to `values`.
+    pub linked: Vec<(String, Vec<Value>)>,
 }
 
 impl Axis {
@@ -268,7 +273,18 @@ pub fn from_str(
         };
         let mut point_table = table.clone();
         for (axis, &c) in axes.iter().zip(&choice) {
-            if let Err(message) = set_path(&mut point_table, &axis.path, axis.values[c].clone()) {
+            let sets: Vec<(&str, &Value)> = if axis.linked.is_empty() {
+                vec![(axis.path.as_str(), &axis.values[c])]
+            } else {
+                axis.linked
+                    .iter()
+                    .map(|(p, v)| (p.as_str(), &v[c]))
+                    .collect()
+            };
+            if let Err(message) = sets
+                .into_iter()
+                .try_for_each(|(p, v)| set_path(&mut point_table, p, v.clone()))
+            {
                 return Err(SweepError::Point(Box::new(PointFault {
                     file: file.into(),
                     line: axis_line(text, &axis.path),
@@ -310,6 +326,18 @@ pub fn from_str(
         },
         |p| p.scenario.columns(),
     );
+    if let Some(a) = axes
+        .iter()
+        .find(|a| !a.linked.is_empty() && columns.metrics.contains(&a.path.as_str()))
+    {
+        return Err(at(FieldError::new(
+            format!("sweep.linked.{}", a.path),
+            format!(
+                "`{}` is a column of summary.csv already; give the linked axis another name",
+                a.path
+            ),
+        )));
+    }
     let surges: Vec<Option<(f64, f64)>> = points.iter().map(|p| p.scenario.surge_s()).collect();
     let charts = read_charts(&table, &axes, &columns, &surges).map_err(at)?;
 
@@ -381,8 +409,10 @@ fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldEr
                     path,
                     values: values.clone(),
                     labels,
+                    linked: Vec::new(),
                 });
             }
+            Value::Table(sub) if path == "linked" => read_linked(sub, out)?,
             Value::Table(sub) => read_axes(&path, sub, out)?,
             _ => {
                 return Err(FieldError::new(
@@ -391,6 +421,102 @@ fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldEr
                 ))
             }
         }
+    }
+    Ok(())
+}
+
+/// Reads `[sweep.linked.NAME]` tables: each holds dotted paths whose lists,
+/// all of one length, move together as one axis named NAME; `values`, when
+/// given, is what the axis's column shows (else the first path's values).
+fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
+    for (name, v) in t {
+        let key = format!("sweep.linked.{name}");
+        let Value::Table(members) = v else {
+            return Err(FieldError::new(
+                key,
+                "expected a table of paths moving together, e.g. [sweep.linked.load] with \"stations.0.traffic.load\" = [0.1, 0.2] and \"stations.1.traffic.load\" = [0.1, 0.2]",
+            ));
+        };
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(FieldError::new(
+                key,
+                "a linked axis's name is its CSV column: letters, digits, `_` and `-`",
+            ));
+        }
+        let mut linked: Vec<(String, Vec<Value>)> = Vec::new();
+        let mut shown: Option<Vec<Value>> = None;
+        for (path, list) in members {
+            let at = format!("{key}.{path}");
+            let Value::Array(values) = list else {
+                return Err(FieldError::new(
+                    at,
+                    "expected a list of values, one per point of the axis",
+                ));
+            };
+            if values.is_empty() {
+                return Err(FieldError::new(
+                    at,
+                    "is an empty list; give the values this path takes",
+                ));
+            }
+            if path == "values" {
+                shown = Some(values.clone());
+                continue;
+            }
+            if path.split('.').any(str::is_empty)
+                || path.starts_with("sweep")
+                || path.starts_with("chart")
+            {
+                return Err(FieldError::new(
+                    at,
+                    "is not a dotted path such as \"stations.0.traffic.load\"",
+                ));
+            }
+            linked.push((path.clone(), values.clone()));
+        }
+        let Some(len) = linked.first().map(|(_, v)| v.len()) else {
+            return Err(FieldError::new(
+                key,
+                "links no paths; give two or more, e.g. \"stations.0.traffic.load\" = [0.1, 0.2]",
+            ));
+        };
+        let mut lists: Vec<(&str, &Vec<Value>)> =
+            linked.iter().map(|(p, v)| (p.as_str(), v)).collect();
+        if let Some(v) = &shown {
+            lists.push(("values", v));
+        }
+        for (path, values) in lists {
+            if values.len() != len {
+                return Err(FieldError::new(
+                    format!("{key}.{path}"),
+                    format!(
+                        "has {} values where `{}` has {len}; linked lists move together and must be of one length",
+                        values.len(),
+                        linked[0].0
+                    ),
+                ));
+            }
+        }
+        let values = shown.unwrap_or_else(|| linked[0].1.clone());
+        let labels: Vec<String> = values.iter().map(value_label).collect();
+        for (i, l) in labels.iter().enumerate() {
+            if labels[..i].contains(l) {
+                return Err(FieldError::new(
+                    key,
+                    format!("shows `{l}` twice; each value of an axis must be distinct (give `values` to tell them apart)"),
+                ));
+            }
+        }
+        out.push(Axis {
+            path: name.clone(),
+            values,
+            labels,
+            linked,
+        });
     }
     Ok(())
 }
