@@ -516,3 +516,52 @@ fn run_two_shards(f: &Path, dir: &Path) -> (PathBuf, PathBuf) {
     }
     (s1, s2)
 }
+
+/// A linked axis sets its paths together: one point per value, not the
+/// product, with its own column; lists of different lengths are refused.
+#[test]
+fn linked_axes_move_together() {
+    let text = |second: &str| {
+        format!(
+            r#"name = "linked"
+duration = "50ms"
+[[stations]]
+count = 2
+traffic = {{ kind = "poisson", load = 0.1 }}
+frame = "512B"
+[[stations]]
+count = 2
+traffic = {{ kind = "poisson", load = 0.1 }}
+frame = "512B"
+[sweep]
+"stations.0.count" = [2, 3]
+[sweep.linked.group_load]
+"stations.0.traffic.load" = [0.1, 0.2, 0.3]
+"stations.1.traffic.load" = {second}
+"#
+        )
+    };
+    let plan = csmacd::sweep::from_str("t.toml", "t", &text("[0.15, 0.25, 0.35]"), None).unwrap();
+    assert_eq!(plan.points.len(), 6, "2 x 3 points, not 2 x 3 x 3");
+    let loads: Vec<(f64, f64)> = plan
+        .points
+        .iter()
+        .map(|p| {
+            let s = p.scenario.ethernet().unwrap();
+            let load = |g: usize| match s.offered_load().groups[g].1 {
+                csmacd::advice::Share::Fraction(f) => f,
+                _ => unreachable!(),
+            };
+            (load(0), load(1))
+        })
+        .collect();
+    for (a, b) in &loads {
+        assert!(((b - a) - 0.05).abs() < 1e-3, "{loads:?}");
+    }
+    assert_eq!(plan.axes[1].path, "group_load");
+    assert_eq!(plan.axes[1].labels, ["0.1", "0.2", "0.3"]);
+    let e = csmacd::sweep::from_str("t.toml", "t", &text("[0.15, 0.25]"), None).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("sweep.linked.group_load.stations.1.traffic.load"), "{msg}");
+    assert!(msg.contains("has 2 values where `stations.0.traffic.load` has 3"), "{msg}");
+}
