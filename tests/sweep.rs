@@ -562,6 +562,12 @@ frame = "512B"
     assert_eq!(plan.axes[1].labels, ["0.1", "0.2", "0.3"]);
     let e = csmacd::sweep::from_str("t.toml", "t", &text("[0.15, 0.25]"), None).unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("sweep.linked.group_load.stations.1.traffic.load"), "{msg}");
-    assert!(msg.contains("has 2 values where `stations.0.traffic.load` has 3"), "{msg}");
+    assert!(
+        msg.contains("sweep.linked.group_load.stations.1.traffic.load"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("has 2 values where `stations.0.traffic.load` has 3"),
+        "{msg}"
+    );
 }

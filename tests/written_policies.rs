@@ -542,3 +542,41 @@ fn bad_theory_lines_are_clear_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("column 3"));
 }
+
+/// A client's state outlives its calls: a policy that counts the client's
+/// failures across its calls and waits 1000 s from the sixth on makes every
+/// later call stop at its first failure (one attempt a call, and six more);
+/// kept per call, the count would start again with each call, which then
+/// retries until it succeeds (two attempts a call on average).
+#[test]
+fn a_clients_state_is_kept_across_its_calls() {
+    let text = |fail: &str| {
+        format!(
+            r#"name = "state"
+seed = 2
+duration = "200s"
+[server]
+kind = "flaky"
+failure = 0.5
+[network]
+delay = "1ms"
+[[clients]]
+count = 1
+calls = {{ kind = "poisson", rate = "1/s", until = "200s" }}
+backoff = {{ kind = "expr", wait = "k > 5 ? 1000 : 0.01", init = "k = 0", on_failure = "{fail}", unit = "s" }}
+"#
+        )
+    };
+    let kept = run(&text("k = k + 1"), 1);
+    assert!(kept.failure.is_none());
+    let (calls, attempts) = (kept.metric("calls"), kept.metric("attempts"));
+    assert!(calls > 150.0, "{calls} calls");
+    assert!(
+        attempts <= calls + 6.0,
+        "{attempts} attempts for {calls} calls"
+    );
+    let per_call = run(&text("k = n"), 1);
+    let ratio = per_call.metric("attempts") / per_call.metric("calls");
+    // Geometric with p = 1/2: mean 2, sd of the mean over ~200 calls 0.1.
+    assert!((ratio - 2.0).abs() < 0.4, "{ratio} attempts a call");
+}
