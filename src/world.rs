@@ -1,7 +1,8 @@
 //! The one place that names every world. A world is a model beside the
 //! others, sharing the engine, backoff policies, seeds, sweeps, output and
 //! charts; what it must provide is here: a validated scenario with a name,
-//! seed and replications, a run that cannot fail, what a run will cost, and
+//! seed and replications, a run that cannot panic (and says why when it
+//! stops early: `RunOutput::failure`), what a run will cost, and
 //! its results as named columns ([`crate::results`]). Nothing above this
 //! file matches on a world, and worlds never import each other.
 
