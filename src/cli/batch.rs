@@ -498,7 +498,7 @@ pub fn finish(plan: &Plan, work: &Path, out: &Path, real: &Path) -> Result<Finis
     })();
     result.map_err(|e: CliError| {
         let kept = if in_place {
-            let _ = std::fs::remove_dir_all(&built);
+            staging::discard(&built);
             String::new()
         } else {
             format!(

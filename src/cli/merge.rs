@@ -167,7 +167,7 @@ fn write_merged(plan: &Plan, out: &Path, sources: &[(usize, &Path, Columns)]) ->
                     .map_err(CliError::failure)
             })();
             if written.is_err() {
-                let _ = std::fs::remove_dir_all(built);
+                staging::discard(built);
             }
             written
         }

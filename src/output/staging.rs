@@ -145,6 +145,11 @@ pub fn start(dir: &Path) -> std::io::Result<PathBuf> {
     Ok(staging)
 }
 
+/// Removes a staging directory whose results could not be completed.
+pub fn discard(staging: &Path) {
+    let _ = std::fs::remove_dir_all(staging);
+}
+
 /// Puts the stored points of `from` (each file of its points/, but the
 /// marks of shards and temporary files) into `to`'s points/, as hard links
 /// where the file system allows (they are never written again), else as copies.
