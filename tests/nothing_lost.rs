@@ -127,10 +127,12 @@ fn another_scenarios_results_need_force() {
     assert!(err.contains("holds results of another scenario"), "{err}");
     assert!(err.contains("--force"), "{err}");
     assert_eq!(listing(&out_dir), before);
-    // With --force it may.
+    // With --force it may; a file of one's own in it is kept.
+    std::fs::write(out_dir.join("notes.txt"), "mine\n").unwrap();
     assert!(run(&b, &["--force"]).status.success());
     let toml = std::fs::read_to_string(out_dir.join("scenario.toml")).unwrap();
     assert!(toml.contains("name = \"beta\""), "{toml}");
+    assert_eq!(std::fs::read(out_dir.join("notes.txt")).unwrap(), b"mine\n");
 
     // A directory with result files but no scenario.toml is someone else's.
     let foreign = dir.join("foreign");
@@ -491,4 +493,28 @@ fn force_over_other_results_that_fails_changes_nothing() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("it was not changed"), "{err}");
     assert_eq!(tree(&out_dir), before, "points/ or results changed");
+}
+
+/// The current directory cannot be a results directory (it is replaced by a
+/// rename): refused before any work, and nothing is written there.
+#[test]
+fn the_current_directory_is_refused_as_the_output() {
+    let dir = temp_dir("out-here");
+    std::fs::write(dir.join("alpha.toml"), GOOD).unwrap();
+    let out = bin()
+        .current_dir(&dir)
+        .args(["run", "alpha.toml", "--out", "."])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--out .: is the current directory"), "{err}");
+    assert!(err.contains("e.g. --out ./results"), "{err}");
+    assert_eq!(
+        listing(&dir)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>(),
+        ["alpha.toml"]
+    );
 }

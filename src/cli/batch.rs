@@ -301,9 +301,14 @@ pub fn execute(
             .map_err(CliError::failure)?;
     }
     // Where the points are kept, as a person reads it.
-    let kept = match work.file_name() {
-        Some(name) if work.as_path() != out => output::points_dir(&out.with_file_name(name)),
-        _ => output::points_dir(out),
+    let kept = match (work.file_name(), &real) {
+        (_, _) if work.as_path() == out => output::points_dir(out),
+        // Beside `out` as given, when that is where it is (not beside
+        // the target of a link).
+        (Some(name), Some(real)) if real.file_name() == out.file_name() => {
+            output::points_dir(&out.with_file_name(name))
+        }
+        _ => output::points_dir(&work),
     };
     let beside_note = if work.as_path() == out {
         String::new()

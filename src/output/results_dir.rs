@@ -110,11 +110,14 @@ pub fn swappable(out: &Path) -> anyhow::Result<PathBuf> {
     let Some(parent) = real.parent() else {
         return Err(why("is the root directory"));
     };
+    // A directory below the current one's results (a folder of one's own)
+    // is carried over into the new results; the current directory itself
+    // would be renamed from under the shell that ran csmacd.
     if std::env::current_dir()
         .and_then(|d| d.canonicalize())
-        .is_ok_and(|cwd| cwd.starts_with(&real))
+        .is_ok_and(|cwd| cwd == real)
     {
-        return Err(why("is the current directory or holds it"));
+        return Err(why("is the current directory"));
     }
     #[cfg(unix)]
     {
