@@ -247,11 +247,16 @@ pub fn publish(staging: &Path, dir: &Path) -> std::io::Result<()> {
     }
     sync_dir(staging);
     let old = beside(dir, Kind::Old, std::process::id());
+    let _ = std::fs::remove_dir_all(&old);
     if !dir.exists() {
         std::fs::rename(staging, dir)?;
     } else if exchange(staging, dir).is_ok() {
-        // The old results now have the staging name: give them theirs.
-        std::fs::rename(staging, &old)?;
+        // The new results are in place: nothing after this may fail. The
+        // old ones now have the staging name: give them theirs, so that a
+        // kill while they are removed leaves no staging directory of them.
+        if std::fs::rename(staging, &old).is_err() {
+            let _ = std::fs::remove_dir_all(staging);
+        }
     } else {
         std::fs::rename(dir, &old)?;
         if let Err(e) = std::fs::rename(staging, dir) {
