@@ -103,4 +103,6 @@ for k in $(seq 1 "$n"); do
       "check that its host runs the job in the directory the files were sent to"
   dirs+=("$shards/$k")
 done
+# The merge replaces OUT_DIR whole, by a rename: not from inside it.
+cd "$(dirname "$out")"
 "$bin" merge "${dirs[@]}" --out "$out"

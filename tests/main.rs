@@ -18,6 +18,7 @@ mod nothing_lost;
 mod parser_fuzz;
 mod policies;
 mod progress;
+mod serve_caps;
 mod service;
 mod service_scenarios;
 mod stacks;

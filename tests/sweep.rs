@@ -278,7 +278,8 @@ fn a_failed_merge_leaves_no_trace() {
     assert_eq!(tree(&s1), shard_before);
 
     // Into a directory holding other results (--force), failing when the
-    // result files are written: its points come back, nothing is added.
+    // result files are written (under a 4 KiB file-size limit, which the
+    // stations table passes): nothing there changes, nothing is left beside it.
     let other = write_file(&dir, "other.toml", &SMALL.replace("seed = 7", "seed = 8"));
     let held = dir.join("held");
     ok(&csmacd(&[
@@ -289,17 +290,28 @@ fn a_failed_merge_leaves_no_trace() {
         "--out",
         s(&held),
     ]));
-    std::fs::create_dir(held.join("summary.csv")).unwrap();
     let (files, folders) = (tree(&held), dirs(&held));
-    let out = csmacd(&["merge", s(&s1), s(&s2), "--out", s(&held), "--force"]);
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 4; exec \"$0\" merge \"$1\" \"$2\" --out \"$3\" --force")
+        .arg(env!("CARGO_BIN_EXE_csmacd"))
+        .args([&s1, &s2, &held])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("nothing there was changed"), "{err}");
+    assert!(err.contains("it was not changed"), "{err}");
     assert_eq!(tree(&held), files, "files changed by a failed merge");
     assert_eq!(dirs(&held), folders, "directories left by a failed merge");
+    let beside: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("held."))
+        .collect();
+    assert!(beside.is_empty(), "left beside it: {beside:?}");
 
-    // The same merge succeeds once the way is clear, and equals a full run.
-    std::fs::remove_dir(held.join("summary.csv")).unwrap();
+    // The same merge succeeds without the limit, and equals a full run.
     ok(&csmacd(&[
         "merge",
         s(&s1),

@@ -310,16 +310,22 @@ fn a_lesson_asks_first_then_plays_and_shows_its_numbers() {
 // ---- csmacd serve over HTTP ----
 
 /// A running `csmacd serve`, stopped with SIGINT when dropped.
-struct Server {
+pub(super) struct Server {
     child: Option<std::process::Child>,
-    addr: String,
+    pub(super) addr: String,
 }
 
 impl Server {
-    fn start(file: &str) -> Server {
+    pub(super) fn start(file: &str) -> Server {
+        Server::start_with(file, &[])
+    }
+
+    /// Starts the server with these variables in its environment.
+    pub(super) fn start_with(file: &str, env: &[(&str, &str)]) -> Server {
         let mut child = bin()
             .current_dir(repo())
             .args(["serve", file, "--port", "0"])
+            .envs(env.iter().copied())
             // As a user runs it: a fatal error ends the process at once,
             // not after a backtrace that may never finish printing.
             .env("RUST_BACKTRACE", "0")
@@ -377,8 +383,13 @@ impl Server {
         (status, body)
     }
 
+    /// The server's process id.
+    pub(super) fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
     /// Sends SIGINT and waits; the exit status and stderr.
-    fn stop(mut self) -> std::process::Output {
+    pub(super) fn stop(mut self) -> std::process::Output {
         let child = self.child.take().unwrap();
         // SAFETY: kill(2) on the pid of a child this test started.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -707,8 +718,8 @@ fn stalled_post(addr: &str, length: usize, sent: &str) -> TcpStream {
 fn serve_answers_others_while_a_client_stalls() {
     let server = Server::start(LESSON2);
     // A form of 5000 bytes (padded with empty fields, which are skipped),
-    // of which the first 7 arrive; more than tiny_http reads ahead by
-    // itself, so the server's own read waits on it.
+    // of which the first 7 arrive; more than the server reads in one go,
+    // so its read waits on it.
     let form = format!("{:&<5000}", "seed=3&until=300us");
     let mut stalled = stalled_post(&server.addr, form.len(), &form[..7]);
     std::thread::sleep(Duration::from_secs(1));

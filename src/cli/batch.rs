@@ -4,7 +4,7 @@
 use super::{watch, CliError, CliResult};
 use crate::output::chart::{self, Table};
 use crate::output::style::Styles;
-use crate::output::{self, results_dir, Assembled, PointKey, PointRuns};
+use crate::output::{self, results_dir, staging, Assembled, PointKey, PointRuns};
 use crate::progress::Progress;
 use crate::results::MemoryNeed;
 use crate::sweep::{self, Plan, Shard};
@@ -209,10 +209,32 @@ pub fn execute(
     results_dir::probe(out)
         .with_context(|| format!("cannot write into output directory {}", out.display()))
         .map_err(CliError::failure)?;
-    // Finished results (top level) and the work in progress (points/).
+    let whole = opts.shard.is_none();
+    // A whole run's results are built beside the directory and swapped in:
+    // its real path, and room beside it, are checked before any work.
+    let real = if whole {
+        let real = results_dir::swappable(out).map_err(CliError::usage)?;
+        staging::probe_beside(&real)
+            .with_context(|| {
+                format!(
+                    "cannot write beside output directory {} (new results are built beside it,                      then swapped in whole)",
+                    out.display()
+                )
+            })
+            .map_err(CliError::failure)?;
+        Some(real)
+    } else {
+        None
+    };
+    // Finished results (top level) and the work in progress (points/, or
+    // beside the directory for a run that was to replace results).
     let existing = results_dir::existing(out);
     let same = existing.pending.as_deref() == Some(plan.resolved.as_str());
-    if opts.resume && !same {
+    let interrupted = match &real {
+        Some(real) if opts.resume && !same => staging::interrupted_run(real, &plan.resolved),
+        _ => None,
+    };
+    if opts.resume && !same && interrupted.is_none() {
         return Err(CliError::usage(match existing.pending {
             None => anyhow!(
                 "--resume: {} holds no sweep to resume (no points/scenario.toml); run without --resume",
@@ -226,31 +248,76 @@ pub fn execute(
         }));
     }
     let old = existing.finished.as_deref().or(existing.pending.as_deref());
-    if !same && !opts.force && results_dir::holds_other_results(out, old, &plan.resolved) {
+    if !same
+        && interrupted.is_none()
+        && !opts.force
+        && results_dir::holds_other_results(out, old, &plan.resolved)
+    {
         return Err(CliError::usage(anyhow!(
             "{} holds results of another scenario; choose another --out or pass --force",
             out.display()
         )));
     }
-    // A fresh run starts over; a shard keeps the other shards' points of
-    // the same sweep (shards may share one directory).
-    if !same || (!opts.resume && opts.shard.is_none()) {
-        output::clear_points(out).map_err(CliError::failure)?;
+    // Where the points are stored as they finish: in place for a shard
+    // (shards may share a directory, and keep the others' points of the
+    // same sweep), for a resumed run, or in an empty directory; else
+    // beside the directory, which keeps its results until the new ones
+    // are complete.
+    let work: PathBuf = match (&real, interrupted) {
+        (None, _) => {
+            if !same {
+                output::clear_points(out).map_err(CliError::failure)?;
+            }
+            out.to_path_buf()
+        }
+        (Some(real), Some(found)) => {
+            let work = staging::claim(real, &found)
+                .with_context(|| format!("cannot take over {}", found.display()))
+                .map_err(CliError::failure)?;
+            output::clean_temporaries(&work);
+            work
+        }
+        (Some(_), None) if same && opts.resume => {
+            // Only a whole run may remove another process's temporary
+            // files (those a killed run left behind).
+            output::clean_temporaries(out);
+            output::unmark_shards(out);
+            out.to_path_buf()
+        }
+        (Some(_), None) if staging::is_empty(out) => out.to_path_buf(),
+        (Some(real), None) => staging::start(real)
+            .with_context(|| format!("cannot write beside output directory {}", out.display()))
+            .map_err(CliError::failure)?,
+    };
+    if let Some(real) = &real {
+        staging::clean_beside(real, Some(&work));
     }
-    // Shards may share a directory: only a whole run may remove another
-    // process's temporary files (those a killed run left behind).
-    if opts.shard.is_none() {
-        output::clean_temporaries(out);
-        output::unmark_shards(out);
-    }
-    results_dir::store_plan(out, &plan.resolved)
-        .with_context(|| format!("cannot write {}", output::plan_path(out).display()))
+    results_dir::store_plan(&work, &plan.resolved)
+        .with_context(|| format!("cannot write {}", output::plan_path(&work).display()))
         .map_err(CliError::failure)?;
     if let Some(s) = opts.shard {
         output::mark_shard(out, s.k, s.n)
             .with_context(|| format!("cannot write into {}", output::points_dir(out).display()))
             .map_err(CliError::failure)?;
     }
+    // Where the points are kept, as a person reads it.
+    let kept = match (work.file_name(), &real) {
+        (_, _) if work.as_path() == out => output::points_dir(out),
+        // Beside `out` as given, when that is where it is (not beside
+        // the target of a link).
+        (Some(name), Some(real)) if real.file_name() == out.file_name() => {
+            output::points_dir(&out.with_file_name(name))
+        }
+        _ => output::points_dir(&work),
+    };
+    let beside_note = if work.as_path() == out {
+        String::new()
+    } else {
+        format!(
+            " ({} keeps its results until the new ones are complete)",
+            out.display()
+        )
+    };
 
     let seeds = replication_seeds(plan);
     let in_shard: Vec<usize> = (0..plan.points.len())
@@ -262,7 +329,7 @@ pub fn execute(
         .filter(|&i| {
             !opts.resume
                 || !matches!(
-                    output::read_point(out, i, &point_key(&plan.points[i], &seeds[i])),
+                    output::read_point(&work, i, &point_key(&plan.points[i], &seeds[i])),
                     Ok(Some(_))
                 )
         })
@@ -319,7 +386,7 @@ pub fn execute(
                 )));
             }
             output::write_point(
-                out,
+                &work,
                 i,
                 &PointRuns {
                     axes: &p.axes,
@@ -349,28 +416,37 @@ pub fn execute(
         }),
     }
         .with_context(|| {
-            format!(
-                "cannot write the results into {}; its finished results \
-                 (summary.csv, runs.csv, stations.csv, scenario.toml) were not changed",
-                out.display()
-            )
+            if beside_note.is_empty() {
+                format!(
+                    "cannot write the results into {}; the points finished so far are kept in {}",
+                    out.display(),
+                    kept.display()
+                )
+            } else {
+                format!(
+                    "cannot write the results into {}; it was not changed; \
+                     the points finished so far are kept in {}",
+                    out.display(),
+                    kept.display()
+                )
+            }
         })
         .map_err(CliError::failure)?;
     if STOP.load(Ordering::SeqCst) {
         return Err(CliError {
             code: 130,
             error: anyhow!(
-                "interrupted: {finished} of {} points finished and kept in {}; \
+                "interrupted: {finished} of {} points finished and kept in {}{beside_note}; \
                  run the rest with `{resume_hint}`",
                 in_shard.len(),
-                output::points_dir(out).display()
+                kept.display()
             ),
         });
     }
-    if opts.shard.is_some() {
-        return Ok(None);
+    match real {
+        None => Ok(None),
+        Some(real) => finish(plan, &work, out, &real).map(Some),
     }
-    finish(plan, out).map(Some)
 }
 
 fn progress_bar(total: usize, done: usize, runs: &str, quiet: bool) -> indicatif::ProgressBar {
@@ -424,19 +500,55 @@ impl Finished {
     }
 }
 
-/// Assembles summary.csv, runs.csv and each table's file from points/ and
-/// draws the charts. Every point of the plan must be stored.
-pub fn finish(plan: &Plan, out: &Path) -> Result<Finished, CliError> {
-    let done = write_results(plan, out)?;
-    let charts = write_charts(plan, out, &done)?;
-    Ok(Finished {
-        assembled: done,
-        charts,
+/// Assembles summary.csv, runs.csv and each table's file from the points
+/// stored in `work` and draws the charts, into a new results directory
+/// built beside `out` (`work` itself when the points were stored there),
+/// then swaps it in place of `out` (whose real path is `real`). Every point
+/// of the plan must be stored. A failure leaves `out` as it was.
+pub fn finish(plan: &Plan, work: &Path, out: &Path, real: &Path) -> Result<Finished, CliError> {
+    let in_place = work == out || work == real;
+    let built = if in_place {
+        staging::start(real)
+            .and_then(|s| staging::link_points(real, &s).map(|()| s))
+            .with_context(|| format!("cannot write beside output directory {}", out.display()))
+            .map_err(CliError::failure)?
+    } else {
+        results_dir::clear_results(work);
+        work.to_path_buf()
+    };
+    let result = (|| {
+        let done = write_results(plan, &built)?;
+        let charts = write_charts(plan, &built, &done)?;
+        staging::carry_over(real, &built)
+            .and_then(|()| staging::publish(&built, real))
+            .map_err(CliError::failure)?;
+        Ok(Finished {
+            assembled: done,
+            charts,
+        })
+    })();
+    result.map_err(|e: CliError| {
+        let kept = if in_place {
+            staging::discard(&built);
+            String::new()
+        } else {
+            format!(
+                "; the finished points are kept in {}",
+                output::points_dir(&built).display()
+            )
+        };
+        CliError {
+            code: e.code,
+            error: e.error.context(format!(
+                "cannot write the results into {}; it was not changed{kept}",
+                out.display()
+            )),
+        }
     })
 }
 
-/// Assembles the result files from points/ and writes them with
-/// scenario.toml, all or none: a failure leaves the directory as it was.
+/// Assembles the result files from the points in `out` and writes them
+/// there with scenario.toml, all or none.
 pub fn write_results(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
     let seeds = replication_seeds(plan);
     let keys: Vec<PointKey> = plan
@@ -458,23 +570,15 @@ pub fn write_results(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
             .map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
     );
     files.push(("scenario.toml", plan.resolved.as_bytes()));
-    output::write_files_atomic(out, &files)
-        .with_context(|| {
-            format!(
-                "cannot write the results into {}; nothing there was changed",
-                out.display()
-            )
-        })
-        .map_err(CliError::failure)?;
+    output::write_files_atomic(out, &files).map_err(CliError::failure)?;
     Ok(done)
 }
 
 /// Draws the plan's charts (or the default ones) from summary.csv (and
-/// groups.csv for per-group charts) into DIR/charts/, replacing any charts
-/// of an earlier run. Every series label keeps one style across the charts.
+/// groups.csv for per-group charts) into DIR/charts/ (a directory of new
+/// results being built, see [`finish`]). Every series label keeps one style across the charts.
 /// Returns how many charts were drawn.
 pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, CliError> {
-    results_dir::clear_charts(out);
     let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
     let specs = if plan.charts.is_empty() {
         // The default charts a world has the columns for; a world without
@@ -568,10 +672,9 @@ pub fn write_chart(c: &chart::Chart, styles: &Styles, path: &Path) -> CliResult 
         Some("svg") => chart::render_svg(c, styles)
             .map_err(anyhow::Error::from)
             .and_then(|svg| output::write_atomic(path, svg.as_bytes()).map_err(Into::into)),
-        Some("png") => output::write_atomic_with(path, |tmp| {
-            chart::render_png(c, styles, tmp).map_err(|e| e.to_string())
-        })
-        .map_err(Into::into),
+        Some("png") => chart::render_png(c, styles)
+            .map_err(anyhow::Error::from)
+            .and_then(|png| output::write_atomic(path, &png).map_err(Into::into)),
         _ => {
             return Err(CliError::usage(anyhow!(
                 "{}: a chart file ends in .png or .svg",

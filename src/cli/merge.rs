@@ -3,7 +3,7 @@
 
 use super::batch::{stem, write_charts, write_results};
 use super::{CliError, CliResult};
-use crate::output::{self, results_dir};
+use crate::output::{self, results_dir, staging};
 use crate::results::Columns;
 use crate::sweep::{self, Plan};
 use anyhow::{anyhow, Context};
@@ -142,23 +142,41 @@ pub fn run(args: MergeArgs) -> CliResult {
     Ok(())
 }
 
-/// Builds the new points/ of `out` beside the old one, swaps it in, and
-/// writes the result files; any failure before the result files are
-/// written puts the old points back.
+/// Builds the merged results directory beside `out` (its points linked
+/// from the shards' directories, the result files and charts), then swaps
+/// it in place of `out`; a failure removes it and leaves `out` as it was.
 fn write_merged(plan: &Plan, out: &Path, sources: &[(usize, &Path, Columns)]) -> CliResult {
-    let failed = |e: output::OutputError| {
-        CliError::failure(anyhow::Error::new(e).context(format!(
-            "cannot write the merged points into {}; nothing there was changed",
-            out.display()
-        )))
+    let real = results_dir::swappable(out).map_err(CliError::usage)?;
+    staging::clean_beside(&real, None);
+    let built = staging::start(&real);
+    let result = built
+        .as_ref()
+        .map_err(|e| anyhow!("cannot write beside it: {e}"));
+    let result = match result {
+        Err(e) => Err(CliError::failure(e)),
+        Ok(built) => {
+            let written = (|| {
+                for (i, from, columns) in sources {
+                    output::link_point(from, *i, columns, built).map_err(CliError::failure)?;
+                }
+                results_dir::store_plan(built, &plan.resolved).map_err(CliError::failure)?;
+                let done = write_results(plan, built)?;
+                write_charts(plan, built, &done)?;
+                staging::carry_over(&real, built)
+                    .and_then(|()| staging::publish(built, &real))
+                    .map_err(CliError::failure)
+            })();
+            if written.is_err() {
+                staging::discard(built);
+            }
+            written
+        }
     };
-    let mut staged = output::StagedPoints::new(out).map_err(failed)?;
-    for (i, from, columns) in sources {
-        staged.copy_point(from, *i, columns).map_err(failed)?;
-    }
-    staged.store_plan(&plan.resolved).map_err(failed)?;
-    staged.swap_in().map_err(failed)?;
-    let done = write_results(plan, out)?;
-    staged.commit();
-    write_charts(plan, out, &done).map(|_| ())
+    result.map_err(|e| CliError {
+        code: e.code,
+        error: e.error.context(format!(
+            "cannot write the merged results into {}; it was not changed",
+            out.display()
+        )),
+    })
 }

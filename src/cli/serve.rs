@@ -3,9 +3,14 @@
 //! runs it again. Two routes: `/` (the scenario as given, or changed by the
 //! form's fields in its query string, so that a run has an address) and
 //! `/run` (the form's fields, GET or POST). Each run is capped so no request
-//! can hang the server. A few workers make the runs side by side; a
-//! request's body is read first, on a thread of its own, so a client that
-//! sends it slowly or stops holds up no one else. Ctrl-C stops it.
+//! can hang the server. Every connection is read by a thread of its own
+//! (at most [`MAX_CONNECTIONS`]) through the bounded front in [`http`], so a
+//! client that sends slowly, stops or sends too much holds up no one else
+//! and takes no more than the caps; the page of the scenario as given is
+//! answered at once, and a few workers make the runs, with at most
+//! [`QUEUE`] waiting (more: 503). Ctrl-C stops it.
+
+mod http;
 
 use super::trace::parse_until;
 use super::{CliError, CliResult};
@@ -17,8 +22,10 @@ use crate::teach::trace::us;
 use crate::teach::view::{self, FormView, Window, MAX_VIEW_EVENTS};
 use crate::traffic::Arrivals;
 use anyhow::anyhow;
-use std::io::Read;
+use http::Answer;
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use toml::{Table, Value};
 
@@ -33,9 +40,13 @@ an empty field keeps the scenario's value. The page's address holds the
 fields (e.g. /?positions=0m,500m&seed=3): bookmark or share it to show the
 same run. Bad input gets the message `csmacd validate` gives, shown in the
 page (HTTP 400). Each run is capped: at most 10 ms simulated, 1000 stations,
-about 100000 frames queued and 20000 events shown; a form is at most 64 KiB.
-Four runs are made at once, and a client that sends its form slowly holds up
-no one else. Listens on 127.0.0.1 only; Ctrl-C stops it.
+about 100000 frames queued and 20000 events shown; a form is at most 64 KiB
+(more: 413), an address 64 KiB (414), a header line 8 KiB, and 100 headers
+(431). Four runs are made at once and 8 more may wait: when more are asked
+for, the answer is 503 with Retry-After. At most 64 connections are open at
+once, each answered and closed; a client that sends its request slowly
+holds up no one else, and one that takes over 30 s is answered 408.
+Listens on 127.0.0.1 only; Ctrl-C stops it.
 
 Examples:
   csmacd serve                                    # lesson 2's scenario
@@ -54,11 +65,22 @@ const MAX_UNTIL_PS: Time = 10_000_000_000;
 const MAX_STATIONS: usize = 1000;
 /// The most frames one request's run may queue (estimated before it runs).
 const MAX_ARRIVALS: f64 = 100_000.0;
-/// The most bytes of a form read from a request (more: 413).
-const MAX_BODY: usize = 64 * 1024;
 /// The requests run side by side (a run is work for a core; more at once
 /// would only share the cores).
 const WORKERS: usize = 4;
+/// The runs that may wait for a worker; a request for one more is answered
+/// 503 at once, so that a crowd of runs delays no one long.
+const QUEUE: usize = 8;
+/// The connections open at once; one more is answered 503 and closed.
+const MAX_CONNECTIONS: usize = 64;
+/// What a 503 asks the client to wait, in seconds.
+const RETRY_AFTER: u32 = 2;
+/// The most time a request waits for its run (queued and run).
+const RUN_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+/// Test hook: with this variable set, a request for `/panic` panics in the
+/// worker that handles it (the tests check that it is answered 500 and
+/// that the worker lives on).
+const PANIC_HOOK: &str = "CSMACD_SERVE_TEST_PANIC";
 
 /// The scenario the server starts from.
 struct Base {
@@ -91,12 +113,9 @@ pub fn run(args: ServeArgs) -> CliResult {
         }
     };
     let first = build(&base, &[]).map_err(|e| CliError::usage(anyhow!("{}", e.message)))?;
-    let server = tiny_http::Server::http(("127.0.0.1", args.port))
+    let listener = TcpListener::bind(("127.0.0.1", args.port))
         .map_err(|e| CliError::failure(anyhow!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
-    let addr = server
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| CliError::failure(anyhow!("the server has no IP address")))?;
+    let addr = listener.local_addr().map_err(CliError::failure)?;
     // Ctrl-C, or a listener that failed, ends the command.
     let (stop, stopped) = mpsc::channel::<Option<String>>();
     let on_signal = stop.clone();
@@ -104,40 +123,40 @@ pub fn run(args: ServeArgs) -> CliResult {
         let _ = on_signal.send(None);
     })
     .map_err(|e| CliError::failure(anyhow!("cannot catch Ctrl-C: {e}")))?;
-    println!("csmacd serve: http://{addr}/  (Ctrl-C stops)");
-    use std::io::Write;
-    std::io::stdout().flush().map_err(CliError::failure)?;
+    // The page of the scenario as given is the same for every request
+    // without fields: made once, it is answered without a worker.
+    let home = page(&first, &[], None);
     let served = Arc::new(Served { base, first });
-    let (jobs, queue) = mpsc::channel::<Job>();
+    let (jobs, queue) = mpsc::sync_channel::<Job>(QUEUE);
     let queue = Arc::new(Mutex::new(queue));
     for _ in 0..WORKERS {
         let queue = Arc::clone(&queue);
         let served = Arc::clone(&served);
         std::thread::spawn(move || loop {
             // The lock is held only while waiting for the next job.
-            let Ok(job) = queue.lock().expect("only recv holds the lock").recv() else {
+            let next = queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .recv();
+            let Ok(job) = next else {
                 return;
             };
-            answer(&served, job);
+            let _ = job.reply.send(answer(&served, &job));
         });
     }
-    // Requests without a body go straight to the workers; a body is read
-    // on a thread of its own first, so a client that sends it slowly, or
-    // stops, holds that thread only.
+    let front = Arc::new(Front {
+        home,
+        jobs,
+        open: AtomicUsize::new(0),
+        panic_hook: std::env::var_os(PANIC_HOOK).is_some(),
+    });
+    println!("csmacd serve: http://{addr}/  (Ctrl-C stops)");
+    use std::io::Write;
+    std::io::stdout().flush().map_err(CliError::failure)?;
     std::thread::spawn(move || loop {
-        match server.recv() {
-            Ok(request) if carries_body(&request) => {
-                let jobs = jobs.clone();
-                std::thread::spawn(move || {
-                    if let Some(job) = read_body(request) {
-                        let _ = jobs.send(job);
-                    }
-                });
-            }
-            Ok(request) => {
-                let form = Ok(form_of(&request, String::new()));
-                let _ = jobs.send(Job { request, form });
-            }
+        match listener.accept() {
+            Ok((stream, _)) => admit(&front, stream),
+            Err(e) if transient(&e) => std::thread::sleep(std::time::Duration::from_millis(20)),
             Err(e) => {
                 let _ = stop.send(Some(e.to_string()));
                 return;
@@ -154,87 +173,160 @@ pub fn run(args: ServeArgs) -> CliResult {
     }
 }
 
+/// Whether an error of `accept` passes: a connection reset before it was
+/// taken, or descriptors or memory short for a moment.
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::ECONNABORTED
+                | libc::EINTR
+                | libc::EMFILE
+                | libc::ENFILE
+                | libc::ENOBUFS
+                | libc::ENOMEM
+                | libc::EPROTO
+                | libc::EPERM
+                | libc::EAGAIN
+        )
+    ) || e.kind() == std::io::ErrorKind::Interrupted
+}
+
 /// The scenario the server starts from, and its run (the page of `/`).
 struct Served {
     base: Base,
     first: Built,
 }
 
-/// A request for a worker: its body, if it had one, read to its end, and
-/// the form's text or why there is none.
+/// What the connections share: the home page, the queue of runs and how
+/// many connections are open.
+struct Front {
+    home: String,
+    jobs: mpsc::SyncSender<Job>,
+    open: AtomicUsize,
+    panic_hook: bool,
+}
+
+/// A run for a worker: the request's target and form (or why it has
+/// none), and where to send its answer.
 struct Job {
-    request: tiny_http::Request,
-    form: Result<String, (u16, String)>,
+    target: String,
+    form: Result<String, String>,
+    reply: mpsc::SyncSender<Answer>,
 }
 
-/// Whether a request has a body to read. tiny_http reads a body only when
-/// asked, and what is left of it when the request is dropped, which waits
-/// for a client that stalls.
-fn carries_body(request: &tiny_http::Request) -> bool {
-    request.body_length().is_some_and(|n| n > 0)
-        || request
-            .headers()
-            .iter()
-            .any(|h| h.field.equiv("Transfer-Encoding"))
+/// One open connection, counted while it lives.
+struct Open(Arc<Front>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
-/// The form's text of a request: its body for a POST, else its query string.
-fn form_of(request: &tiny_http::Request, body: String) -> String {
-    if *request.method() == tiny_http::Method::Post {
-        body
+/// Takes a new connection: one over the cap is answered 503 here; else a
+/// thread of its own reads its request and answers it.
+fn admit(front: &Arc<Front>, stream: TcpStream) {
+    if front.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+        front.open.fetch_sub(1, Ordering::SeqCst);
+        http::refuse_now(
+            stream,
+            &Answer::busy(
+                format!("this server has {MAX_CONNECTIONS} connections open; try again shortly\n"),
+                RETRY_AFTER,
+            ),
+        );
+        return;
+    }
+    let open = Open(Arc::clone(front));
+    // A thread that cannot be made drops the connection and its count.
+    let _ = std::thread::Builder::new().spawn(move || connection(&open.0, stream));
+}
+
+/// Reads one request from `stream`, answers it and closes the connection.
+fn connection(front: &Front, mut stream: TcpStream) {
+    let (answer, head_only) = match http::read_request(&mut stream) {
+        Ok(request) => (route(front, &request), request.method == "HEAD"),
+        Err(http::Refused::Answer(a)) => (a, false),
+        Err(http::Refused::Gone) => return,
+    };
+    http::answer(stream, &answer, head_only);
+}
+
+/// The answer to a request read whole: the home page and a wrong address at
+/// once, a run through the bounded queue of the workers.
+fn route(front: &Front, request: &http::Request) -> Answer {
+    let target = request.target.as_str();
+    let path = target.split_once('?').map_or(target, |(p, _)| p);
+    if path == "/panic" && front.panic_hook {
+        return queue(front, target, Ok(String::new()));
+    }
+    if path != "/" && path != "/run" {
+        return Answer::text(404, NOT_FOUND);
+    }
+    let form = if request.method == "POST" {
+        String::from_utf8(request.body.clone())
+            .map_err(|_| "the form must be UTF-8 text".to_string())
     } else {
-        let url = request.url();
-        url.split_once('?').map_or("", |(_, q)| q).to_string()
+        Ok(target.split_once('?').map_or("", |(_, q)| q).to_string())
+    };
+    if form
+        .as_ref()
+        .is_ok_and(|f| form_urlencoded::parse(f.as_bytes()).next().is_none())
+    {
+        return Answer::page(200, front.home.clone());
     }
+    queue(front, target, form)
 }
 
-/// Reads the body of `request` to its end (at most `MAX_BODY` bytes, UTF-8)
-/// and makes the request a job. A longer body is answered 413 here, on this
-/// thread rather than a worker's; see [`refuse_declared`] for one whose
-/// declared length is too long.
-fn read_body(mut request: tiny_http::Request) -> Option<Job> {
-    if request.body_length().is_some_and(|n| n > MAX_BODY) {
-        refuse_declared(request);
-        return None;
-    }
-    let mut body = Vec::new();
-    let read = request
-        .as_reader()
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body);
-    let form = match read {
-        Ok(n) if n > MAX_BODY => {
-            let _ = reply(request, 413, too_long());
-            return None;
+const NOT_FOUND: &str = "not found: this server has two routes, / (the page) and /run (the form)\n";
+
+/// Queues a run and waits for its answer; a full queue is answered 503.
+fn queue(front: &Front, target: &str, form: Result<String, String>) -> Answer {
+    let (reply, answered) = mpsc::sync_channel(1);
+    let job = Job {
+        target: target.to_string(),
+        form,
+        reply,
+    };
+    match front.jobs.try_send(job) {
+        Ok(()) => {}
+        Err(mpsc::TrySendError::Full(_)) => {
+            return Answer::busy(
+                format!(
+                    "this server is busy: {WORKERS} runs are being made and {QUEUE} wait; \
+                     try again in a few seconds\n"
+                ),
+                RETRY_AFTER,
+            )
         }
-        Ok(_) => String::from_utf8(body)
-            .map(|text| form_of(&request, text))
-            .map_err(|_| (400, "the form must be UTF-8 text".to_string())),
-        Err(e) => Err((400, format!("the form could not be read: {e}"))),
-    };
-    Some(Job { request, form })
+        Err(mpsc::TrySendError::Disconnected(_)) => return Answer::text(500, INTERNAL),
+    }
+    answered
+        .recv_timeout(RUN_WAIT)
+        .unwrap_or_else(|_| Answer::text(500, INTERNAL))
 }
 
-/// Answers 413 to a request that declares a body longer than `MAX_BODY`,
-/// without reading any of it. tiny_http, when a request is dropped, reads
-/// what is left of its body into one buffer of the declared size, so that
-/// a request declaring a terabyte would abort the server: this request's
-/// connection is answered, then left to the client to close and never
-/// dropped (the connection and its thread stay until the server stops).
-fn refuse_declared(request: tiny_http::Request) {
-    let response = response(413, too_long());
-    // The upgrade writes the answer and hands over the connection, body
-    // reader included; forgetting it skips that reader's drop.
-    std::mem::forget(request.upgrade("close", response));
-}
+const INTERNAL: &str =
+    "this request could not be answered: csmacd failed while making it (a bug); \
+the server goes on answering others\n";
 
-/// A worker's answer to a job: the page, or why there is none.
-fn answer(served: &Served, job: Job) {
-    let (status, body) = match job.form {
-        Ok(text) => handle(served, job.request.url(), &text),
-        Err((status, message)) => (status, page(&served.first, &[], Some(message.into()))),
-    };
-    let _ = reply(job.request, status, body);
+/// A worker's answer to a job: the page, or why there is none. A panic
+/// while making it is answered 500 and the worker goes on.
+fn answer(served: &Served, job: &Job) -> Answer {
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if job.target.starts_with("/panic") {
+            panic!("the test hook {PANIC_HOOK} asked for a panic");
+        }
+        match &job.form {
+            Ok(form) => handle(served, &job.target, form),
+            Err(message) => (400, page(&served.first, &[], Some(message.clone().into()))),
+        }
+    }));
+    match made {
+        Ok((status, body)) => Answer::page(status, body),
+        Err(_) => Answer::text(500, INTERNAL),
+    }
 }
 
 /// A run the form asked for, checked and within the caps.
@@ -372,8 +464,11 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
             })
             .collect();
         if let Some(counts) = counts {
-            let total: usize = counts.iter().sum();
-            if list.len() != total {
+            // Counts as typed may be anything up to 2^63: summed unchecked
+            // they could wrap around to the number of positions given.
+            let total = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
+            if total != Some(list.len()) {
+                let total = total.map_or_else(|| "more".to_string(), |t| t.to_string());
                 return Err(format!(
                     "positions: {} given for {total} stations; give one per station in order (e.g. 0m,2000m), or leave it empty for the scenario's placement",
                     list.len()
@@ -562,27 +657,4 @@ fn frames_queued(sc: &Scenario, until: Time) -> f64 {
             }
         })
         .sum()
-}
-
-/// What a 413 says.
-fn too_long() -> String {
-    format!("the form is longer than this server reads: at most {MAX_BODY} bytes\n")
-}
-
-/// An answer: plain text for 404 and 413, else a page.
-fn response(status: u16, body: String) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let kind = if status == 404 || status == 413 {
-        "text/plain; charset=utf-8"
-    } else {
-        "text/html; charset=utf-8"
-    };
-    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes())
-        .expect("a valid header");
-    tiny_http::Response::from_string(body)
-        .with_status_code(status)
-        .with_header(header)
-}
-
-fn reply(request: tiny_http::Request, status: u16, body: String) -> std::io::Result<()> {
-    request.respond(response(status, body))
 }

@@ -6,12 +6,13 @@ mod csv;
 pub mod png;
 mod points;
 pub mod results_dir;
+pub mod staging;
 pub mod style;
 
 pub use self::csv::{num, runs_csv, stations_csv, summary_csv, table_csv, PointRuns};
 pub use points::{
-    assemble, clean_temporaries, clear_points, mark_shard, marked_shards, plan_path, points_dir,
-    read_point, unmark_shards, write_point, Assembled, PointKey, StagedPoints, StoredPoint,
+    assemble, clean_temporaries, clear_points, link_point, mark_shard, marked_shards, plan_path,
+    points_dir, read_point, unmark_shards, write_point, Assembled, PointKey, StoredPoint,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -146,28 +147,4 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
         path: path.display().to_string(),
         error,
     }
-}
-
-/// Writes a file through `write`, which is given a temporary path beside
-/// `path` with the same extension (a chart encoder picks its format from it),
-/// then renames it into place.
-pub fn write_atomic_with(
-    path: &Path,
-    write: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<(), OutputError> {
-    let ext = path
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    let tmp = temp_name(path, &ext);
-    let result = write(&tmp)
-        .map_err(|message| OutputError::Corrupt {
-            path: path.display().to_string(),
-            message,
-        })
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(io_err(path)));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

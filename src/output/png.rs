@@ -8,7 +8,6 @@ use plotters_backend::{
     text_anchor::{HPos, VPos},
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind,
 };
-use std::path::Path;
 
 /// A bitmap backend whose text is drawn by [`draw_text`] instead of
 /// plotters' glyph loop, which drops each glyph's left side bearing and
@@ -18,13 +17,45 @@ pub struct Png<'a> {
 }
 
 impl<'a> Png<'a> {
-    /// A PNG of `size` pixels, written to `path` when presented.
-    pub fn new(path: &'a Path, size: (u32, u32)) -> Self {
+    /// A picture of `size` pixels drawn into `pixels` (RGB, 3 bytes a
+    /// pixel: see [`pixels`]); [`encode`] makes it a PNG file's bytes.
+    pub fn new(pixels: &'a mut [u8], size: (u32, u32)) -> Self {
         style::register();
         Png {
-            inner: BitMapBackend::new(path, size),
+            inner: BitMapBackend::with_buffer(pixels, size),
         }
     }
+}
+
+/// A blank buffer for a picture of `size` pixels.
+pub fn pixels(size: (u32, u32)) -> Vec<u8> {
+    vec![0; size.0 as usize * size.1 as usize * 3]
+}
+
+/// The bytes of a PNG file of the picture in `pixels`: made in memory, so
+/// that writing them is one checked write (the image crate's own file
+/// writer drops its buffer unflushed, losing a full disk's error).
+pub fn encode(pixels: &[u8], size: (u32, u32)) -> Result<Vec<u8>, String> {
+    use image::ImageEncoder;
+    let mut bytes = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut bytes)
+        .write_image(pixels, size.0, size.1, image::ColorType::Rgb8)
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Draws a picture of `size` pixels with `paint` and returns its PNG bytes.
+pub fn render(
+    size: (u32, u32),
+    paint: impl FnOnce(&DrawingArea<Png<'_>, plotters::coord::Shift>) -> Result<(), String>,
+) -> Result<Vec<u8>, String> {
+    let mut buffer = pixels(size);
+    {
+        let root = Png::new(&mut buffer, size).into_drawing_area();
+        paint(&root)?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    encode(&buffer, size)
 }
 
 /// Where the baseline sits below the anchor's top, centre or bottom, as the

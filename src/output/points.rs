@@ -200,104 +200,24 @@ pub fn unmark_shards(out: &Path) {
     }
 }
 
-/// A new points/ store for `out`, built beside the old one and swapped in
-/// only when whole (`csmacd merge`). Dropped before [`StagedPoints::commit`],
-/// it puts everything back: the staging directory goes, and an old store
-/// that was swapped out returns, so a failure leaves `out`'s points as they
-/// were.
-pub struct StagedPoints {
-    out: PathBuf,
-    staging: PathBuf,
-    /// Where the old points/ waits while the new one is in place.
-    old: PathBuf,
-    swapped: bool,
-    had_old: bool,
-    committed: bool,
-}
-
-impl StagedPoints {
-    /// Starts an empty staging store inside `out` (which must exist).
-    pub fn new(out: &Path) -> Result<Self, OutputError> {
-        let pid = std::process::id();
-        let staging = out.join(format!(".points.new{pid}"));
-        let old = out.join(format!(".points.old{pid}"));
-        for d in [&staging, &old] {
-            remove_tree(d)?;
-        }
-        std::fs::create_dir(&staging).map_err(io_err(&staging))?;
-        Ok(StagedPoints {
-            out: out.to_path_buf(),
-            staging,
-            old,
-            swapped: false,
-            had_old: false,
-            committed: false,
-        })
+/// Puts point `index` (its tables, then its runs file) of the output
+/// directory `from` into the points/ of `to`, as hard links where the file
+/// system allows (stored points are never written again), else as copies.
+pub fn link_point(
+    from: &Path,
+    index: usize,
+    columns: &Columns,
+    to: &Path,
+) -> Result<(), OutputError> {
+    let dir = points_dir(to);
+    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    let names = columns.tables.iter().map(|t| t.name).chain(["runs"]);
+    for what in names {
+        let src = point_path(from, index, what);
+        let dst = point_path(to, index, what);
+        super::staging::link_or_copy(&src, &dst).map_err(io_err(&dst))?;
     }
-
-    /// Copies point `index` (its tables, then its runs file) from the
-    /// output directory `from` into the staging store.
-    pub fn copy_point(
-        &self,
-        from: &Path,
-        index: usize,
-        columns: &Columns,
-    ) -> Result<(), OutputError> {
-        let names = columns.tables.iter().map(|t| t.name).chain(["runs"]);
-        for what in names {
-            let src = point_path(from, index, what);
-            let bytes = std::fs::read(&src).map_err(io_err(&src))?;
-            let dst = self.staging.join(format!("{index:06}.{what}.csv"));
-            write_atomic(&dst, &bytes).map_err(io_err(&dst))?;
-        }
-        Ok(())
-    }
-
-    /// Records the resolved sweep the staged points belong to.
-    pub fn store_plan(&self, resolved: &str) -> Result<(), OutputError> {
-        let path = self.staging.join("scenario.toml");
-        write_atomic(&path, resolved.as_bytes()).map_err(io_err(&path))
-    }
-
-    /// Puts the staged store in place of points/, keeping the old one aside
-    /// until [`StagedPoints::commit`].
-    pub fn swap_in(&mut self) -> Result<(), OutputError> {
-        let points = points_dir(&self.out);
-        self.had_old = points.exists();
-        if self.had_old {
-            std::fs::rename(&points, &self.old).map_err(io_err(&points))?;
-        }
-        if let Err(e) = std::fs::rename(&self.staging, &points) {
-            if self.had_old {
-                let _ = std::fs::rename(&self.old, &points);
-            }
-            return Err(io_err(&points)(e));
-        }
-        self.swapped = true;
-        Ok(())
-    }
-
-    /// Keeps the new store and removes the old one.
-    pub fn commit(mut self) {
-        self.committed = true;
-        let _ = remove_tree(&self.old);
-    }
-}
-
-impl Drop for StagedPoints {
-    fn drop(&mut self) {
-        if self.committed {
-            return;
-        }
-        let points = points_dir(&self.out);
-        if self.swapped {
-            let _ = remove_tree(&points);
-            if self.had_old {
-                let _ = std::fs::rename(&self.old, &points);
-            }
-        }
-        let _ = remove_tree(&self.staging);
-    }
+    Ok(())
 }
 
 /// Removes a directory and everything in it; one that does not exist is fine.

@@ -77,18 +77,57 @@ pub fn charts_dir(out: &Path) -> PathBuf {
     out.join("charts")
 }
 
-/// Removes the charts (PNG and SVG files) of an earlier run, so that none
-/// outlives the results it was drawn from; other files stay.
-pub fn clear_charts(out: &Path) {
-    if let Ok(entries) = std::fs::read_dir(charts_dir(out)) {
+/// Removes what an earlier, failed assembly left in a directory of new
+/// results being built: its CSV files, scenario.toml and charts/ (its points stay).
+pub fn clear_results(dir: &Path) {
+    let _ = std::fs::remove_dir_all(charts_dir(dir));
+    let _ = std::fs::remove_file(dir.join("scenario.toml"));
+    if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let p = e.path();
-            if matches!(
-                p.extension().and_then(|x| x.to_str()),
-                Some("png" | "svg" | "csv")
-            ) {
+            if p.extension().is_some_and(|x| x == "csv") && p.is_file() {
                 let _ = std::fs::remove_file(p);
             }
         }
     }
+}
+
+/// The real path of the results directory `out` (which exists), checked to
+/// be one that can be swapped whole by a rename: not the current directory
+/// or one holding it, not a mount point, not the root.
+pub fn swappable(out: &Path) -> anyhow::Result<PathBuf> {
+    let real = out
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+    let why = |what: &str| {
+        anyhow::anyhow!(
+            "--out {}: {what}; csmacd replaces a results directory whole, by renaming it, \
+             so give a directory inside it, e.g. --out {}",
+            out.display(),
+            out.join("results").display()
+        )
+    };
+    let Some(parent) = real.parent() else {
+        return Err(why("is the root directory"));
+    };
+    // A directory below the current one's results (a folder of one's own)
+    // is carried over into the new results; the current directory itself
+    // would be renamed from under the shell that ran csmacd.
+    if std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .is_ok_and(|cwd| cwd == real)
+    {
+        return Err(why("is the current directory"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev());
+        if let (Ok(a), Ok(b)) = (dev(&real), dev(parent)) {
+            if a != b {
+                return Err(why("is a mount point"));
+            }
+        }
+    }
+    Ok(real)
 }

@@ -5,7 +5,6 @@
 
 use super::picture::{Picture, State};
 use crate::engine::Time;
-use crate::output::png::Png;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -105,17 +104,12 @@ fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), Dra
             crate::output::write_atomic(path, text.as_bytes()).map_err(|e| fail(e.to_string()))
         }
         "png" => {
-            // Drawn beside the target, then renamed over it: whole or not at all.
-            crate::output::write_atomic_with(path, |tmp| {
-                let root = Png::new(tmp, size).into_drawing_area();
-                picture.paint(&root).map_err(|e| e.to_string())?;
-                root.present().map_err(|e| e.to_string())
+            // Drawn in memory, then written whole or not at all.
+            let bytes = crate::output::png::render(size, |root| {
+                picture.paint(root).map_err(|e| e.to_string())
             })
-            .map_err(|e| match e {
-                crate::output::OutputError::Corrupt { message, .. } => fail(message),
-                crate::output::OutputError::Io { error, .. } => fail(error.to_string()),
-                e => fail(e.to_string()),
-            })
+            .map_err(fail)?;
+            crate::output::write_atomic(path, &bytes).map_err(|e| fail(e.to_string()))
         }
         _ => Err(DrawError::Format { path: shown }),
     }

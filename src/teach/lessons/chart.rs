@@ -32,11 +32,9 @@ impl LessonChart {
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
         let png = dir.join(format!("{}.png", self.name));
         let csv = dir.join(format!("{}.csv", self.name));
-        crate::output::write_atomic_with(&png, |tmp| {
-            crate::output::chart::render_png(&self.chart, &self.styles, tmp)
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|e| format!("{}: {e}", png.display()))?;
+        let bytes = crate::output::chart::render_png(&self.chart, &self.styles)
+            .map_err(|e| format!("{}: {e}", png.display()))?;
+        crate::output::write_atomic(&png, &bytes).map_err(|e| format!("{}: {e}", png.display()))?;
         crate::output::write_atomic(&csv, &self.csv())
             .map_err(|e| format!("{}: {e}", csv.display()))?;
         Ok(vec![png, csv])

@@ -12,7 +12,6 @@ mod text;
 pub(super) use layout::grid;
 
 use super::{Chart, ChartError};
-use crate::output::png::Png;
 use crate::output::style::{self, size as font_size, Styles};
 use axes::draw_panel;
 use layout::Layout;
@@ -22,7 +21,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 use series::draw_series;
-use std::path::Path;
 
 /// Draws the chart as SVG text.
 pub fn render_svg(chart: &Chart, styles: &Styles) -> Result<String, ChartError> {
@@ -37,13 +35,10 @@ pub fn render_svg(chart: &Chart, styles: &Styles) -> Result<String, ChartError> 
     Ok(svg)
 }
 
-/// Draws the chart as a PNG file at `path` (which must end in .png): the
-/// encoder writes the file itself, so callers pass a temporary path
-/// ([`crate::output::write_atomic_with`]) to keep the write atomic.
-pub fn render_png(chart: &Chart, styles: &Styles, path: &Path) -> Result<(), ChartError> {
-    let root = Png::new(path, chart.size).into_drawing_area();
-    paint(&root, chart, styles).map_err(ChartError::Draw)?;
-    root.present().map_err(|e| ChartError::Draw(e.to_string()))
+/// Draws the chart as the bytes of a PNG file.
+pub fn render_png(chart: &Chart, styles: &Styles) -> Result<Vec<u8>, ChartError> {
+    crate::output::png::render(chart.size, |root| paint(root, chart, styles))
+        .map_err(ChartError::Draw)
 }
 
 /// Draws the chart on `root`, each part where its layout places it.
