@@ -278,9 +278,10 @@ fn a_disk_that_fills_leaves_the_old_results_or_the_new_byte_for_byte() {
         .unwrap()
         .success());
     let new = tree(&reference);
+    // Six charts, each as PNG, SVG and the CSV of its points.
     assert_eq!(
         new.iter().filter(|(n, _)| n.starts_with("charts/")).count(),
-        12
+        18
     );
     let Some(disk) = Tmpfs::mount(&dir.join("disk"), "4m") else {
         eprintln!("SKIPPED: cannot mount a tmpfs here (not root?)");
