@@ -580,3 +580,86 @@ backoff = {{ kind = "expr", wait = "k > 5 ? 1000 : 0.01", init = "k = 0", on_fai
     // Geometric with p = 1/2: mean 2, sd of the mean over ~200 calls 0.1.
     assert!((ratio - 2.0).abs() < 0.4, "{ratio} attempts a call");
 }
+
+fn service_with(extra: &str, backoff: &str) -> String {
+    format!(
+        r#"name = "svc"
+seed = 1
+duration = "20s"
+[server]
+kind = "flaky"
+failure = 0.5
+[network]
+delay = "1ms"
+[[clients]]
+count = 20
+calls = {{ kind = "reconnect", at = "0s" }}
+{extra}
+backoff = {backoff}
+"#
+    )
+}
+
+#[test]
+fn client_policies_are_sampled_as_far_as_their_retries_go() {
+    // Past n = 9 this wait is past any run, but 8 retries never get there.
+    let wait = "{ kind = \"expr\", wait = \"pow(2, n) * 0.1\", unit = \"s\" }";
+    let (code, err) = validate(&service_with("max_retries = 8", wait));
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = validate(&service_with("", wait));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("clients.0.backoff.wait") && err.contains("without limit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_reconnect_runs_on_failure_before_its_first_wait() {
+    // The drop is the call's first failure: on_failure has run when the
+    // first wait is drawn, in the run as when the file was read.
+    let text = service_with(
+        "max_retries = 3",
+        "{ kind = \"expr\", wait = \"f == 0 ? 1e7 : 0.01\", init = \"f = 0\", on_failure = \"f = f + 1\", unit = \"s\" }",
+    );
+    assert_eq!(validate(&text).0, 0);
+    let r = run(&text, 1);
+    assert!(r.failure.is_none(), "{:?}", r.failure);
+}
+
+#[test]
+fn statement_lists_and_not_a_number_are_bounded() {
+    let many = vec!["w = w + 1"; 65].join("; ");
+    let (code, err) = validate(&bus(&format!(
+        "{{ kind = \"expr\", wait = \"w\", init = \"w = 0\", on_success = \"{many}\" }}"
+    )));
+    assert_eq!(code, 2);
+    assert!(err.contains("more than 64 statements"), "{err}");
+    // min() does not hide a NaN.
+    let (code, err) = validate(&bus("{ kind = \"expr\", wait = \"min(sqrt(-n), 5)\" }"));
+    assert_eq!(code, 2);
+    assert!(err.contains("NaN"), "{err}");
+    let (code, err) = validate(&bus("{ kind = \"expr\", wait = \"(0/0) ? 1 : 2\" }"));
+    assert_eq!(code, 2);
+    assert!(err.contains("condition is not a number"), "{err}");
+}
+
+#[test]
+fn axes_that_set_one_path_are_refused() {
+    let base = bus("\"beb\"");
+    for (sweep, want) in [
+        (
+            "[sweep]\n\"stations.0.traffic.load\" = [0.3, 0.4]\n[sweep.linked.gl]\n\"stations.0.traffic.load\" = [0.1, 0.2]\n",
+            "sweep.linked.gl",
+        ),
+        (
+            "[sweep.linked.a]\n\"stations.0.traffic\" = [{ kind = \"poisson\", load = 0.1 }]\n[sweep.linked.b]\n\"stations.0.traffic.load\" = [0.2]\n",
+            "also sets",
+        ),
+        ("[sweep.linked.replication]\n\"stations.0.count\" = [2, 3]\n", "column the result files"),
+    ] {
+        let (code, err) = validate(&format!("{base}{sweep}"));
+        assert_eq!(code, 2, "{sweep}: {err}");
+        assert!(err.contains(want), "{sweep}: wanted {want:?} in {err}");
+    }
+}

@@ -406,8 +406,15 @@ pub fn execute(
     match result {
         Err(PointError::Run(why)) => {
             return Err(CliError::failure(anyhow!(
-                "{why}\nnothing of this point was written; the results of the points finished before it are kept in {}",
-                output::points_dir(out).display()
+                "{why}\nnothing of this point was written{}",
+                if plan.points.len() > 1 {
+                    format!(
+                        "; the points finished before it are kept in {}",
+                        output::points_dir(out).display()
+                    )
+                } else {
+                    String::new()
+                }
             )))
         }
         other => other.map_err(|e| match e {
@@ -415,23 +422,23 @@ pub fn execute(
             PointError::Run(_) => unreachable!("handled above"),
         }),
     }
-        .with_context(|| {
-            if beside_note.is_empty() {
-                format!(
-                    "cannot write the results into {}; the points finished so far are kept in {}",
-                    out.display(),
-                    kept.display()
-                )
-            } else {
-                format!(
-                    "cannot write the results into {}; it was not changed; \
+    .with_context(|| {
+        if beside_note.is_empty() {
+            format!(
+                "cannot write the results into {}; the points finished so far are kept in {}",
+                out.display(),
+                kept.display()
+            )
+        } else {
+            format!(
+                "cannot write the results into {}; it was not changed; \
                      the points finished so far are kept in {}",
-                    out.display(),
-                    kept.display()
-                )
-            }
-        })
-        .map_err(CliError::failure)?;
+                out.display(),
+                kept.display()
+            )
+        }
+    })
+    .map_err(CliError::failure)?;
     if STOP.load(Ordering::SeqCst) {
         return Err(CliError {
             code: 130,

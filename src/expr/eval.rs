@@ -28,13 +28,16 @@ pub(super) fn fib(k: f64) -> f64 {
     if k > 1476.0 {
         return f64::INFINITY;
     }
-    let (mut a, mut b) = (0.0f64, 1.0f64);
-    for _ in 0..k as u32 {
-        let c = a + b;
-        a = b;
-        b = c;
-    }
-    a
+    // Every value an f64 holds, made once: a call costs a lookup.
+    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let mut t = vec![0.0, 1.0];
+        for i in 2..=1476 {
+            t.push(t[i - 1] + t[i - 2]);
+        }
+        t
+    });
+    t[k as usize]
 }
 
 /// The standard normal distribution function.
@@ -97,6 +100,24 @@ fn uniform(rng: &mut ChaCha8Rng, grid: Grid, a: f64, b: f64) -> Result<f64, Eval
             };
             Ok(k / s)
         }
+    }
+}
+
+/// min and max that keep a NaN: a wait that is not a number is refused,
+/// never hidden by a min or a max.
+fn nan_min(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
     }
 }
 
@@ -179,7 +200,7 @@ pub(super) fn run<H: Host>(
                 let m = stack[sp - n..sp]
                     .iter()
                     .copied()
-                    .fold(f64::INFINITY, f64::min);
+                    .fold(f64::INFINITY, nan_min);
                 sp -= n;
                 push!(m)
             }
@@ -188,7 +209,7 @@ pub(super) fn run<H: Host>(
                 let m = stack[sp - n..sp]
                     .iter()
                     .copied()
-                    .fold(f64::NEG_INFINITY, f64::max);
+                    .fold(f64::NEG_INFINITY, nan_max);
                 sp -= n;
                 push!(m)
             }
@@ -201,7 +222,7 @@ pub(super) fn run<H: Host>(
                 let hi = pop!();
                 let lo = pop!();
                 let x = pop!();
-                push!(x.max(lo).min(hi))
+                push!(if x.is_nan() { x } else { x.max(lo).min(hi) })
             }
             Op::RandInt => {
                 let b = pop!();
@@ -225,9 +246,9 @@ pub(super) fn run<H: Host>(
             }
             Op::Geometric => {
                 let p = pop!();
-                if !(p > 0.0 && p <= 1.0) {
+                if !(1e-12..=1.0).contains(&p) {
                     return Err(EvalError(format!(
-                        "geometric({p}): the probability of success is above 0 and at most 1"
+                        "geometric({p}): the probability of success is from 1e-12 to 1"
                     )));
                 }
                 let r = if p >= 1.0 {
@@ -240,7 +261,11 @@ pub(super) fn run<H: Host>(
                 push!(r)
             }
             Op::JumpIfFalse(to) => {
-                if pop!() == 0.0 {
+                let c = pop!();
+                if c.is_nan() {
+                    return Err(EvalError("a condition is not a number (NaN)".into()));
+                }
+                if c == 0.0 {
                     pc = to as usize;
                 }
             }

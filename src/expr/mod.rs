@@ -37,6 +37,8 @@ pub use compile::nearest;
 pub const MAX_OPS: usize = 4096;
 /// The most values an evaluation holds at once.
 pub const MAX_STACK: usize = 64;
+/// The most statements a statement list holds.
+pub const MAX_STATEMENTS: usize = 64;
 
 /// A text that is not a valid expression here: where and why.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,13 +63,32 @@ impl SyntaxError {
 impl fmt::Display for SyntaxError {
     /// "column C: message", then the text and a caret under the column.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A long text is shown around the column only.
+        const SHOWN: usize = 60;
+        let chars: Vec<char> = self
+            .text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let at = self.column.saturating_sub(1).min(chars.len());
+        let from = at.saturating_sub(SHOWN / 2);
+        let to = (from + SHOWN).min(chars.len());
+        let mut shown: String = chars[from..to].iter().collect();
+        let mut caret = at - from;
+        if from > 0 {
+            shown.insert_str(0, "...");
+            caret += 3;
+        }
+        if to < chars.len() {
+            shown.push_str("...");
+        }
         write!(
             f,
             "column {}: {}\n    {}\n    {}^",
             self.column,
             self.message,
-            self.text,
-            " ".repeat(self.column.saturating_sub(1))
+            shown,
+            " ".repeat(caret)
         )
     }
 }
@@ -420,7 +441,7 @@ impl Expr {
     /// after the context's own.
     pub fn parse_with(text: &str, names: &Names, locals: &[String]) -> Result<Expr, SyntaxError> {
         let tree = parse::expression(text)?;
-        Self::compile_node(text, &tree, names, locals)
+        Self::compile_node(text, text, &tree, names, locals)
     }
 
     pub fn text(&self) -> &str {
@@ -494,6 +515,14 @@ impl Statements {
             }
             if !out.contains(&a.target) {
                 out.push(a.target.clone());
+                // Enough to refuse: callers allow fewer.
+                if out.len() > 16 {
+                    return Err(SyntaxError::new(
+                        text,
+                        a.column,
+                        "declares too many state variables".into(),
+                    ));
+                }
             }
         }
         Ok(out)
@@ -502,7 +531,15 @@ impl Statements {
     /// Reads a statement list whose targets must be among `locals`.
     pub fn parse(text: &str, names: &Names, locals: &[String]) -> Result<Statements, SyntaxError> {
         let list = parse::statements(text)?;
+        if let Some(a) = list.get(MAX_STATEMENTS) {
+            return Err(SyntaxError::new(
+                text,
+                a.column,
+                format!("more than {MAX_STATEMENTS} statements; a policy's state needs few"),
+            ));
+        }
         let mut assigns = Vec::new();
+        let mut ops = 0;
         for a in list {
             let Some(i) = locals.iter().position(|l| *l == a.target) else {
                 let hint = match nearest(&a.target, locals.iter().map(String::as_str)) {
@@ -520,7 +557,15 @@ impl Statements {
             };
             // Compile the right-hand side against the whole text so that
             // columns point into what the user wrote.
-            let sub = Expr::compile_node(text, &a.value, names, locals)?;
+            let sub = Expr::compile_node(text, "", &a.value, names, locals)?;
+            ops += sub.code.len();
+            if ops > MAX_OPS {
+                return Err(SyntaxError::new(
+                    text,
+                    a.value.column,
+                    format!("the statements take more than the {MAX_OPS} operations a text may take; simplify them"),
+                ));
+            }
             assigns.push((names.vars.len() + i, sub));
         }
         Ok(Statements {
@@ -559,8 +604,11 @@ impl Statements {
 }
 
 impl Expr {
+    /// Compiles `tree`, a part of `text` (for the columns of errors),
+    /// keeping `stored` as its text.
     fn compile_node(
         text: &str,
+        stored: &str,
         tree: &parse::Spanned,
         names: &Names,
         locals: &[String],
@@ -578,7 +626,7 @@ impl Expr {
         };
         c.node(tree)?;
         Ok(Expr {
-            text: text.to_string(),
+            text: stored.to_string(),
             code: c.code.into(),
             texts: c.texts.into(),
             random: c.random,

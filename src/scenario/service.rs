@@ -454,6 +454,26 @@ fn read_group(mut f: Fields) -> Result<Group> {
         Some((s, _)) => s.name().to_string(),
         None => policy,
     };
+    // A written policy is sampled as far as the group's retries go: n up
+    // to max_retries (one more where a call starts with a failure, as a
+    // reconnect or a poll does), else up to the sampling's own limit.
+    let backoff = match backoff {
+        BackoffSpec::Expr(p) => {
+            let mut p = (*p).clone();
+            p.attempt_limit = max_retries.map_or(u32::MAX, |m| m.saturating_add(2));
+            let spec = BackoffSpec::Expr(std::sync::Arc::new(p));
+            if let Err(e) = policies::sample_waits(&spec, slot.unwrap_or(0), 1) {
+                let hint = if max_retries.is_none() {
+                    "; these clients retry without limit (no `max_retries`): bound the wait, e.g. min(..., 60)"
+                } else {
+                    ""
+                };
+                return Err(f.err("backoff.wait", format!("{e}{hint}")));
+            }
+            spec
+        }
+        other => other,
+    };
     let timeout = f.with("timeout", positive_duration)?;
     // "none" stands for an absent gate, so that a sweep can compare it.
     let budget = f.with("budget", |i| none_or(i, read_budget))?.flatten();

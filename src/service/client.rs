@@ -32,6 +32,9 @@ impl Sim<'_> {
                             let ready = super::draw_delay(&job, &mut self.arrivals[gi]);
                             self.call_mut(call).ready_at = at + ready;
                         }
+                        // The drop (or the job not yet ready) is the
+                        // call's first failure.
+                        self.policy_update(call, false, 1, 0);
                         let wait = self.wait(call, None, None);
                         self.q.push(at + wait, Ev::Send { call });
                     }
@@ -241,7 +244,8 @@ impl Sim<'_> {
         } else {
             c.backoff.on_collision(&g.backoff, n, &seen);
         }
-        if !p.state.is_empty() {
+        // A fresh client makes one call: its state ends with it.
+        if !p.state.is_empty() && !matches!(g.calls, Calls::Fresh { .. }) {
             let key = (gi as u32, c.client);
             self.policy_state.insert(key, c.backoff.state().into());
         }
@@ -502,6 +506,7 @@ impl Sim<'_> {
                 self.connected_total -= 1;
                 self.counts[gi].connected -= 1;
                 let call = self.new_call(gi, client, 1);
+                self.policy_update(call, false, 1, 0);
                 let wait = self.wait(call, None, None);
                 self.q.push(self.now + wait, Ev::Send { call });
             }

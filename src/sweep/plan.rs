@@ -229,6 +229,7 @@ pub fn from_str(
         Some(Value::Table(t)) => {
             let mut axes = Vec::new();
             read_axes("", t, &mut axes).map_err(at)?;
+            check_axes_apart(&axes).map_err(at)?;
             axes
         }
         Some(_) => {
@@ -419,6 +420,81 @@ fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldEr
                     key,
                     "expected a list of values, e.g. \"stations.0.traffic.load\" = [0.2, 0.5, 0.8]",
                 ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Columns the result files write beside the axes: a linked axis may not
+/// take their names.
+const FIXED_COLUMNS: &[&str] = &[
+    "replication",
+    "replications",
+    "seed",
+    "group",
+    "policy",
+    "stations",
+];
+
+/// Refuses two axes that set one path (or a path and a part of it), which
+/// would label points with values they did not run, and a linked axis
+/// named as another axis or a column of the result files.
+fn check_axes_apart(axes: &[Axis]) -> Result<(), FieldError> {
+    let key = |a: &Axis| {
+        if a.linked.is_empty() {
+            format!("sweep.{}", a.path)
+        } else {
+            format!("sweep.linked.{}", a.path)
+        }
+    };
+    let sets = |a: &Axis| -> Vec<String> {
+        if a.linked.is_empty() {
+            vec![a.path.clone()]
+        } else {
+            a.linked.iter().map(|(p, _)| p.clone()).collect()
+        }
+    };
+    let within = |p: &str, q: &str| {
+        p == q || q.starts_with(&format!("{p}.")) || p.starts_with(&format!("{q}."))
+    };
+    for (i, a) in axes.iter().enumerate() {
+        if !a.linked.is_empty() {
+            if FIXED_COLUMNS.contains(&a.path.as_str()) {
+                return Err(FieldError::new(
+                    key(a),
+                    format!("`{}` is a column the result files already have; give the linked axis another name", a.path),
+                ));
+            }
+            for (j, b) in a.linked.iter().enumerate() {
+                if let Some((c, _)) = a.linked[..j].iter().find(|(c, _)| within(c, &b.0)) {
+                    return Err(FieldError::new(
+                        key(a),
+                        format!(
+                            "sets `{}` and `{c}`, one inside the other; each path once",
+                            b.0
+                        ),
+                    ));
+                }
+            }
+        }
+        for b in &axes[..i] {
+            if a.path == b.path {
+                return Err(FieldError::new(
+                    key(a),
+                    format!("`{}` names another axis too; give it another name", a.path),
+                ));
+            }
+            for p in sets(a) {
+                if let Some(q) = sets(b).into_iter().find(|q| within(&p, q)) {
+                    return Err(FieldError::new(
+                        key(a),
+                        format!(
+                            "sets `{p}`, which {} `{q}` also sets: the CSV would name values the points did not run; sweep each path on one axis",
+                            key(b)
+                        ),
+                    ));
+                }
             }
         }
     }

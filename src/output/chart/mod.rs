@@ -520,6 +520,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         )
     };
 
+    let mut theory_clipped = false;
     if !spec.theory.is_empty() {
         if categories.is_some() {
             return Err(ChartError::Theory(format!(
@@ -532,7 +533,31 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
                 (a.min(x), b.max(x))
             });
+        // A theory line is drawn within the data's y range widened by its
+        // span on each side: a formula that runs off to huge values never
+        // squashes the data it is drawn over.
+        let (ylo, yhi) = series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .flat_map(|p| {
+                p.y.into_iter()
+                    .chain(p.ci.into_iter().flat_map(|(a, b)| [a, b]))
+            })
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+                (a.min(y), b.max(y))
+            });
+        let span = (yhi - ylo).max(yhi.abs().max(ylo.abs()) * 0.1).max(1e-300);
+        let keep = (ylo - span)..=(yhi + span);
         for t in &spec.theory {
+            if series
+                .iter()
+                .any(|s| s.label == t.label && s.look != Look::Theory)
+            {
+                return Err(ChartError::Theory(format!(
+                    "the theory line \"{}\" has the name of a series of the data; name it apart (e.g. \"{} (theory)\")",
+                    t.label, t.label
+                )));
+            }
             let points: Vec<Point> = theory_xs(lo, hi, spec.x_scale)
                 .into_iter()
                 .map(|x| {
@@ -541,7 +566,13 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                             .ok()
                             .map(|v| v * y_factor)
                             .filter(|v| v.is_finite() && (spec.y_scale != Scale::Log || *v > 0.0));
-                    Point { x, y, ci: None }
+                    let kept = y.filter(|v| keep.contains(v));
+                    theory_clipped |= y.is_some() && kept.is_none();
+                    Point {
+                        x,
+                        y: kept,
+                        ci: None,
+                    }
                 })
                 .collect();
             // Drawn in every panel of small multiples.
@@ -586,8 +617,13 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
             caption.push('.');
         }
         caption.push_str(&format!(
-            " Lines without markers: theory, computed, not simulated ({}).",
-            names.join("; ")
+            " Lines without markers: theory, computed, not simulated ({}){}.",
+            names.join("; "),
+            if theory_clipped {
+                "; drawn where within the data's range widened by its span"
+            } else {
+                ""
+            }
         ));
     }
     if lines_only {
