@@ -85,7 +85,11 @@ fn sweep_charts_are_valid_and_name_their_series() {
     assert!(svg_text(&charts.join("throughput-vs-load.svg"))
         .contains("offered load (fraction of bit rate)"));
     let n = std::fs::read_dir(&charts).unwrap().count();
-    assert_eq!(n, 2 * expected.len(), "no other files in charts/");
+    assert_eq!(
+        n,
+        3 * expected.len(),
+        "PNG, SVG and CSV, no other files in charts/"
+    );
 }
 
 #[test]
@@ -104,7 +108,7 @@ fn named_charts_replace_the_defaults() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["mine.png", "mine.svg"]);
+    assert_eq!(names, ["mine.csv", "mine.png", "mine.svg"]);
     let svg = svg_text(&out.join("charts/mine.svg"));
     assert!(svg.contains("My chart") && svg.contains(">load=0.3<"));
     // A chart naming a column that does not exist is a validation error.
