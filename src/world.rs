@@ -1,15 +1,16 @@
 //! The one place that names every world. A world is a model beside the
 //! others, sharing the engine, backoff policies, seeds, sweeps, output and
 //! charts; what it must provide is here: a validated scenario with a name,
-//! seed and replications, a run that cannot fail, what a run will cost, and
-//! its results as named columns ([`crate::results`]). Nothing above this
+//! seed and replications, a run that fails only when its clock cannot
+//! advance ([`Stalled`]), what a run will cost, and its results as named
+//! columns ([`crate::results`]). Nothing above this
 //! file matches on a world, and worlds never import each other.
 
 use crate::advice::{OfferedLoad, Warning};
 use crate::engine::Time;
 use crate::ethernet;
 use crate::progress::Meter;
-use crate::results::{Columns, MemoryNeed, RunOutput};
+use crate::results::{Columns, MemoryNeed, RunOutput, Stalled};
 use crate::service;
 
 /// A validated scenario of one world.
@@ -100,16 +101,18 @@ impl Scenario {
         }
     }
 
-    /// Runs one replication with the given run seed.
-    pub fn run(&self, run_seed: u64) -> RunOutput {
+    /// Runs one replication with the given run seed: its results, or
+    /// [`Stalled`] when its clock cannot advance (a bus run always
+    /// advances: every transmission, jam and gap takes time).
+    pub fn run(&self, run_seed: u64) -> Result<RunOutput, Stalled> {
         self.run_metered(run_seed, &mut Meter::none())
     }
 
     /// [`Scenario::run`], reporting to `meter` how far it has got.
-    pub fn run_metered(&self, run_seed: u64, meter: &mut Meter) -> RunOutput {
+    pub fn run_metered(&self, run_seed: u64, meter: &mut Meter) -> Result<RunOutput, Stalled> {
         match self {
-            Scenario::Ethernet(s) => ethernet::run_metered(s, run_seed, meter).output(),
-            Scenario::Service(s) => service::run_metered(s, run_seed, meter).output(),
+            Scenario::Ethernet(s) => Ok(ethernet::run_metered(s, run_seed, meter).output()),
+            Scenario::Service(s) => service::run_metered(s, run_seed, meter).map(|r| r.output()),
         }
     }
 

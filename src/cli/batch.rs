@@ -321,15 +321,36 @@ pub fn execute(
     watch.finish();
     let finished = bar.position();
     bar.finish_and_clear();
-    result
-        .with_context(|| {
-            format!(
+    match result {
+        Ok(()) => {}
+        Err(sweep::PendingError::Store(e)) => {
+            return Err(CliError::failure(anyhow::Error::new(e).context(format!(
                 "cannot write the results into {}; its finished results \
                  (summary.csv, runs.csv, stations.csv, scenario.toml) were not changed",
                 out.display()
-            )
-        })
-        .map_err(CliError::failure)?;
+            ))))
+        }
+        Err(sweep::PendingError::Stalled { point, stalled }) => {
+            let p = &plan.points[point];
+            let (at, kept) = if p.axes.is_empty() {
+                (String::new(), String::new())
+            } else {
+                (
+                    format!(" at sweep point {point} ({})", p.describe()),
+                    format!(
+                        " ({finished} of {} points finished and kept in {})",
+                        in_shard.len(),
+                        output::points_dir(out).display()
+                    ),
+                )
+            };
+            return Err(CliError::failure(anyhow!(
+                "scenario \"{}\"{at}: the run stopped, its clock cannot advance: {stalled}; \
+                 no results were written for it{kept}",
+                plan.name,
+            )));
+        }
+    }
     if STOP.load(Ordering::SeqCst) {
         return Err(CliError {
             code: 130,

@@ -461,6 +461,18 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         (Some("slotted-aloha"), None) => Access::SlottedAloha,
         _ => Access::CsmaCd,
     };
+    // A collision sent until its detection and then jammed takes at least the
+    // preamble or the jam: with neither, two stations at one place collide
+    // in no time, and a wait of zero (a constant 0 s backoff, no gap) sends
+    // them again at the same instant without end.
+    if access.detects_collisions() && preamble_ps == 0 && jam_ps == 0 {
+        return Err(f.err(
+            "jam",
+            "is 0 with a preamble of 0: a collision between stations at one place would \
+             take no time, and the clock could stop; give a jam of at least 1 bit, e.g. \
+             jam = \"32bit\" (802.3's)",
+        ));
+    }
     // "even" (or nothing) is decided once the groups are known: interleaved
     // when several groups are placed evenly, as grouped for one.
     let placement = match f

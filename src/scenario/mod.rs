@@ -1,6 +1,7 @@
 //! Scenario files: TOML text -> checked, typed [`world::Scenario`]. Every value is read
 //! through a path-tracking reader, so an error names the file, key, line and what
-//! is allowed; once a scenario is built here the simulation core cannot fail.
+//! is allowed; once a scenario is built here a run fails only when its clock
+//! cannot advance, which it reports ([`crate::results::Stalled`]).
 
 mod durations;
 mod ethernet;

@@ -1,0 +1,218 @@
+//! Hostile runs, beside the hostile files of hostile_inputs.rs: scenarios
+//! that are valid but could not end (a clock that cannot advance), would
+//! not fit (memory), or would run for hours, and messages that must say
+//! what to write. Each goes through the real CLI and checks the exit code
+//! and the words of the message.
+
+use crate::common::{bin, temp_dir};
+use std::path::Path;
+use std::process::Output;
+
+/// Runs `csmacd ARGS...` with `{}` in the arguments standing for `file`,
+/// written with `text` first.
+fn csmacd(dir: &Path, name: &str, text: &str, args: &[&str]) -> Output {
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    let file = file.display().to_string();
+    let args: Vec<String> = args.iter().map(|a| a.replace("{}", &file)).collect();
+    bin().args(&args).current_dir(dir).output().unwrap()
+}
+
+/// Checks the exit code, each fragment of stderr, that nothing panicked
+/// and that stdout holds no error.
+fn expect(out: &Output, code: i32, fragments: &[&str], what: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{what}: {err}");
+    for f in fragments {
+        assert!(err.contains(f), "{what}: no `{f}` in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("error"), "{what}: stdout: {stdout}");
+}
+
+/// A service scenario: a server table and one client group.
+fn service(server: &str, group: &str) -> String {
+    format!("duration = \"60s\"\n\n[server]\n{server}\n\n[[clients]]\nname = \"app\"\n{group}\n")
+}
+
+const FAILING: &str = "kind = \"flaky\"\nfailure = 1.0";
+const ONCE: &str = "count = 10\ncalls = { kind = \"once\", at = \"0s\" }";
+
+/// Clients that retry with no wait, over a network with no delay, against
+/// a server that answers every attempt with a failure at once: the clock
+/// stays at one instant. Each such run stops with exit 1, naming the
+/// group, the instant and the cause, instead of growing until the process
+/// aborts.
+#[test]
+fn retries_that_cannot_advance_the_clock_stop_with_a_clear_error() {
+    let dir = temp_dir("stalls");
+    let cases: &[(&str, String, &str)] = &[
+        (
+            "no backoff, no max_retries, a server that fails every attempt",
+            service(FAILING, &format!("{ONCE}\nbackoff = {{ kind = \"none\" }}")),
+            "against a server that fails every attempt (`server.failure` = 1)",
+        ),
+        (
+            "queue_limit = 1",
+            service(
+                "kind = \"queue\"\nrate = \"10/s\"\nqueue_limit = 1",
+                &format!("{ONCE}\nbackoff = {{ kind = \"none\" }}"),
+            ),
+            "against a full queue that refuses every attempt at once (`server.queue_limit` = 1)",
+        ),
+        (
+            "a crashed server and reconnecting clients",
+            service(
+                "kind = \"queue\"\nrate = \"100/s\"\ncrash_above = 10\nrestart = \"5s\"",
+                "count = 100\ncalls = { kind = \"reconnect\", at = \"0s\" }\nbackoff = { kind = \"none\" }",
+            ),
+            "against a crashed server that refuses every attempt until it restarts (`server.restart` = 5s)",
+        ),
+        (
+            "a poll against a job",
+            service(
+                "kind = \"flaky\"\nfailure = 0.0",
+                "count = 10\ncalls = { kind = \"poll\", at = \"0s\", job = \"5s\" }\nbackoff = { kind = \"none\" }",
+            ),
+            "its polls repeat with no wait and no limit, over a network with no delay, against a job that is not ready yet",
+        ),
+        (
+            "an accept gate with burst 0",
+            service(
+                "kind = \"queue\"\nrate = \"1000/s\"\naccept_rate = \"10/s\"\naccept_burst = 0",
+                "count = 100\ncalls = { kind = \"once\", at = \"0s\" }\nbackoff = { kind = \"none\" }",
+            ),
+            "against an accept-rate gate that refuses every attempt before its turn (`server.accept_burst` = 0)",
+        ),
+        (
+            "a Finagle stack with a huge reserve",
+            service(
+                FAILING,
+                &format!("{ONCE}\nstack = {{ kind = \"finagle\", min_retries_per_sec = 1000000, ttl = \"60s\" }}"),
+            ),
+            "its `finagle` stack retries with no wait",
+        ),
+        (
+            "a budget with a huge deposit",
+            service(
+                FAILING,
+                &format!("{ONCE}\nbackoff = {{ kind = \"none\" }}\nbudget = {{ size = 1e12, deposit = 1e12, start = 1e12 }}"),
+            ),
+            "against a server that fails every attempt",
+        ),
+        (
+            "max_retries = 1000000 for 1000 clients",
+            service(
+                FAILING,
+                "count = 1000\ncalls = { kind = \"once\", at = \"0s\" }\nbackoff = { kind = \"none\" }\nmax_retries = 1000000",
+            ),
+            "retry with no wait up to 1000000 times",
+        ),
+    ];
+    for (k, (what, text, cause)) in cases.iter().enumerate() {
+        let out_dir = dir.join(format!("out{k}"));
+        let out = csmacd(
+            &dir,
+            &format!("stall{k}.toml"),
+            text,
+            &["run", "{}", "--out", out_dir.to_str().unwrap()],
+        );
+        expect(
+            &out,
+            1,
+            &[
+                "the run stopped, its clock cannot advance",
+                "group \"app\" (`clients.0`)",
+                "events at 0s without the clock advancing",
+                cause,
+                "no results were written",
+            ],
+            what,
+        );
+        assert!(!out_dir.join("summary.csv").exists(), "{what}");
+    }
+}
+
+/// The same loop in a sweep names the point, and in lesson 10 the variant.
+#[test]
+fn a_stalled_point_and_a_stalled_lesson_are_named() {
+    let dir = temp_dir("stall-sweep");
+    let text = format!(
+        "{}\n[sweep]\n\"server.failure\" = [0.5, 1.0]\n",
+        service(
+            "kind = \"flaky\"\nfailure = 0.5\n[network]\ndelay = \"10ms\"",
+            &format!("{ONCE}\nbackoff = {{ kind = \"none\" }}")
+        )
+    );
+    let out = csmacd(
+        &dir,
+        "sweep.toml",
+        &text,
+        &["sweep", "{}", "--out", "out", "--jobs", "1"],
+    );
+    // With a delay the clock moves: no stall, whatever the failures.
+    expect(&out, 0, &[], "a sweep with a network delay");
+    let text = text.replace("delay = \"10ms\"", "delay = \"0s\"");
+    let out = csmacd(
+        &dir,
+        "sweep0.toml",
+        &text,
+        &["sweep", "{}", "--out", "out0", "--jobs", "1"],
+    );
+    expect(
+        &out,
+        1,
+        &[
+            "at sweep point 1 (server.failure=1)",
+            "its clock cannot advance",
+            "points finished and kept in",
+        ],
+        "a stalled sweep point",
+    );
+    let out = bin()
+        .args([
+            "lesson",
+            "10",
+            "--quiet",
+            "--set",
+            "clients.0.backoff.kind=none",
+            "--set",
+            "network.delay=0s",
+        ])
+        .output()
+        .unwrap();
+    expect(
+        &out,
+        1,
+        &[
+            "the run \"as written: no jitter\" stopped, its clock cannot advance",
+            "group \"app\" (`clients.0`)",
+            "against a crashed server that refuses every attempt until it restarts",
+            "give `backoff`",
+        ],
+        "lesson 10 with no backoff and no delay",
+    );
+}
+
+/// A bus collision takes at least its preamble or its jam: with both 0, a
+/// wait of 0 could send two stations at one place again and again at the
+/// same instant, so the file is refused.
+#[test]
+fn a_bus_whose_collisions_take_no_time_is_refused() {
+    let dir = temp_dir("zero-jam");
+    let text = "duration = \"1ms\"\nnonstandard_frames = true\n\n[medium]\nlength = \"0m\"\npreamble = \"0bit\"\nifg = \"0bit\"\njam = \"0bit\"\n\n[[stations]]\ncount = 2\nframe = \"1B\"\ntraffic = { kind = \"saturated\" }\nbackoff = { kind = \"constant\", delay = \"0s\" }\n";
+    for cmd in ["run", "validate", "trace"] {
+        let out = csmacd(&dir, "zero.toml", text, &[cmd, "{}"]);
+        expect(
+            &out,
+            2,
+            &[
+                "zero.toml:8: `medium.jam`",
+                "is 0 with a preamble of 0",
+                "jam = \"32bit\"",
+            ],
+            cmd,
+        );
+    }
+}
