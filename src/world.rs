@@ -144,7 +144,7 @@ impl Scenario {
     pub fn warnings(&self) -> Vec<Warning> {
         match self {
             Scenario::Ethernet(s) => s.warnings(),
-            Scenario::Service(_) => Vec::new(),
+            Scenario::Service(s) => s.warnings(),
         }
     }
 

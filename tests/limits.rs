@@ -216,3 +216,64 @@ fn a_bus_whose_collisions_take_no_time_is_refused() {
         );
     }
 }
+
+/// A group that says nothing of retries retries at once, at most 3 times;
+/// one that asks for no wait and no limit is warned of before it runs.
+#[test]
+fn retries_with_no_wait_are_bounded_by_default_and_warned_of() {
+    use csmacd::scenario;
+    let text = service(FAILING, ONCE);
+    let sc = scenario::from_str("t.toml", "t", &text).unwrap();
+    let r = sc.run(1).unwrap();
+    assert_eq!(r.metric("attempts"), 40.0);
+    assert_eq!(r.metric("successes"), 0.0);
+    assert!(sc.warnings().is_empty(), "{:?}", sc.warnings());
+    // Given a backoff, no limit but the horizon's, as before.
+    let text = service(
+        FAILING,
+        &format!("{ONCE}\nbackoff = {{ kind = \"constant\", delay = \"1s\" }}"),
+    );
+    let r = scenario::from_str("t.toml", "t", &text)
+        .unwrap()
+        .run(1)
+        .unwrap();
+    assert_eq!(r.metric("attempts"), 10.0 * 61.0);
+    // An OCC race with no wait and no delay ends at its one instant: each
+    // round of writes has a winner, n calls take n(n + 1) / 2 attempts.
+    let text = service(
+        "kind = \"occ\"",
+        "count = 1500\ncalls = { kind = \"once\", at = \"0s\" }\nbackoff = { kind = \"none\" }",
+    );
+    let sc = scenario::from_str("t.toml", "t", &text).unwrap();
+    assert!(sc.warnings().is_empty(), "{:?}", sc.warnings());
+    let r = sc.run(1).unwrap();
+    assert_eq!(r.metric("attempts"), 1500.0 * 1501.0 / 2.0);
+    assert_eq!(r.metric("completion_s"), 0.0);
+
+    let dir = temp_dir("unbounded");
+    for (delay, pace) in [
+        ("0s", "at one instant, without the clock advancing"),
+        (
+            "1ns",
+            "every 2ns (a network round trip), up to 3.000e10 attempts per call",
+        ),
+    ] {
+        let text = format!(
+            "{}\n[network]\ndelay = \"{delay}\"\n",
+            service(FAILING, &format!("{ONCE}\nbackoff = {{ kind = \"none\" }}"))
+        );
+        let out = csmacd(&dir, "none.toml", &text, &["validate", "{}"]);
+        expect(
+            &out,
+            0,
+            &[
+                "none.toml:11: `clients.0.backoff`: group \"app\" retries with no wait and no limit",
+                pace,
+                "max_retries = 3",
+            ],
+            delay,
+        );
+        let out = csmacd(&dir, "none.toml", &text, &["validate", "--strict", "{}"]);
+        expect(&out, 2, &["--strict fails on any warning"], delay);
+    }
+}

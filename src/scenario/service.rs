@@ -28,6 +28,11 @@ const TOP_KEYS: &[&str] = &[
     "clients",
 ];
 
+/// `max_retries` of a group that gives neither it nor a `backoff`: retries
+/// with no wait, so a few only, as a library's default (AWS SDKs, Polly,
+/// resilience4j: 2 to 3).
+pub const DEFAULT_RETRIES: u32 = 3;
+
 /// The most timeseries bins a run may keep.
 const MAX_BINS: u64 = 10_000_000;
 
@@ -446,9 +451,14 @@ fn read_group(mut f: Fields) -> Result<Group> {
             )?
         }
     };
+    // A group that gives no backoff retries at once, so by default only a
+    // few times; with a backoff, as often as the horizon allows.
     let max_retries = match stack {
         Some((_, attempts)) => attempts.map(|a| a - 1),
-        None => f.integer("max_retries", 0, 1_000_000)?.map(|v| v as u32),
+        None => f
+            .integer("max_retries", 0, 1_000_000)?
+            .map(|v| v as u32)
+            .or((!f.contains("backoff")).then_some(DEFAULT_RETRIES)),
     };
     let policy = match stack {
         Some((s, _)) => s.name().to_string(),
