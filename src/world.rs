@@ -124,6 +124,25 @@ impl Scenario {
         }
     }
 
+    /// What drives a run's memory most, for a refusal to name: the key to
+    /// change, what it is ("10000000 stations", "10000001 timeseries
+    /// bins (...)"), and what to do.
+    pub fn memory_driver(&self) -> (&'static str, String, &'static str) {
+        match self {
+            Scenario::Ethernet(s) => s.memory_driver(),
+            Scenario::Service(s) => s.memory_driver(),
+        }
+    }
+
+    /// The bytes the scenario itself holds once read (a sweep holds one
+    /// per point).
+    pub fn held_bytes(&self) -> f64 {
+        match self {
+            Scenario::Ethernet(s) => s.held_bytes(),
+            Scenario::Service(s) => s.held_bytes(),
+        }
+    }
+
     /// An upper estimate of the memory all replications of this scenario
     /// need with up to `jobs` runs at once, in bytes (see
     /// [`MemoryNeed::at_once`]).

@@ -277,3 +277,101 @@ fn retries_with_no_wait_are_bounded_by_default_and_warned_of() {
         expect(&out, 2, &["--strict fails on any warning"], delay);
     }
 }
+
+/// Memory is estimated before any work, and a refusal names what drives it.
+#[test]
+fn memory_is_estimated_first_and_refusals_name_what_drives_it() {
+    let dir = temp_dir("memory");
+    // 10^7 timeseries bins: refused by run and validate, naming the bin.
+    let text = "duration = \"1000000s\"\nbin = \"100ms\"\nreplications = 4\n\n[server]\nkind = \"flaky\"\nfailure = 0.1\n\n[[clients]]\ncount = 10\ncalls = { kind = \"once\" }\nmax_retries = 3\n";
+    for cmd in ["run", "validate"] {
+        let out = csmacd(&dir, "bins.toml", text, &[cmd, "{}"]);
+        expect(
+            &out,
+            2,
+            &[
+                "bins.toml:2: `bin`: 100ms over the duration 1000000s makes 10000000 timeseries bins per run, more than the 1000000 allowed",
+                "give a wider bin, e.g. bin = \"1s\", or a shorter duration",
+            ],
+            cmd,
+        );
+    }
+    // A long bus run: the delays kept, so the duration, not the stations.
+    let text = "duration = \"20000s\"\n\n[medium]\nbit_rate = \"1Gbps\"\n\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"poisson\", load = 0.4 }\n";
+    let out = csmacd(&dir, "long.toml", text, &["validate", "{}"]);
+    expect(
+        &out,
+        2,
+        &[
+            "long.toml:1: `duration`: the delays of up to 1.563e10 frames delivered over the 20000s measured x 1 replication need about",
+            "more than the 64.0 GiB limit; simulate a shorter `duration`",
+        ],
+        "a long bus run",
+    );
+    // A sweep's points are counted before any is built, and what they hold
+    // estimated from the first: 10^6 points of 1000 explicit positions.
+    let positions: Vec<String> = (0..1000).map(|i| format!("\"{i}m\"")).collect();
+    let values = |n: usize| {
+        (1..=n)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let text = format!(
+        "duration = \"1ms\"\n\n[[stations]]\ncount = 1000\nframe = \"64B\"\ntraffic = {{ kind = \"saturated\" }}\npositions = [{}]\n\n[sweep]\n\"seed\" = [{}]\n\"replications\" = [{}]\n",
+        positions.join(", "),
+        values(1000),
+        values(1000)
+    );
+    let out = csmacd(&dir, "positions.toml", &text, &["validate", "{}"]);
+    expect(
+        &out,
+        2,
+        &[
+            "positions.toml:9: `sweep`: its 1000000 points would hold about 8.5 GiB once read",
+            "more than the 2.0 GiB a sweep may hold at once",
+        ],
+        "explicit positions at 10^6 points",
+    );
+    let text = format!(
+        "duration = \"1ms\"\n\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = {{ kind = \"saturated\" }}\n\n[sweep]\n\"seed\" = [{}]\n\"replications\" = [{}]\n\"stations.0.count\" = [{}]\n",
+        values(1000),
+        values(100),
+        values(100)
+    );
+    let out = csmacd(&dir, "grid.toml", &text, &["validate", "{}"]);
+    expect(
+        &out,
+        2,
+        &["grid.toml:8: `sweep`: the grid has more than 1000000 points"],
+        "10^7 points",
+    );
+    // One axis of 10^5 values: distinct values found without comparing
+    // every pair, and the points built without copying the axis into each.
+    let text = format!(
+        "duration = \"1ms\"\n\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = {{ kind = \"saturated\" }}\n\n[sweep]\n\"seed\" = [{}]\n",
+        values(100_000)
+    );
+    let out = csmacd(&dir, "long-axis.toml", &text, &["validate", "{}"]);
+    expect(&out, 0, &[], "an axis of 10^5 values");
+    let text = text.replace("[1, 2,", "[2, 2,");
+    let out = csmacd(&dir, "twice.toml", &text, &["validate", "{}"]);
+    expect(
+        &out,
+        2,
+        &["`sweep.seed`: lists `2` twice"],
+        "a value given twice",
+    );
+    // --jobs is capped.
+    let out = bin()
+        .args(["run", "scenarios/one-station.toml", "--jobs", "100000"])
+        .current_dir(crate::common::repo())
+        .output()
+        .unwrap();
+    expect(
+        &out,
+        2,
+        &["'--jobs <JOBS>': 100000 threads is more than the 1024 csmacd starts; give 1 to 1024"],
+        "--jobs 100000",
+    );
+}

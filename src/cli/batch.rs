@@ -23,13 +23,32 @@ pub struct BatchArgs {
     /// Replace the seed in the file (a sweep's master seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Threads [default: one per core]. Results do not depend on it.
-    #[arg(long, short)]
+    /// Threads, 1 to 1024 [default: one per core]. Results do not depend on it.
+    #[arg(long, short, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Overwrite the results of another scenario (another `name`, or files
     /// not written by csmacd) in the output directory.
     #[arg(long)]
     pub force: bool,
+}
+
+/// The most threads `--jobs` may ask for: each is a thread of its own with
+/// its stack, and a run's work does not split further than its runs.
+pub const MAX_JOBS: usize = 1024;
+
+/// `--jobs N`: 1 to [`MAX_JOBS`] (0 stands for the default, one per core).
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    let n: usize = text.trim().parse().map_err(|_| {
+        format!("`{text}` is not a number of threads; give 1 to {MAX_JOBS}, e.g. --jobs 4")
+    })?;
+    if n > MAX_JOBS {
+        return Err(format!(
+            "{n} threads is more than the {MAX_JOBS} csmacd starts; give 1 to {MAX_JOBS} \
+             (this machine has {} cores; the default is one thread per core)",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        ));
+    }
+    Ok(n)
 }
 
 impl BatchArgs {
@@ -92,12 +111,15 @@ fn check_memory(plan: &Plan, jobs: usize, shard: Option<Shard>) -> CliResult {
     let need = MemoryNeed::at_once(&needs, jobs);
     if let Some(avail) = available_memory_bytes() {
         if need > avail {
-            // The message names the largest run.
-            let (size, reps) = points
+            // The message names the largest run and what drives it.
+            let (driver, fix, reps) = points
                 .iter()
                 .zip(&needs)
                 .max_by(|a, b| a.1 .0.run.total_cmp(&b.1 .0.run))
-                .map(|(sc, (_, r))| (sc.size(), *r))
+                .map(|(sc, (_, r))| {
+                    let (_, driver, fix) = sc.memory_driver();
+                    (driver, fix, *r)
+                })
                 .unwrap_or_default();
             let runs = needs.iter().map(|(_, r)| u64::from(*r)).sum::<u64>();
             let at_once = (jobs as u64).min(runs);
@@ -107,13 +129,19 @@ fn check_memory(plan: &Plan, jobs: usize, shard: Option<Shard>) -> CliResult {
                 String::new()
             };
             return Err(CliError::usage(anyhow!(
-                "scenario \"{}\": {which}{size} x {reps} replications, {at_once} run{} at once, need about {} of \
-                 memory; this machine has {} available; simulate fewer stations or replications, \
-                 or run fewer at once (--jobs)",
+                "scenario \"{}\": {which}{driver} x {}, {at_once} run{} at once, need about {} of \
+                 memory; this machine has {} available; {fix}{}{}",
                 plan.name,
+                crate::units::count(reps.into(), "replication"),
                 if at_once == 1 { "" } else { "s" },
                 crate::units::format_bytes(need),
-                crate::units::format_bytes(avail)
+                crate::units::format_bytes(avail),
+                if reps > 1 { ", fewer replications" } else { "" },
+                if at_once > 1 {
+                    ", or run fewer at once (--jobs)"
+                } else {
+                    ""
+                }
             )));
         }
     }

@@ -260,23 +260,29 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
     // machine before running.
     let need = MemoryNeed::at_once(&[(sc.memory_need(), sc.max_replications())], 1);
     if need.is_nan() || need > MAX_MEMORY_BYTES as f64 {
-        // The estimate counts every replication a point may run.
-        let key = if sc.max_replications() > sc.replications {
+        // The estimate counts every replication a point may run; it names
+        // the replications when their tables' text is most of it.
+        let one = MemoryNeed::at_once(&[(sc.memory_need(), 1)], 1);
+        let (driver_key, driver, fix) = sc.memory_driver();
+        let key = if sc.max_replications() > sc.replications && need > 2.0 * one {
             "max_replications"
-        } else if sc.replications > 1 {
+        } else if sc.replications > 1 && need > 2.0 * one {
             "replications"
         } else {
-            "stations"
+            driver_key
         };
         return Err(FieldError::new(
             key,
             format!(
-                "{} stations x {} replications need about {} of memory, more than the {} \
-                 limit; simulate fewer stations or replications (or a smaller `queue`)",
-                sc.station_count(),
-                sc.max_replications(),
+                "{driver} x {} need about {} of memory, more than the {} limit; {fix}{}",
+                units::count(sc.max_replications().into(), "replication"),
                 format_bytes(need),
-                format_bytes(MAX_MEMORY_BYTES as f64)
+                format_bytes(MAX_MEMORY_BYTES as f64),
+                if sc.max_replications() > 1 {
+                    ", or fewer replications"
+                } else {
+                    ""
+                }
             ),
         ));
     }
