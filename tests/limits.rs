@@ -375,3 +375,107 @@ fn memory_is_estimated_first_and_refusals_name_what_drives_it() {
         "--jobs 100000",
     );
 }
+
+/// trace, diagram and view show one run of one bus scenario: a sweep file,
+/// a service file and clients without a server say so; their memory is
+/// the window's run, not the whole scenario's, and the window's end must
+/// be within the simulator's clock.
+#[test]
+fn pictures_of_one_run_say_what_they_take() {
+    let dir = temp_dir("pictures");
+    let sweep = "duration = \"1ms\"\n\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"saturated\" }\n\n[sweep]\n\"stations.0.count\" = [2, 3]\n";
+    let service_sweep = format!(
+        "{}\n[sweep]\n\"server.failure\" = [0.1, 0.2]\n",
+        service("kind = \"flaky\"\nfailure = 0.5", ONCE)
+    );
+    for (cmd, extra) in [
+        ("trace", vec![]),
+        ("diagram", vec!["--until", "1ms", "--out", "d.png"]),
+        ("view", vec!["--out", "v.html"]),
+    ] {
+        let args: Vec<&str> = [cmd, "{}"].into_iter().chain(extra).collect();
+        let out = csmacd(&dir, "sweep.toml", sweep, &args);
+        expect(
+            &out,
+            2,
+            &[
+                "sweep.toml: is a sweep file ([sweep]); this command shows one run of one scenario",
+                "csmacd sweep",
+            ],
+            cmd,
+        );
+        let out = csmacd(&dir, "service-sweep.toml", &service_sweep, &args);
+        expect(
+            &out,
+            2,
+            &["service-sweep.toml: is a service scenario ([server]), not a bus scenario"],
+            cmd,
+        );
+    }
+    let clients = "duration = \"1s\"\n\n[[clients]]\ncount = 1\ncalls = { kind = \"once\" }\n";
+    for cmd in ["run", "validate", "trace"] {
+        let out = csmacd(&dir, "clients.toml", clients, &[cmd, "{}"]);
+        expect(
+            &out,
+            2,
+            &["clients.toml:3: `clients`: [[clients]] groups call a server: a service scenario needs a [server] table"],
+            cmd,
+        );
+    }
+    let lesson2 = crate::common::repo().join("scenarios/lessons/2-collision.toml");
+    let lesson2 = lesson2.to_str().unwrap();
+    for (cmd, until, out) in [
+        ("view", "1e300s", Some("x.html")),
+        ("diagram", "1e19us", Some("x.png")),
+        ("trace", "2e6s", None),
+    ] {
+        let mut args = vec![cmd, lesson2, "--until", until];
+        if let Some(o) = out {
+            args.extend(["--out", o]);
+        }
+        let out = bin().args(&args).current_dir(&*dir).output().unwrap();
+        expect(
+            &out,
+            2,
+            &[&format!(
+                "--until {until}: is later than the 1e6 s the simulator can run; give at most the scenario's duration, --until 2ms"
+            )],
+            cmd,
+        );
+    }
+    // A scenario whose whole run would not fit: 17 TiB of delays over
+    // 10^6 s. Its first millisecond is traced; a window too long is refused
+    // for what it would need.
+    let long = "duration = \"1000000s\"\n\n[medium]\nbit_rate = \"1Gbps\"\nlength = \"25m\"\n\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = { kind = \"poisson\", load = 0.4 }\n";
+    let out = csmacd(&dir, "long.toml", long, &["run", "{}"]);
+    expect(
+        &out,
+        2,
+        &["long.toml:1: `duration`: the delays of up to"],
+        "run",
+    );
+    let out = csmacd(&dir, "long.toml", long, &["trace", "{}", "--until", "20us"]);
+    expect(
+        &out,
+        0,
+        &["note: shown up to 20 µs of a 1000000s run"],
+        "trace",
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("tx-start"));
+    let out = csmacd(
+        &dir,
+        "long.toml",
+        long,
+        &["trace", "{}", "--until", "50000s"],
+    );
+    expect(
+        &out,
+        2,
+        &[
+            "--until 50000s: the run up to then needs about",
+            "of memory for the delays of up to",
+            "give an earlier --until",
+        ],
+        "a window too long",
+    );
+}

@@ -89,7 +89,7 @@ pub fn stem(path: &Path) -> String {
 
 /// The memory this machine has available, from /proc/meminfo (Linux); None
 /// where that cannot be read, and then only the scenario's own limit applies.
-fn available_memory_bytes() -> Option<f64> {
+pub(super) fn available_memory_bytes() -> Option<f64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
