@@ -479,3 +479,59 @@ fn pictures_of_one_run_say_what_they_take() {
         "a window too long",
     );
 }
+
+/// A CSV of 30 000 series: counted before anything is gathered, refused
+/// with what to do; --where keeps a subset of the rows.
+#[test]
+fn a_plot_of_too_many_series_says_how_to_draw_fewer() {
+    let dir = temp_dir("plot-series");
+    let mut csv = String::from("x,y,s\n");
+    for s in 0..30_000 {
+        for x in 0..3 {
+            csv.push_str(&format!("{x},{},{s}\n", x * s));
+        }
+    }
+    let out = csmacd(
+        &dir,
+        "many.csv",
+        &csv,
+        &[
+            "plot", "{}", "--x", "x", "--y", "y", "--series", "s", "--out", "many.png",
+        ],
+    );
+    expect(
+        &out,
+        2,
+        &[
+            "many.csv: 30000 series (one per value of `s`): more than the 1000 a chart can tell apart",
+            "--where COLUMN=VALUE",
+        ],
+        "30000 series",
+    );
+    assert!(!dir.join("many.png").exists());
+    let out = csmacd(
+        &dir,
+        "many.csv",
+        &csv,
+        &[
+            "plot", "{}", "--x", "x", "--y", "y", "--series", "s", "--where", "s=7", "--out",
+            "one.png",
+        ],
+    );
+    expect(&out, 0, &["wrote one.png (1 series)"], "--where");
+    for (w, msg) in [
+        ("q=7", "--where q=7: no column `q`; columns: x, y, s"),
+        ("s=x7", "--where s=x7: no row of"),
+        ("s7", "--where s7: write COLUMN=VALUE"),
+    ] {
+        let out = csmacd(
+            &dir,
+            "many.csv",
+            &csv,
+            &[
+                "plot", "{}", "--x", "x", "--y", "y", "--where", w, "--out", "w.png",
+            ],
+        );
+        expect(&out, 2, &[msg], w);
+    }
+}
