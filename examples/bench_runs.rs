@@ -113,7 +113,7 @@ fn child(name: &str) -> anyhow::Result<()> {
             (events, frames, attempts, wall_s)
         }
         Scenario::Service(sc) => {
-            let r = service::run(sc, seed);
+            let r = service::run(sc, seed).expect("a benchmark scenario advances its clock");
             let calls = r.groups.iter().map(|(_, _, c)| c.calls).sum();
             let attempts = r.groups.iter().map(|(_, _, c)| c.attempts).sum();
             let (events, wall_s) = (r.events, t0.elapsed().as_secs_f64());

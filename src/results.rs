@@ -85,6 +85,46 @@ impl MemoryNeed {
     pub const PROGRAM: f64 = (2 << 20) as f64;
 }
 
+/// A run that cannot go on: events keep coming at one instant of simulated
+/// time, so its clock cannot advance (a retry with no wait, over a network
+/// with no delay, against a server that fails every attempt at once). The
+/// world stops it and reports this instead of results; nothing else stops a
+/// valid run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stalled {
+    /// The instant the clock stopped at.
+    pub at: crate::engine::Time,
+    /// Events handled at that instant when the run was stopped.
+    pub events: u64,
+    /// The group whose events fill the instant, and its key ("clients.0").
+    pub group: String,
+    pub key: String,
+    /// Why the clock stands still, and what to change.
+    pub cause: String,
+}
+
+impl std::fmt::Display for Stalled {
+    /// "group "app" (`clients.0`): 1000000 events at 0 s without the clock
+    /// advancing: ...".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "group \"{}\" (`{}`): {} events at {} without the clock advancing: {}",
+            self.group,
+            self.key,
+            self.events,
+            if self.at == 0 {
+                "0s".to_string()
+            } else {
+                crate::units::format_ps(self.at)
+            },
+            self.cause
+        )
+    }
+}
+
+impl std::error::Error for Stalled {}
+
 /// One cell of a table row, in 16 bytes: a crowd's stations table holds a
 /// row of cells per station until it is written (12 cells each).
 #[derive(Clone, Debug, PartialEq)]

@@ -61,6 +61,17 @@ pub enum FrameLaw {
 }
 
 impl FrameLaw {
+    /// The bytes its sizes and weights hold beside the law itself.
+    pub fn held_bytes(&self) -> usize {
+        match self {
+            FrameLaw::Mix { sizes, weights } => {
+                sizes.len() * std::mem::size_of::<u32>()
+                    + weights.len() * std::mem::size_of::<f64>()
+            }
+            _ => 0,
+        }
+    }
+
     pub fn min_bytes(&self) -> u32 {
         match self {
             FrameLaw::Fixed(b) => *b,

@@ -191,6 +191,15 @@ pub fn format_ps(ps: u64) -> String {
     format!("{v}{u}")
 }
 
+/// "1 replication", "5 replications": a count and its noun.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Bytes as a short human figure ("12.5 GiB").
 pub fn format_bytes(b: f64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

@@ -1,8 +1,9 @@
 //! The one place that names every world. A world is a model beside the
 //! others, sharing the engine, backoff policies, seeds, sweeps, output and
 //! charts; what it must provide is here: a validated scenario with a name,
-//! seed and replications, a run that cannot panic (and says why when it
-//! stops early: `RunOutput::failure`), what a run will cost, and
+//! seed and replications, a run that cannot panic and stops early only when
+//! its clock cannot advance ([`Stalled`]) or a policy the scenario writes
+//! gives no valid wait (`RunOutput::failure`), what a run will cost, and
 //! its results as named columns ([`crate::results`]). Nothing above this
 //! file matches on a world, and worlds never import each other.
 
@@ -10,7 +11,7 @@ use crate::advice::{OfferedLoad, Warning};
 use crate::engine::Time;
 use crate::ethernet;
 use crate::progress::Meter;
-use crate::results::{Columns, MemoryNeed, RunOutput};
+use crate::results::{Columns, MemoryNeed, RunOutput, Stalled};
 use crate::service;
 
 /// A validated scenario of one world.
@@ -101,16 +102,18 @@ impl Scenario {
         }
     }
 
-    /// Runs one replication with the given run seed.
-    pub fn run(&self, run_seed: u64) -> RunOutput {
+    /// Runs one replication with the given run seed: its results, or
+    /// [`Stalled`] when its clock cannot advance (a bus run always
+    /// advances: every transmission, jam and gap takes time).
+    pub fn run(&self, run_seed: u64) -> Result<RunOutput, Stalled> {
         self.run_metered(run_seed, &mut Meter::none())
     }
 
     /// [`Scenario::run`], reporting to `meter` how far it has got.
-    pub fn run_metered(&self, run_seed: u64, meter: &mut Meter) -> RunOutput {
+    pub fn run_metered(&self, run_seed: u64, meter: &mut Meter) -> Result<RunOutput, Stalled> {
         match self {
-            Scenario::Ethernet(s) => ethernet::run_metered(s, run_seed, meter).output(),
-            Scenario::Service(s) => service::run_metered(s, run_seed, meter).output(),
+            Scenario::Ethernet(s) => Ok(ethernet::run_metered(s, run_seed, meter).output()),
+            Scenario::Service(s) => service::run_metered(s, run_seed, meter).map(|r| r.output()),
         }
     }
 
@@ -119,6 +122,25 @@ impl Scenario {
         match self {
             Scenario::Ethernet(s) => s.memory_need(),
             Scenario::Service(s) => s.memory_need(),
+        }
+    }
+
+    /// What drives a run's memory most, for a refusal to name: the key to
+    /// change, what it is ("10000000 stations", "10000001 timeseries
+    /// bins (...)"), and what to do.
+    pub fn memory_driver(&self) -> (&'static str, String, &'static str) {
+        match self {
+            Scenario::Ethernet(s) => s.memory_driver(),
+            Scenario::Service(s) => s.memory_driver(),
+        }
+    }
+
+    /// The bytes the scenario itself holds once read (a sweep holds one
+    /// per point).
+    pub fn held_bytes(&self) -> f64 {
+        match self {
+            Scenario::Ethernet(s) => s.held_bytes(),
+            Scenario::Service(s) => s.held_bytes(),
         }
     }
 
@@ -142,7 +164,7 @@ impl Scenario {
     pub fn warnings(&self) -> Vec<Warning> {
         match self {
             Scenario::Ethernet(s) => s.warnings(),
-            Scenario::Service(_) => Vec::new(),
+            Scenario::Service(s) => s.warnings(),
         }
     }
 

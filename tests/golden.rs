@@ -20,7 +20,7 @@ fn check(name: &str) {
     let sc = scenario::load(&dir.join(format!("{name}.toml")))
         .unwrap_or_else(|e| panic!("golden scenario {name}: {e}"));
     let points = vec![Point::new(Vec::new(), sc)];
-    let results = sweep::run_points(&points, &|sc, seed| sc.run(seed), &|| {});
+    let results = sweep::run_points(&points, &|sc, seed| sc.run(seed).unwrap(), &|| {});
     let seeds = points[0].replication_seeds();
     let pr = [PointRuns {
         axes: &points[0].axes,

@@ -14,6 +14,7 @@ mod hostile_inputs;
 mod inputs;
 mod invariants;
 mod lesson_charts;
+mod limits;
 mod nothing_lost;
 mod parser_fuzz;
 mod policies;

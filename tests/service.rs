@@ -14,7 +14,7 @@ fn service(text: &str) -> world::Scenario {
 }
 
 fn runs(sc: &world::Scenario, reps: u64) -> Vec<RunOutput> {
-    (0..reps).map(|r| sc.run(1000 + r)).collect()
+    (0..reps).map(|r| sc.run(1000 + r).unwrap()).collect()
 }
 
 fn mean(runs: &[RunOutput], metric: &str) -> f64 {
@@ -46,7 +46,7 @@ fn flaky_server_meets_the_closed_forms() {
     let calls = 20_000u64;
     for p in [0.1, 0.5, 0.9] {
         for n in [0u32, 1, 3, 8] {
-            let r = flaky(p, Some(n), calls).run(7);
+            let r = flaky(p, Some(n), calls).run(7).unwrap();
             assert_eq!(r.metric("calls"), calls as f64);
             let success = 1.0 - p.powi(n as i32 + 1);
             // Attempts K of one call: P(K = k) = p^(k-1) (1 - p) for k <= N,
@@ -82,7 +82,7 @@ fn flaky_server_meets_the_closed_forms() {
 /// attempts on average.
 #[test]
 fn unlimited_retries_always_succeed() {
-    let r = flaky(0.5, None, 20_000).run(3);
+    let r = flaky(0.5, None, 20_000).run(3).unwrap();
     assert_eq!(r.metric("success_rate"), 1.0);
     let se = (0.5f64 / 0.25 / 20_000.0).sqrt();
     assert!(
@@ -173,14 +173,14 @@ backoff = {{ kind = "{kind}", base = "1s", cap = "64s" }}
 /// full jitter every client connects, after a few crashes at most.
 #[test]
 fn herd_without_jitter_never_recovers_and_full_jitter_does() {
-    let plain = herd("exponential-no-jitter", 10_000).run(1);
+    let plain = herd("exponential-no-jitter", 10_000).run(1).unwrap();
     assert!(plain.metric("all_connected_s").is_nan());
     assert!(
         plain.metric("crashes") >= 10.0,
         "{}",
         plain.metric("crashes")
     );
-    let full = herd("full-jitter", 10_000).run(1);
+    let full = herd("full-jitter", 10_000).run(1).unwrap();
     let t = full.metric("all_connected_s");
     println!(
         "no jitter: {} crashes, never all connected; full jitter: {} crashes, all connected after {t} s",
@@ -195,8 +195,8 @@ fn herd_without_jitter_never_recovers_and_full_jitter_does() {
 #[test]
 fn timeseries_adds_up_and_runs_repeat() {
     let sc = herd("full-jitter", 2_000);
-    let r = sc.run(5);
-    assert_eq!(format!("{r:?}"), format!("{:?}", sc.run(5)));
+    let r = sc.run(5).unwrap();
+    assert_eq!(format!("{r:?}"), format!("{:?}", sc.run(5).unwrap()));
     let ts = r.table("timeseries");
     assert_eq!(ts.len(), 1200);
     let sum = |col: usize| -> u64 {
@@ -280,7 +280,7 @@ budget = {{ size = 1000, deposit = {deposit}, cost = {cost}, start = {start}, sc
             "5ms",
             "100s",
         );
-        let r = sc.run(seed);
+        let r = sc.run(seed).unwrap();
         let m = r.metric("calls");
         assert!(m > 600.0 && start + m * deposit < 1000.0, "{m} calls");
         let allowed = ((start + m * deposit) / cost).floor() as u64;
@@ -309,11 +309,15 @@ budget = {{ size = 10, deposit = 0.5, cost = 2, start = 4, scope = "{scope}" }}"
     };
     for (m, allowed) in [(4u64, 3u64), (12, 5), (1000, 5)] {
         // min(10, 4 + 0.5 M) / 2: M = 4 -> 6 / 2 = 3; M >= 12 -> 10 / 2 = 5.
-        let r = always_failing(&group("shared", m), "", "5ms", "60s").run(1);
+        let r = always_failing(&group("shared", m), "", "5ms", "60s")
+            .run(1)
+            .unwrap();
         assert_eq!(r.metric("calls"), m as f64);
         assert_eq!(retries(&r), allowed, "shared, M {m}");
         // Per client: min(10, 4 + 0.5) / 2 = 2 retries per call.
-        let r = always_failing(&group("client", m), "", "5ms", "60s").run(1);
+        let r = always_failing(&group("client", m), "", "5ms", "60s")
+            .run(1)
+            .unwrap();
         assert_eq!(retries(&r), 2 * m, "per client, M {m}");
     }
 }
@@ -331,7 +335,7 @@ fn max_retries_is_exact() {
             "5ms",
             "600s",
         )
-        .run(2);
+        .run(2).unwrap();
         assert_eq!(r.metric("attempts"), 500.0 * (n + 1) as f64, "N {n}");
         assert_eq!(r.metric("load"), (n + 1) as f64);
         assert_eq!(r.metric("success_rate"), 0.0);
@@ -355,7 +359,8 @@ fn retry_after_is_a_floor_on_the_wait() {
         "0s",
         "20s",
     )
-    .run(1);
+    .run(1)
+    .unwrap();
     let mut want = vec![0u64; 20];
     for k in [0, 2, 4, 6] {
         want[k] = 100;
@@ -367,7 +372,8 @@ fn retry_after_is_a_floor_on_the_wait() {
         "0s",
         "20s",
     )
-    .run(1);
+    .run(1)
+    .unwrap();
     let mut want = vec![0u64; 20];
     for k in [0, 3, 6, 9] {
         want[k] = 100;
@@ -380,7 +386,8 @@ fn retry_after_is_a_floor_on_the_wait() {
         "0s",
         "20s",
     )
-    .run(1);
+    .run(1)
+    .unwrap();
     assert_eq!(attempts_per_bin(&free)[0], 400);
 }
 
@@ -400,7 +407,8 @@ breaker = { threshold = 0.9, window = "all", scope = "shared" }"#,
         "5ms",
         "60s",
     )
-    .run(1);
+    .run(1)
+    .unwrap();
     assert!(r.metric("calls") > 600.0);
     assert_eq!(retries(&r), 0);
     let half = |threshold: f64, window: &str| {
@@ -419,6 +427,7 @@ breaker = {{ threshold = {threshold}, window = "{window}", scope = "shared" }}
 "#
         ))
         .run(4)
+        .unwrap()
     };
     for window in ["all", "5s"] {
         let open = half(0.7, window);
@@ -469,6 +478,7 @@ breaker = {{ consecutive = 5, open = "10s", mode = "{mode}", scope = "shared" }}
             "100s",
         )
         .run(1)
+        .unwrap()
     };
     let r = breaker("all");
     let mut want = vec![0u64; 100];
@@ -515,7 +525,7 @@ fn metastable_failure_sustains_itself_unless_retries_are_gated() {
     const BREAKER: &str = r#"{ threshold = 0.1, window = "5s", scope = "shared" }"#;
     for backoff in ["none", "full-jitter"] {
         for seed in [1, 2, 3] {
-            let r = metastable(backoff, NONE, NONE).run(seed);
+            let r = metastable(backoff, NONE, NONE).run(seed).unwrap();
             assert_eq!(r.metric("recovered"), 0.0, "{backoff}, seed {seed}");
             assert!(r.metric("recovery_s").is_nan(), "{backoff}, seed {seed}");
             // Nothing succeeds long after the surge, and the retries are used.
@@ -531,7 +541,7 @@ fn metastable_failure_sustains_itself_unless_retries_are_gated() {
             };
             assert!(queue_at_end > 10_000, "{queue_at_end}");
             for (budget, breaker) in [(BUDGET, NONE), (NONE, BREAKER), (BUDGET, BREAKER)] {
-                let r = metastable(backoff, budget, breaker).run(seed);
+                let r = metastable(backoff, budget, breaker).run(seed).unwrap();
                 let what = format!("{backoff}, budget {budget}, breaker {breaker}, seed {seed}");
                 assert_eq!(r.metric("recovered"), 1.0, "{what}");
                 let t = r.metric("recovery_s");

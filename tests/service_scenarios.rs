@@ -50,7 +50,7 @@ fn retry_gates_meet_the_closed_forms_and_bounds() {
             .iter()
             .find(|pt| pt.axes[0].1 == p.to_string())
             .unwrap_or_else(|| panic!("no point for p = {p}"));
-        let r = point.scenario.run(point.replication_seeds()[0]);
+        let r = point.scenario.run(point.replication_seeds()[0]).unwrap();
         for (name, n) in [("no-retries", 0i32), ("three-retries", 3)] {
             let (calls, attempts, successes) = group(&r, name);
             let success = 1.0 - p.powi(n + 1);
@@ -118,13 +118,15 @@ const SPREAD: &str = r#"{ kind = "abs-normal", mean = "10ms", sd = "2ms" }"#;
 fn accept_gate_lets_the_herd_in_at_its_floor() {
     let n = 1000u64;
     let gate = format!("accept_rate = \"500/s\"\naccept_burst = {n}");
-    let r = herd("exponential-no-jitter", n, FIXED, &gate).run(3);
+    let r = herd("exponential-no-jitter", n, FIXED, &gate)
+        .run(3)
+        .unwrap();
     let floor_ps: u64 =
         1_010_000_000_000 + (n - 1) * 2_000_000_000 + 1_000_000_000 + 10_000_000_000;
     assert_eq!(r.metric("all_connected_s"), floor_ps as f64 / 1e12);
     assert_eq!(r.metric("crashes"), 0.0);
     assert_eq!(r.metric("attempts"), n as f64);
-    let ungated = herd("exponential-no-jitter", n, FIXED, "").run(3);
+    let ungated = herd("exponential-no-jitter", n, FIXED, "").run(3).unwrap();
     assert!(ungated.metric("all_connected_s").is_nan());
     assert!(ungated.metric("crashes") >= 10.0);
 }
@@ -138,7 +140,7 @@ fn accept_gate_with_jitter_is_close_to_the_floor() {
     for n in [1000u64, 10_000] {
         let gate = format!("accept_rate = \"500/s\"\naccept_burst = {n}");
         for seed in 1..=3 {
-            let r = herd("full-jitter", n, SPREAD, &gate).run(seed);
+            let r = herd("full-jitter", n, SPREAD, &gate).run(seed).unwrap();
             let t = r.metric("all_connected_s");
             let floor = (n - 1) as f64 / 500.0;
             assert!(
@@ -161,7 +163,8 @@ fn accept_gate_without_burst_lets_one_in_per_lockstep_wave() {
         FIXED,
         "accept_rate = \"500/s\"\naccept_burst = 0",
     )
-    .run(1);
+    .run(1)
+    .unwrap();
     // Waves leave at 1, 3.02, 7.04, 15.06, 31.08, 63.1, then every 64.02 s:
     // 14 within 600 s, the k-th of 100 - (k - 1) clients.
     let waves = 14u64;
@@ -189,7 +192,7 @@ fn policy_clients_failure_grid_sweeps_in_one_file() {
     );
     for pt in plan.points.iter().filter(|pt| pt.axes[1].1 == "1000") {
         let p: f64 = pt.axes[2].1.parse::<f64>().unwrap();
-        let r = pt.scenario.run(pt.replication_seeds()[0]);
+        let r = pt.scenario.run(pt.replication_seeds()[0]).unwrap();
         let load: f64 = (0..=8).map(|k| p.powi(k)).sum();
         let se = 9.0 / 2.0 / 1000f64.sqrt();
         let got = r.metric("load");

@@ -70,7 +70,7 @@ fn grpc_throttling_allows_exactly_the_tokens_above_half() {
                     + &format!(
                         "\nstack = {{ kind = \"grpc\", max_tokens = {max_tokens}, token_ratio = 0.1 }}"
                     );
-                let r = always_failing(&group, "5ms", "10s").run(11);
+                let r = always_failing(&group, "5ms", "10s").run(11).unwrap();
                 assert!(calls(&r) >= 1, "{group}");
                 assert_eq!(
                     attempts(&r),
@@ -92,12 +92,12 @@ fn aws_standard_quota_pays_exactly_100_retries() {
         let group = format!(
             "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"aws-standard\" }}"
         );
-        let r = always_failing(&group, "5ms", "600s").run(3);
+        let r = always_failing(&group, "5ms", "600s").run(3).unwrap();
         assert_eq!(attempts(&r), m + (2 * m).min(100), "{m} calls");
     }
     for overlap in OVERLAPS {
         let group = overlap.replace("{m}", "60") + "\nstack = { kind = \"aws-standard\" }";
-        let r = always_failing(&group, "5ms", "60s").run(5);
+        let r = always_failing(&group, "5ms", "60s").run(5).unwrap();
         assert!(calls(&r) >= 50, "{group}");
         assert_eq!(attempts(&r), calls(&r) + 100, "{group}");
     }
@@ -106,7 +106,7 @@ fn aws_standard_quota_pays_exactly_100_retries() {
         let group = format!(
             "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\ntimeout = \"1s\"\nstack = {{ kind = \"aws-standard\" }}"
         );
-        let r = always_failing(&group, "2s", "600s").run(3);
+        let r = always_failing(&group, "2s", "600s").run(3).unwrap();
         assert_eq!(attempts(&r), m + (2 * m).min(50), "{m} calls timing out");
     }
 }
@@ -130,7 +130,8 @@ calls = { kind = "fresh", rate = "50/s" }
 stack = { kind = "aws-standard" }
 "#,
     )
-    .run(9);
+    .run(9)
+    .unwrap();
     let n = r.metric("calls");
     let load = r.metric("load");
     assert!(
@@ -156,7 +157,7 @@ fn finagle_budget_allows_reserve_plus_percent_of_requests() {
         let group = format!(
             "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"finagle\", percent_can_retry = {percent}, min_retries_per_sec = {min} }}"
         );
-        let r = always_failing(&group, "5ms", "5s").run(1);
+        let r = always_failing(&group, "5ms", "5s").run(1).unwrap();
         let withdrawal = (1000.0 / percent) as u64;
         let expected = (1000 * m + min * 10 * withdrawal) / withdrawal;
         assert_eq!(attempts(&r) - m, expected, "{m} calls, {percent}, {min}/s");
@@ -169,7 +170,7 @@ fn finagle_budget_allows_reserve_plus_percent_of_requests() {
 #[test]
 fn finagle_budget_refills_over_its_ttl() {
     let group = "calls = { kind = \"fresh\", rate = \"20/s\" }\nstack = { kind = \"finagle\" }";
-    let r = always_failing(group, "5ms", "100s").run(2);
+    let r = always_failing(group, "5ms", "100s").run(2).unwrap();
     let retries = (attempts(&r) - calls(&r)) as f64;
     let expected = 10.0 * 100.0 + 0.2 * calls(&r) as f64;
     // Within a ttl's worth of edge effects.
@@ -198,7 +199,7 @@ fn envoy_budget_counts_retries_in_backoff_but_not_their_requests() {
         let group = format!(
             "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"envoy\", budget_percent = {percent}, min_retry_concurrency = {min} }}"
         );
-        let r = always_failing(&group, "5ms", "10s").run(4);
+        let r = always_failing(&group, "5ms", "10s").run(4).unwrap();
         let mut allowed = 0u64;
         for k in 1..=m {
             let limit = min.max((percent / 100.0 * (m - k) as f64) as u64);
@@ -228,7 +229,7 @@ fn envoy_budget_counts_retries_in_backoff_but_not_their_requests() {
 fn resilience4j_breaker_opens_for_its_wait_then_lets_ten_through() {
     let group = "calls = { kind = \"fresh\", rate = \"100/s\" }\nstack = { kind = \"resilience4j-breaker\", max_attempts = 1 }";
     for seed in [1, 2, 3] {
-        let r = always_failing(group, "0s", "130s").run(seed);
+        let r = always_failing(group, "0s", "130s").run(seed).unwrap();
         assert_eq!(attempts(&r), 120, "seed {seed}");
         let bins = attempts_per_bin(&r);
         // Open from about 1 s to 61 s and from about 62 s to 122 s.
@@ -247,7 +248,7 @@ fn resilience4j_breaker_opens_for_its_wait_then_lets_ten_through() {
 fn polly_breaker_opens_for_five_seconds_then_probes_once() {
     let group = "calls = { kind = \"fresh\", rate = \"100/s\" }\nstack = { kind = \"polly-breaker\", max_attempts = 1 }";
     for seed in [1, 2, 3] {
-        let r = always_failing(group, "0s", "28s").run(seed);
+        let r = always_failing(group, "0s", "28s").run(seed).unwrap();
         assert_eq!(attempts(&r), 105, "seed {seed}");
         let bins = attempts_per_bin(&r);
         let probes: Vec<usize> = (3..28).filter(|&k| bins[k] > 0).collect();
@@ -287,8 +288,12 @@ timeout = "1s"
 stack = {{ kind = "{kind}" }}
 "#
         ));
-        let r = sc.run(3);
-        assert_eq!(format!("{r:?}"), format!("{:?}", sc.run(3)), "{kind}");
+        let r = sc.run(3).unwrap();
+        assert_eq!(
+            format!("{r:?}"),
+            format!("{:?}", sc.run(3).unwrap()),
+            "{kind}"
+        );
         assert!(r.metric("successes") > 0.0, "{kind}");
     }
 }
@@ -312,7 +317,7 @@ fn the_shipped_herd_crashes_once_under_every_stack_and_the_gates_count_its_retri
             // Its limiter keeps connecting slowly for the whole 600 s.
             continue;
         }
-        let r = pt.scenario.run(pt.replication_seeds()[0]);
+        let r = pt.scenario.run(pt.replication_seeds()[0]).unwrap();
         let retries = attempts(&r) - calls(&r);
         assert_eq!(r.metric("crashes"), 1.0, "{kind}");
         assert!(r.metric("success_rate") < 0.01, "{kind}");

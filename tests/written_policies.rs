@@ -30,6 +30,7 @@ fn run(text: &str, seed: u64) -> RunOutput {
     scenario::from_str("t.toml", "t", text)
         .unwrap_or_else(|e| panic!("{e}\n{text}"))
         .run(seed)
+        .unwrap_or_else(|stalled| panic!("{stalled}"))
 }
 
 /// Values as bits, so that NaN equals NaN.

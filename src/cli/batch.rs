@@ -23,13 +23,32 @@ pub struct BatchArgs {
     /// Replace the seed in the file (a sweep's master seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Threads [default: one per core]. Results do not depend on it.
-    #[arg(long, short)]
+    /// Threads, 1 to 1024 [default: one per core]. Results do not depend on it.
+    #[arg(long, short, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Overwrite the results of another scenario (another `name`, or files
     /// not written by csmacd) in the output directory.
     #[arg(long)]
     pub force: bool,
+}
+
+/// The most threads `--jobs` may ask for: each is a thread of its own with
+/// its stack, and a run's work does not split further than its runs.
+pub const MAX_JOBS: usize = 1024;
+
+/// `--jobs N`: 1 to [`MAX_JOBS`] (0 stands for the default, one per core).
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    let n: usize = text.trim().parse().map_err(|_| {
+        format!("`{text}` is not a number of threads; give 1 to {MAX_JOBS}, e.g. --jobs 4")
+    })?;
+    if n > MAX_JOBS {
+        return Err(format!(
+            "{n} threads is more than the {MAX_JOBS} csmacd starts; give 1 to {MAX_JOBS} \
+             (this machine has {} cores; the default is one thread per core)",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        ));
+    }
+    Ok(n)
 }
 
 impl BatchArgs {
@@ -70,7 +89,7 @@ pub fn stem(path: &Path) -> String {
 
 /// The memory this machine has available, from /proc/meminfo (Linux); None
 /// where that cannot be read, and then only the scenario's own limit applies.
-fn available_memory_bytes() -> Option<f64> {
+pub(super) fn available_memory_bytes() -> Option<f64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -92,12 +111,15 @@ fn check_memory(plan: &Plan, jobs: usize, shard: Option<Shard>) -> CliResult {
     let need = MemoryNeed::at_once(&needs, jobs);
     if let Some(avail) = available_memory_bytes() {
         if need > avail {
-            // The message names the largest run.
-            let (size, reps) = points
+            // The message names the largest run and what drives it.
+            let (driver, fix, reps) = points
                 .iter()
                 .zip(&needs)
                 .max_by(|a, b| a.1 .0.run.total_cmp(&b.1 .0.run))
-                .map(|(sc, (_, r))| (sc.size(), *r))
+                .map(|(sc, (_, r))| {
+                    let (_, driver, fix) = sc.memory_driver();
+                    (driver, fix, *r)
+                })
                 .unwrap_or_default();
             let runs = needs.iter().map(|(_, r)| u64::from(*r)).sum::<u64>();
             let at_once = (jobs as u64).min(runs);
@@ -107,13 +129,19 @@ fn check_memory(plan: &Plan, jobs: usize, shard: Option<Shard>) -> CliResult {
                 String::new()
             };
             return Err(CliError::usage(anyhow!(
-                "scenario \"{}\": {which}{size} x {reps} replications, {at_once} run{} at once, need about {} of \
-                 memory; this machine has {} available; simulate fewer stations or replications, \
-                 or run fewer at once (--jobs)",
+                "scenario \"{}\": {which}{driver} x {}, {at_once} run{} at once, need about {} of \
+                 memory; this machine has {} available; {fix}{}{}",
                 plan.name,
+                crate::units::count(reps.into(), "replication"),
                 if at_once == 1 { "" } else { "s" },
                 crate::units::format_bytes(need),
-                crate::units::format_bytes(avail)
+                crate::units::format_bytes(avail),
+                if reps > 1 { ", fewer replications" } else { "" },
+                if at_once > 1 {
+                    ", or run fewer at once (--jobs)"
+                } else {
+                    ""
+                }
             )));
         }
     }
@@ -404,7 +432,8 @@ pub fn execute(
     let finished = bar.position();
     bar.finish_and_clear();
     match result {
-        Err(PointError::Run(why)) => {
+        Ok(()) => {}
+        Err(sweep::PendingError::Store(PointError::Run(why))) => {
             return Err(CliError::failure(anyhow!(
                 "{why}\nnothing of this point was written{}",
                 if plan.points.len() > 1 {
@@ -417,28 +446,44 @@ pub fn execute(
                 }
             )))
         }
-        other => other.map_err(|e| match e {
-            PointError::Write(w) => w,
-            PointError::Run(_) => unreachable!("handled above"),
-        }),
-    }
-    .with_context(|| {
-        if beside_note.is_empty() {
-            format!(
-                "cannot write the results into {}; the points finished so far are kept in {}",
-                out.display(),
-                kept.display()
-            )
-        } else {
-            format!(
-                "cannot write the results into {}; it was not changed; \
+        Err(sweep::PendingError::Store(PointError::Write(w))) => {
+            let context = if beside_note.is_empty() {
+                format!(
+                    "cannot write the results into {}; the points finished so far are kept in {}",
+                    out.display(),
+                    kept.display()
+                )
+            } else {
+                format!(
+                    "cannot write the results into {}; it was not changed; \
                      the points finished so far are kept in {}",
-                out.display(),
-                kept.display()
-            )
+                    out.display(),
+                    kept.display()
+                )
+            };
+            return Err(CliError::failure(anyhow::Error::new(w).context(context)));
         }
-    })
-    .map_err(CliError::failure)?;
+        Err(sweep::PendingError::Stalled { point, stalled }) => {
+            let p = &plan.points[point];
+            let (at, kept) = if p.axes.is_empty() {
+                (String::new(), String::new())
+            } else {
+                (
+                    format!(" at sweep point {point} ({})", p.describe()),
+                    format!(
+                        " ({finished} of {} points finished and kept in {})",
+                        in_shard.len(),
+                        output::points_dir(out).display()
+                    ),
+                )
+            };
+            return Err(CliError::failure(anyhow!(
+                "scenario \"{}\"{at}: the run stopped, its clock cannot advance: {stalled}; \
+                 no results were written for it{kept}",
+                plan.name,
+            )));
+        }
+    }
     if STOP.load(Ordering::SeqCst) {
         return Err(CliError {
             code: 130,

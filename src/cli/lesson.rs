@@ -70,6 +70,7 @@ pub fn run(args: LessonArgs) -> CliResult {
         LessonError::Unknown(..) | LessonError::Override(..) | LessonError::Scenario(_) => {
             CliError::usage(e)
         }
+        LessonError::Stalled(..) => CliError::failure(e),
     })?;
     let colour = std::io::stdout().is_terminal();
     if let Some(sc) = &outcome.scenario {

@@ -24,7 +24,8 @@ delays at 0). Rows that repeat X and series without replication numbers are
 refused: name the column that tells them apart with --series.
 
 Axes are linear unless --x-scale log or --y-scale log. With more than 8
-series the chart is drawn as small multiples. The caption names the
+series the chart is drawn as small multiples; more than 1000 series are
+refused (--where keeps a subset of the rows). The caption names the
 scenario and seed when the CSV sits beside the scenario.toml of a results
 directory. The format follows the extension of --out: .png or .svg.
 
@@ -46,6 +47,10 @@ pub struct PlotArgs {
     /// A column whose values split the rows into series (repeatable).
     #[arg(long)]
     pub series: Vec<String>,
+    /// Keep only the rows whose COLUMN holds VALUE (repeatable: all must
+    /// hold), e.g. --where group=beb --where replication=0.
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    pub filter: Vec<String>,
     /// The chart file: .png or .svg.
     #[arg(long)]
     pub out: PathBuf,
@@ -116,8 +121,27 @@ pub fn run(args: PlotArgs) -> CliResult {
     }
     let bytes = std::fs::read(&args.csv)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;
-    let table = Table::from_csv(&bytes)
+    let mut table = Table::from_csv(&bytes)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;
+    for f in &args.filter {
+        let Some((column, value)) = f.split_once('=') else {
+            return Err(CliError::usage(anyhow!(
+                "--where {f}: write COLUMN=VALUE, e.g. --where group=beb"
+            )));
+        };
+        let c = table
+            .column(column.trim())
+            .map_err(|e| CliError::usage(anyhow!("--where {f}: {e}")))?;
+        table.rows.retain(|r| r[c] == value.trim());
+        if table.rows.is_empty() {
+            return Err(CliError::usage(anyhow!(
+                "--where {f}: no row of {} has {} = {}",
+                args.csv.display(),
+                column.trim(),
+                value.trim()
+            )));
+        }
+    }
     let spec = ChartSpec {
         x: args.x,
         y: args.y,

@@ -4,6 +4,7 @@
 use super::{CliError, CliResult};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
+use crate::results::MemoryNeed;
 use crate::scenario;
 use crate::teach::trace::{self, us, TraceFilter, TraceRow, Tracer, TRACE_COLUMNS};
 use crate::teach::{draw, picture, text};
@@ -113,18 +114,46 @@ pub struct DiagramArgs {
 /// The most stations a diagram draws.
 pub const MAX_DIAGRAM_STATIONS: usize = 16;
 
-/// Loads a single-run scenario, with `--seed` applied; errors are usage errors.
+/// Loads a single-run scenario, with `--seed` applied; errors are usage
+/// errors. Its memory is checked for the window shown ([`parse_until`]),
+/// not for its whole duration and replications.
 pub fn load(file: &Path, seed: Option<u64>) -> Result<Scenario, CliError> {
-    let mut sc = scenario::load_bus(file).map_err(CliError::usage)?;
+    let mut sc = scenario::load_bus_window(file).map_err(CliError::usage)?;
     if let Some(s) = seed {
         sc.seed = s;
     }
     Ok(sc)
 }
 
-/// Reads a time option (`--until`) in the scenario's units.
+/// Reads a time option (`--until`) in the scenario's units, and checks
+/// that the run up to it fits in memory.
 pub fn parse_until(sc: &Scenario, text: &str) -> Result<Time, CliError> {
-    parse_instant(sc, "--until", text, 1.0)
+    let until = parse_instant(sc, "--until", text, 1.0)?;
+    check_window(sc, until, text)?;
+    Ok(until)
+}
+
+/// Refuses a window whose run (one replication up to `until`) would need
+/// more memory than the 64 GiB limit or than the machine has available,
+/// naming what drives it.
+fn check_window(sc: &Scenario, until: Time, text: &str) -> CliResult {
+    let mut short = trace::truncated(sc, until);
+    short.replications = 1;
+    short.precision = None;
+    let need = MemoryNeed::at_once(&[(short.memory_need(), 1)], 1);
+    let limit = super::batch::available_memory_bytes()
+        .unwrap_or(f64::INFINITY)
+        .min(scenario::MAX_MEMORY_BYTES as f64);
+    if need.is_nan() || need > limit {
+        let (_, driver, _) = short.memory_driver();
+        return Err(CliError::usage(anyhow!(
+            "--until {text}: the run up to then needs about {} of memory for {driver}, \
+             more than the {} it may take here; give an earlier --until",
+            crate::units::format_bytes(need),
+            crate::units::format_bytes(limit)
+        )));
+    }
+    Ok(())
 }
 
 /// A time given to `flag`, at least `min_ps` and within the simulator's clock.
@@ -132,7 +161,16 @@ pub fn parse_instant(sc: &Scenario, flag: &str, text: &str, min_ps: f64) -> Resu
     let t = crate::units::parse_time(text)
         .map_err(|e| CliError::usage(anyhow!("{flag}: {e}; e.g. {flag} 300us")))?;
     let ps = t.to_ps(sc.medium.bit_ps, sc.medium.slot_ps);
-    if !(min_ps..=scenario::MAX_DURATION_S * crate::units::PS_PER_S).contains(&ps) {
+    let most = scenario::MAX_DURATION_S * crate::units::PS_PER_S;
+    if ps > most {
+        return Err(CliError::usage(anyhow!(
+            "{flag} {text}: is later than the {:e} s the simulator can run; give at most the \
+             scenario's duration, {flag} {}",
+            scenario::MAX_DURATION_S,
+            crate::units::format_ps(sc.duration)
+        )));
+    }
+    if ps.is_nan() || ps < min_ps {
         let what = if min_ps > 0.0 {
             "greater than zero"
         } else {

@@ -16,6 +16,23 @@ use crate::traffic::Arrivals;
 use crate::units::PS_PER_S;
 use std::mem::size_of;
 
+/// A run's memory estimate, and its largest parts in bytes (with the
+/// counts behind them) for a refusal to name.
+struct MemoryParts {
+    need: MemoryNeed,
+    /// The stations' state (and a crowd's bus index).
+    stations: f64,
+    /// The frames their queues can hold, and the most one queue holds.
+    queues: f64,
+    queued: f64,
+    /// The delays kept for the percentiles, and the frames behind them.
+    delays: f64,
+    delivered: f64,
+    /// A burst's completion times, and its frames.
+    bursts: f64,
+    burst_frames: f64,
+}
+
 impl Scenario {
     /// An upper estimate of the memory one run of this scenario needs, in
     /// bytes (see [`MemoryNeed`]; docs/performance.md has the measured
@@ -39,6 +56,79 @@ impl Scenario {
     ///   station; and the text of its tables, at most
     ///   [`MemoryNeed::ROW_TEXT`] a row.
     pub fn memory_need(&self) -> MemoryNeed {
+        self.memory_parts().need
+    }
+
+    /// What drives a run's memory most, for a refusal to name: the key to
+    /// change, what it is, in a few words ("10000000 stations", "the
+    /// delays of about 3.6e11 frames delivered over the 1e6 s measured"),
+    /// and what to do.
+    pub fn memory_driver(&self) -> (&'static str, String, &'static str) {
+        let p = self.memory_parts();
+        let parts = [
+            (p.stations, "stations"),
+            (p.queues, "queues"),
+            (p.delays, "delays"),
+            (p.bursts, "bursts"),
+        ];
+        let largest = parts
+            .iter()
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map_or("stations", |p| p.1);
+        let n = self.station_count();
+        match largest {
+            "queues" => (
+                "stations",
+                format!("{n} stations' queues of up to {:.3e} frames", p.queued),
+                "give the groups a smaller `queue` or fewer stations",
+            ),
+            "delays" => (
+                "duration",
+                format!(
+                    "the delays of up to {:.3e} frames delivered over the {} measured",
+                    p.delivered,
+                    crate::units::format_ps(self.duration - self.warmup)
+                ),
+                "simulate a shorter `duration` (or a later `warmup`) or less traffic",
+            ),
+            "bursts" => (
+                "stations",
+                format!("bursts of {:.3e} frames in all", p.burst_frames),
+                "send fewer frames per burst or from fewer stations",
+            ),
+            _ => (
+                "stations",
+                format!("{n} stations"),
+                "simulate fewer stations",
+            ),
+        }
+    }
+
+    /// The bytes this scenario itself holds once read (a sweep holds one
+    /// per point): its tables, and per group its name, its explicit
+    /// positions and its frame sizes.
+    pub fn held_bytes(&self) -> f64 {
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|g| {
+                size_of::<super::Group>()
+                    + g.name.len()
+                    + g.positions
+                        .as_ref()
+                        .map_or(0, |p| p.len() * size_of::<f64>())
+                    + g.frame.held_bytes()
+            })
+            .sum();
+        let segments = match &self.medium.topology {
+            Topology::Segments { lengths_m, .. } => lengths_m.len() * size_of::<f64>(),
+            _ => 0,
+        };
+        (size_of::<Scenario>() + self.name.len() + groups + segments) as f64
+    }
+
+    /// The parts of [`Scenario::memory_need`]'s estimate, apart.
+    fn memory_parts(&self) -> MemoryParts {
         const FRAME_BYTES: f64 = 24.0;
         const EVENT_BYTES: f64 = 32.0;
         const SIGNALS_PER_STATION: f64 = 3.0;
@@ -74,6 +164,7 @@ impl Scenario {
             + EVENT_BYTES;
         let duration_s = self.duration as f64 / PS_PER_S;
         let mut run = 0.0;
+        let (mut stations, mut queues, mut most_queued) = (0.0, 0.0, 0.0_f64);
         let mut burst_frames = 0.0;
         // The frames that can arrive at a station over the run (saturated:
         // no bound; Poisson counts bounded six standard deviations out),
@@ -104,6 +195,9 @@ impl Scenario {
                 1.0
             };
             run += g.count as f64 * (station_bytes + queued * FRAME_BYTES);
+            stations += g.count as f64 * station_bytes;
+            queues += g.count as f64 * queued * FRAME_BYTES;
+            most_queued = most_queued.max(queued);
         }
         // The delay of every frame delivered in the window is kept for the
         // percentiles, in vectors that grow by doubling (16 bytes a frame),
@@ -124,10 +218,12 @@ impl Scenario {
         run += burst_frames * 2.0 * size_of::<Time>() as f64;
         let n = n as f64;
         if n >= CROWD as f64 {
-            run += n
+            let index = n
                 * (BusIndex::bytes_per_station() as f64
                     + SIGNALS_PER_STATION
                         * (size_of::<Signal>() + BusIndex::bytes_per_signal()) as f64);
+            run += index;
+            stations += index;
         }
         let output = n * (STATION_COLUMNS.len() * size_of::<Cell>()) as f64;
         let end = n
@@ -139,10 +235,19 @@ impl Scenario {
             + delivered * 3.0 * size_of::<Time>() as f64;
         // The tables' rows: a station's, a group's, and 21 percentiles.
         let rows = n + self.groups.len() as f64 + 21.0;
-        MemoryNeed {
-            run: run.max(end),
-            output,
-            text: rows * MemoryNeed::ROW_TEXT,
+        MemoryParts {
+            need: MemoryNeed {
+                run: run.max(end),
+                output,
+                text: rows * MemoryNeed::ROW_TEXT,
+            },
+            stations,
+            queues,
+            queued: most_queued,
+            delays: delivered * 3.0 * size_of::<Time>() as f64,
+            delivered,
+            bursts: burst_frames * 2.0 * size_of::<Time>() as f64,
+            burst_frames,
         }
     }
 

@@ -35,7 +35,32 @@ pub fn validate_bus(
     default_name: &str,
     extra_keys: &[&str],
 ) -> Result<Scenario, FieldError> {
+    validate_bus_for(table, default_name, extra_keys, true)
+}
+
+/// As [`validate_bus`], for one run up to a window's end (a trace, a
+/// diagram, a view): the memory of the whole scenario (its duration, its
+/// replications) is not checked here; the caller checks the window's run
+/// ([`check_run_memory`]).
+pub fn validate_bus_window(table: &Table, default_name: &str) -> Result<Scenario, FieldError> {
+    validate_bus_for(table, default_name, &[], false)
+}
+
+fn validate_bus_for(
+    table: &Table,
+    default_name: &str,
+    extra_keys: &[&str],
+    whole_run: bool,
+) -> Result<Scenario, FieldError> {
     let mut top = Fields::new("", table);
+    if top.contains("clients") {
+        return Err(top.err(
+            "clients",
+            "[[clients]] groups call a server: a service scenario needs a [server] table \
+             too, e.g. [server] with kind = \"flaky\" and failure = 0.1 (docs/service.md); \
+             a bus scenario has [[stations]] groups instead",
+        ));
+    }
     let super::Common {
         name,
         seed,
@@ -222,7 +247,19 @@ pub fn validate_bus(
         }
     }
     check_limits(&sc)?;
+    if whole_run {
+        check_memory(&sc)?;
+    }
     Ok(sc)
+}
+
+/// Refuses a run of `sc` (one replication) whose memory estimate is more
+/// than the 64 GiB limit; the message names what drives it.
+pub fn check_run_memory(sc: &Scenario) -> Result<(), FieldError> {
+    let mut one = sc.clone();
+    one.replications = 1;
+    one.precision = None;
+    check_memory(&one)
 }
 
 /// Limits on the scenario as a whole, checked before any work: every time the
@@ -256,27 +293,38 @@ fn check_limits(sc: &Scenario) -> Result<(), FieldError> {
             ),
         ));
     }
-    // One run at a time: what more threads need is checked against the
-    // machine before running.
+    Ok(())
+}
+
+/// The memory of every replication, one run at a time, within the 64 GiB
+/// limit: what more threads need is checked against the machine before
+/// running.
+fn check_memory(sc: &Scenario) -> Result<(), FieldError> {
     let need = MemoryNeed::at_once(&[(sc.memory_need(), sc.max_replications())], 1);
     if need.is_nan() || need > MAX_MEMORY_BYTES as f64 {
-        // The estimate counts every replication a point may run.
-        let key = if sc.max_replications() > sc.replications {
+        // The estimate counts every replication a point may run; it names
+        // the replications when their tables' text is most of it.
+        let one = MemoryNeed::at_once(&[(sc.memory_need(), 1)], 1);
+        let (driver_key, driver, fix) = sc.memory_driver();
+        let key = if sc.max_replications() > sc.replications && need > 2.0 * one {
             "max_replications"
-        } else if sc.replications > 1 {
+        } else if sc.replications > 1 && need > 2.0 * one {
             "replications"
         } else {
-            "stations"
+            driver_key
         };
         return Err(FieldError::new(
             key,
             format!(
-                "{} stations x {} replications need about {} of memory, more than the {} \
-                 limit; simulate fewer stations or replications (or a smaller `queue`)",
-                sc.station_count(),
-                sc.max_replications(),
+                "{driver} x {} need about {} of memory, more than the {} limit; {fix}{}",
+                units::count(sc.max_replications().into(), "replication"),
                 format_bytes(need),
-                format_bytes(MAX_MEMORY_BYTES as f64)
+                format_bytes(MAX_MEMORY_BYTES as f64),
+                if sc.max_replications() > 1 {
+                    ", or fewer replications"
+                } else {
+                    ""
+                }
             ),
         ));
     }
@@ -461,6 +509,18 @@ fn read_medium(mut f: Fields) -> Result<Medium, FieldError> {
         (Some("slotted-aloha"), None) => Access::SlottedAloha,
         _ => Access::CsmaCd,
     };
+    // A collision sent until its detection and then jammed takes at least the
+    // preamble or the jam: with neither, two stations at one place collide
+    // in no time, and a wait of zero (a constant 0 s backoff, no gap) sends
+    // them again at the same instant without end.
+    if access.detects_collisions() && preamble_ps == 0 && jam_ps == 0 {
+        return Err(f.err(
+            "jam",
+            "is 0 with a preamble of 0: a collision between stations at one place would \
+             take no time, and the clock could stop; give a jam of at least 1 bit, e.g. \
+             jam = \"32bit\" (802.3's)",
+        ));
+    }
     // "even" (or nothing) is decided once the groups are known: interleaved
     // when several groups are placed evenly, as grouped for one.
     let placement = match f

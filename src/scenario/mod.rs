@@ -1,6 +1,7 @@
 //! Scenario files: TOML text -> checked, typed [`world::Scenario`]. Every value is read
 //! through a path-tracking reader, so an error names the file, key, line and what
-//! is allowed; once a scenario is built here the simulation core cannot fail.
+//! is allowed; once a scenario is built here a run fails only when its clock
+//! cannot advance, which it reports ([`crate::results::Stalled`]).
 
 mod durations;
 mod ethernet;
@@ -11,7 +12,7 @@ pub mod service;
 mod stacks;
 mod topology;
 
-pub use ethernet::{validate_bus, GROUP_KEYS, MEDIUM_KEYS, TOP_KEYS};
+pub use ethernet::{check_run_memory, validate_bus, GROUP_KEYS, MEDIUM_KEYS, TOP_KEYS};
 
 use crate::ethernet::{Medium, Scenario};
 use crate::world;
@@ -38,8 +39,10 @@ pub enum ScenarioError {
     // which would print it twice.
     #[error("{file}: cannot read the scenario: {error}")]
     Io { file: String, error: std::io::Error },
-    #[error("{file}: is a service scenario ([server]), not a bus scenario; this command shows the Ethernet bus only (use `csmacd run` or `csmacd sweep`)")]
+    #[error("{file}: is a service scenario ([server]), not a bus scenario; this command shows the Ethernet bus only (run it with `csmacd run`, or `csmacd sweep` for a sweep file)")]
     NotBus { file: String },
+    #[error("{file}: is a sweep file ([sweep]); this command shows one run of one scenario: run every point with `csmacd sweep {file}`, or give the values to see in a copy of the file without its [sweep] table")]
+    SweepFile { file: String },
     #[error("{file}: is a directory; give a scenario file (.toml)")]
     IsDirectory { file: String },
     #[error("{file}: is not UTF-8 text; a scenario is a TOML text file")]
@@ -148,9 +151,34 @@ pub fn from_str(
 /// scenario of another world is refused with a message that says so.
 pub fn load_bus(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
+    let text = read_text(path)?;
+    let table = parse_table(&file, &text)?;
+    if table.contains_key("sweep") && !table.contains_key("server") {
+        return Err(ScenarioError::SweepFile { file });
+    }
     load(path)?
         .into_ethernet()
         .ok_or(ScenarioError::NotBus { file })
+}
+
+/// As [`load_bus`], for one run up to a window's end (a trace, a diagram, a
+/// view): the whole scenario's memory (its duration and replications) is
+/// not checked, the window's run is ([`check_run_memory`]).
+pub fn load_bus_window(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = read_text(path)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    let table = parse_table(&file, &text)?;
+    if table.contains_key("server") {
+        return Err(ScenarioError::NotBus { file });
+    }
+    if table.contains_key("sweep") {
+        return Err(ScenarioError::SweepFile { file });
+    }
+    ethernet::validate_bus_window(&table, &stem).map_err(|e| ScenarioError::at(&file, &text, e))
 }
 
 /// As [`from_str`], for a scenario that must be a bus scenario.

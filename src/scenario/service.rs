@@ -28,8 +28,18 @@ const TOP_KEYS: &[&str] = &[
     "clients",
 ];
 
-/// The most timeseries bins a run may keep.
-const MAX_BINS: u64 = 10_000_000;
+/// `max_retries` of a group that gives neither it nor a `backoff`: retries
+/// with no wait, so a few only, as a library's default (AWS SDKs, Polly,
+/// resilience4j: 2 to 3).
+pub const DEFAULT_RETRIES: u32 = 3;
+
+/// The most calls a run may make, by estimate.
+pub const MAX_CALLS: f64 = 1e9;
+
+/// The most timeseries bins a run may keep: a bin of 1 s (the default)
+/// over the longest duration, 10^6 s. Each costs about 200 bytes while the
+/// run goes on and a row of timeseries.csv per replication.
+pub const MAX_BINS: u64 = 1_000_000;
 
 /// Policies whose waits are whole slots: they need the group's `slot`.
 const WINDOW_POLICIES: &[&str] = &[
@@ -111,11 +121,24 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
     let bin = top
         .with("bin", positive_duration)?
         .unwrap_or(1_000_000_000_000);
-    if duration / bin > MAX_BINS {
+    let bins = duration / bin;
+    if bins > MAX_BINS {
+        // The narrowest bin that keeps the count, rounded up to a whole
+        // number of milliseconds, seconds or minutes.
+        let least = duration.div_ceil(MAX_BINS);
+        let wide = [1_000_000_000, 1_000_000_000_000, 60_000_000_000_000]
+            .into_iter()
+            .find(|&u| least <= 1000 * u)
+            .map_or(least, |u| least.div_ceil(u) * u);
         return Err(top.err(
             "bin",
             format!(
-                "gives more than {MAX_BINS} timeseries bins over the duration; give a wider bin"
+                "{} over the duration {} makes {bins} timeseries bins per run, more than the \
+                 {MAX_BINS} allowed (each run keeps them all, and timeseries.csv has a row per \
+                 bin and replication); give a wider bin, e.g. bin = \"{}\", or a shorter duration",
+                units::format_ps(bin),
+                units::format_ps(duration),
+                units::format_ps(wide)
             ),
         ));
     }
@@ -200,15 +223,36 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
     // One run at a time: what more threads need is checked against the
     // machine before running.
     let need = MemoryNeed::at_once(&[(sc.memory_need(), sc.replications)], 1);
-    if need.is_nan() || need > MAX_MEMORY_BYTES as f64 || sc.expected_calls() > 1e9 {
+    if sc.expected_calls() > MAX_CALLS {
         return Err(FieldError::new(
             "clients",
             format!(
-                "{clients} clients making about {:.3e} calls x {} replications need about {} of memory, more than the {} limit; simulate fewer clients, calls or replications",
+                "{clients} clients make about {:.3e} calls over the {}, more than the {MAX_CALLS:e} a run may make; simulate fewer clients or calls, or a shorter duration",
                 sc.expected_calls(),
-                sc.replications,
+                units::format_ps(sc.duration),
+            ),
+        ));
+    }
+    if need.is_nan() || need > MAX_MEMORY_BYTES as f64 {
+        let one = MemoryNeed::at_once(&[(sc.memory_need(), 1)], 1);
+        let (driver_key, driver, fix) = sc.memory_driver();
+        let key = if sc.replications > 1 && need > 2.0 * one {
+            "replications"
+        } else {
+            driver_key
+        };
+        return Err(FieldError::new(
+            key,
+            format!(
+                "{driver} x {} need about {} of memory, more than the {} limit; {fix}{}",
+                units::count(sc.replications.into(), "replication"),
                 format_bytes(need),
-                format_bytes(MAX_MEMORY_BYTES as f64)
+                format_bytes(MAX_MEMORY_BYTES as f64),
+                if sc.replications > 1 {
+                    ", or fewer replications"
+                } else {
+                    ""
+                }
             ),
         ));
     }
@@ -446,9 +490,14 @@ fn read_group(mut f: Fields) -> Result<Group> {
             )?
         }
     };
+    // A group that gives no backoff retries at once, so by default only a
+    // few times; with a backoff, as often as the horizon allows.
     let max_retries = match stack {
         Some((_, attempts)) => attempts.map(|a| a - 1),
-        None => f.integer("max_retries", 0, 1_000_000)?.map(|v| v as u32),
+        None => f
+            .integer("max_retries", 0, 1_000_000)?
+            .map(|v| v as u32)
+            .or((!f.contains("backoff")).then_some(DEFAULT_RETRIES)),
     };
     let policy = match stack {
         Some((s, _)) => s.name().to_string(),

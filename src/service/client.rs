@@ -287,6 +287,7 @@ impl Sim<'_> {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.count_send(gi);
         let c = self.call_mut(call);
         c.sent += 1;
         c.seq = seq;

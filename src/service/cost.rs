@@ -7,6 +7,10 @@ use super::metrics::{Bin, TIMESERIES_COLUMNS};
 use crate::results::{Cell, MemoryNeed};
 use std::mem::size_of;
 
+const CLIENT_BYTES: f64 = 64.0;
+const CALL_BYTES: f64 = 256.0;
+const GROUP_BYTES: f64 = 256.0;
+
 impl Scenario {
     /// An upper estimate of the memory one run needs (see [`MemoryNeed`]):
     /// per client its state (about 64 bytes, a per-client gate included),
@@ -17,19 +21,76 @@ impl Scenario {
     /// the timeseries' rows (a cell of 16 bytes per column). A 10^6-client
     /// herd peaks at about 190 bytes per client (docs/performance.md).
     pub fn memory_need(&self) -> MemoryNeed {
-        const CLIENT_BYTES: f64 = 64.0;
-        const CALL_BYTES: f64 = 256.0;
-        const GROUP_BYTES: f64 = 256.0;
-        let bins = (self.duration / self.bin.max(1)) as f64 + 1.0;
+        let (clients, calls, bins) = self.memory_parts();
+        let n = self.bins() as f64;
         let row = (TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64;
         MemoryNeed {
-            run: self.client_count() as f64 * CLIENT_BYTES
-                + self.expected_calls().min(1e8) * CALL_BYTES
-                + bins * (2 * size_of::<Bin>()) as f64
-                + bins * row,
-            output: self.groups.len() as f64 * GROUP_BYTES + bins * row,
-            text: (self.groups.len() as f64 + bins) * MemoryNeed::ROW_TEXT,
+            run: clients + calls + bins,
+            output: self.groups.len() as f64 * GROUP_BYTES + n * row,
+            text: (self.groups.len() as f64 + n) * MemoryNeed::ROW_TEXT,
         }
+    }
+
+    /// The timeseries bins of a run: the duration over the bin, and one.
+    pub fn bins(&self) -> u64 {
+        self.duration / self.bin.max(1) + 1
+    }
+
+    /// The bytes a run needs for its clients, its calls in flight and its
+    /// timeseries, apart.
+    fn memory_parts(&self) -> (f64, f64, f64) {
+        let bins = self.bins() as f64;
+        let row = (TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64;
+        (
+            self.client_count() as f64 * CLIENT_BYTES,
+            self.expected_calls().min(1e8) * CALL_BYTES,
+            bins * (2 * size_of::<Bin>()) as f64 + bins * row,
+        )
+    }
+
+    /// What drives a run's memory most, for a refusal to name: the key to
+    /// change, what it is, and what to do.
+    pub fn memory_driver(&self) -> (&'static str, String, &'static str) {
+        let (clients, calls, bins) = self.memory_parts();
+        if bins >= clients && bins >= calls {
+            (
+                "bin",
+                format!(
+                    "{} timeseries bins (the duration {} over bin = {})",
+                    self.bins(),
+                    crate::units::format_ps(self.duration),
+                    crate::units::format_ps(self.bin)
+                ),
+                "give a wider `bin` or a shorter `duration`",
+            )
+        } else if calls >= clients {
+            (
+                "clients",
+                format!(
+                    "about {:.3e} calls over the {}",
+                    self.expected_calls(),
+                    crate::units::format_ps(self.duration)
+                ),
+                "simulate fewer clients or calls, or a shorter `duration`",
+            )
+        } else {
+            (
+                "clients",
+                format!("{} clients", self.client_count()),
+                "simulate fewer clients",
+            )
+        }
+    }
+
+    /// The bytes this scenario itself holds once read (a sweep holds one
+    /// per point).
+    pub fn held_bytes(&self) -> f64 {
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|g| size_of::<super::config::Group>() + g.name.len())
+            .sum();
+        (size_of::<Scenario>() + self.name.len() + groups) as f64
     }
 
     /// A rough relative cost of one run: calls times a few events each, plus

@@ -1,6 +1,8 @@
 //! The service world: clients making calls to one server, failing and
-//! retrying with the shared backoff policies. No I/O, no wall clock; once a
-//! scenario is validated nothing here can fail.
+//! retrying with the shared backoff policies. No I/O, no wall clock. Once a
+//! scenario is validated a run fails in one way only: when its clock cannot
+//! advance (events without end at one instant, [`Stalled`]), which it
+//! reports instead of running on.
 //!
 //! `config` is what a run is given; `client` starts calls, sends attempts and
 //! decides retries; `server` answers them (a FIFO queue that can crash, a
@@ -8,6 +10,7 @@
 //! and breakers; `metrics` counts. This file holds the run's state and the
 //! event loop.
 
+mod checks;
 mod client;
 mod config;
 mod cost;
@@ -25,6 +28,7 @@ pub use stacks::{Stack, StackKind};
 use crate::backoff::BackoffState;
 use crate::engine::{EventQueue, Time};
 use crate::progress::{Meter, REPORT_EVERY};
+use crate::results::Stalled;
 use crate::seed::{self, Stream};
 use gates::GateState;
 use rand::{RngExt, SeedableRng};
@@ -34,6 +38,34 @@ use std::collections::{HashMap, VecDeque};
 /// Stream tags of the service world (beside the bus's in `seed`).
 const NETWORK: u64 = 0x4e45_5457;
 const SERVER: u64 = 0x5345_5256;
+
+/// Events at one instant of simulated time beyond which a run is stopped as
+/// stalled, besides [`STALL_EVENTS_PER_CALL`] per call in flight: a burst at
+/// one instant takes a few events per attempt (sent, at the server,
+/// answered), so this allows about 20 attempts of every call in flight, and
+/// a million events more, before the clock must move.
+pub const STALL_EVENTS: u64 = 1_000_000;
+/// See [`STALL_EVENTS`].
+pub const STALL_EVENTS_PER_CALL: u64 = 64;
+
+/// Why the last attempt failed, for the message of a stalled run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Why {
+    #[default]
+    Unknown,
+    /// A flaky server's failure reply.
+    Error,
+    /// A queue at its `queue_limit`.
+    Full,
+    /// A crashed server, down until it restarts (or the crash itself).
+    Down,
+    /// An accept-rate gate with no room to wait.
+    Gate,
+    /// An OCC write after another.
+    Conflict,
+    /// A poll before its job is ready.
+    NotReady,
+}
 
 /// What a reply tells its client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,10 +213,15 @@ struct Sim<'a> {
     policy_state: HashMap<(u32, u64), Box<[f64]>>,
     /// Why the run stopped before its end (a policy gave no valid wait).
     fault: Option<String>,
+    /// Per group, attempts sent at the instant given beside them.
+    sends: Vec<(Time, u64)>,
+    /// Why the last failed attempt failed.
+    why: Why,
 }
 
-/// Runs one replication of `sc` with the given run seed.
-pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
+/// Runs one replication of `sc` with the given run seed; [`Stalled`] when
+/// its clock cannot advance.
+pub fn run(sc: &Scenario, run_seed: u64) -> Result<RunResult, Stalled> {
     run_metered(sc, run_seed, &mut Meter::none())
 }
 
@@ -192,16 +229,26 @@ pub fn run(sc: &Scenario, run_seed: u64) -> RunResult {
 /// when every client group reconnects, the greatest share of the clients
 /// connected so far if that is more: such a run ends once every client is
 /// connected, often long before its duration.
-pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult {
+pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> Result<RunResult, Stalled> {
     let mut sim = Sim::new(sc, run_seed);
     let reconnecting = sc
         .groups
         .iter()
         .all(|g| matches!(g.calls, Calls::Reconnect { .. }));
     sim.start();
+    // The instant of the last event, and the events handled at it.
+    let mut instant: (Time, u64) = (0, 0);
     while let Some((t, ev)) = sim.q.pop() {
         if t > sc.duration {
             break;
+        }
+        if t == instant.0 {
+            instant.1 += 1;
+            if instant.1 > STALL_EVENTS && instant.1 > sim.stall_limit() {
+                return Err(sim.stalled(t, instant.1));
+            }
+        } else {
+            instant = (t, 1);
         }
         sim.advance(t);
         sim.now = t;
@@ -219,7 +266,7 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> RunResult
             break;
         }
     }
-    sim.finish()
+    Ok(sim.finish())
 }
 
 impl<'a> Sim<'a> {
@@ -288,7 +335,122 @@ impl<'a> Sim<'a> {
             events: 0,
             policy_state: HashMap::new(),
             fault: None,
+            sends: vec![(0, 0); sc.groups.len()],
+            why: Why::Unknown,
         }
+    }
+
+    /// The events one instant may take before the run is stalled:
+    /// [`STALL_EVENTS`] and [`STALL_EVENTS_PER_CALL`] per call in flight.
+    /// An OCC race always ends, whatever its delays: every round of writes
+    /// has a winner (n calls at one instant take n(n+1)/2 attempts).
+    fn stall_limit(&self) -> u64 {
+        if self.sc.server.kind == ServerKind::Occ {
+            return u64::MAX;
+        }
+        let live = (self.calls.len() - self.free.len()) as u64;
+        STALL_EVENTS.saturating_add(STALL_EVENTS_PER_CALL.saturating_mul(live))
+    }
+
+    /// Counts an attempt of group `gi` sent now.
+    fn count_send(&mut self, gi: usize) {
+        let s = &mut self.sends[gi];
+        if s.0 == self.now {
+            s.1 += 1;
+        } else {
+            *s = (self.now, 1);
+        }
+    }
+
+    /// What stops a run whose clock stands at `at` after `events` there:
+    /// the group that sent the most attempts at that instant, and why they
+    /// go on without end.
+    fn stalled(&self, at: Time, events: u64) -> Stalled {
+        let (gi, attempts) = self
+            .sends
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.0 == at)
+            .map(|(gi, s)| (gi, s.1))
+            .max_by_key(|&(gi, n)| (n, std::cmp::Reverse(gi)))
+            .unwrap_or((0, 0));
+        let g = &self.sc.groups[gi];
+        Stalled {
+            at,
+            events,
+            group: g.name.clone(),
+            key: format!("clients.{gi}"),
+            cause: self.cause(gi, attempts),
+        }
+    }
+
+    /// Why group `gi`'s attempts keep coming at one instant, and what to
+    /// change: "its calls retry with no wait and no limit, over a network
+    /// with no delay, against a server that fails every attempt ...".
+    fn cause(&self, gi: usize, attempts: u64) -> String {
+        let g = &self.sc.groups[gi];
+        if attempts == 0 {
+            return "events keep coming at one instant of simulated time; \
+                    give the network a `delay` or the clients a `backoff`"
+                .into();
+        }
+        let poll = matches!(g.calls, Calls::Poll { .. });
+        let who = match (&g.stack, poll) {
+            (Some(st), _) => format!("its `{}` stack retries", st.name()),
+            (None, true) => "its polls repeat".into(),
+            (None, false) => "its calls retry".into(),
+        };
+        let limit = match g.max_retries {
+            None => " and no limit".to_string(),
+            Some(m) => format!(" up to {m} times"),
+        };
+        let net = if self.sc.network == Delay::Fixed(0) {
+            ", over a network with no delay,"
+        } else {
+            ""
+        };
+        let server = match (self.why, &self.sc.server.kind) {
+            (Why::Error, ServerKind::Flaky { failure, .. }) if *failure >= 1.0 => {
+                format!("a server that fails every attempt (`server.failure` = {failure})")
+            }
+            (Why::Error, _) => "a server that fails attempts at once".into(),
+            (Why::Full, ServerKind::Queue { queue_limit, .. }) => format!(
+                "a full queue that refuses every attempt at once (`server.queue_limit` = {})",
+                queue_limit.unwrap_or(0)
+            ),
+            (Why::Down, ServerKind::Queue { restart, .. }) => format!(
+                "a crashed server that refuses every attempt until it restarts \
+                 (`server.restart` = {})",
+                crate::units::format_ps(*restart)
+            ),
+            (Why::Gate, ServerKind::Queue { accept, .. }) => format!(
+                "an accept-rate gate that refuses every attempt before its turn \
+                 (`server.accept_burst` = {})",
+                accept.map_or(0, |a| a.burst)
+            ),
+            (Why::Conflict, _) => {
+                "an optimistically locked row whose writes keep conflicting".into()
+            }
+            (Why::NotReady, _) => "a job that is not ready yet".into(),
+            _ => "a server that fails every attempt".into(),
+        };
+        let example = if poll {
+            "backoff = { kind = \"constant\", delay = \"1s\" }"
+        } else {
+            "backoff = { kind = \"full-jitter\", base = \"100ms\", cap = \"10s\" }"
+        };
+        let fewer = if g.max_retries.is_some() {
+            "a smaller "
+        } else {
+            ""
+        };
+        let fix = match &g.stack {
+            Some(_) => {
+                "give the stack a wait between attempts or a smaller `max_attempts`".to_string()
+            }
+            None => format!("give `backoff` (e.g. {example}) or {fewer}`max_retries`"),
+        };
+        format!("{who} with no wait{limit}{net} against {server}: {attempts} attempts at this instant; {fix}")
     }
 
     fn handle(&mut self, ev: Ev) {

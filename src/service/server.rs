@@ -2,7 +2,7 @@
 //! when full, crashing above a backlog and restarting), a flaky server that
 //! fails attempts at random, and one optimistically locked row.
 
-use super::{Calls, Ev, Outcome, ServerKind, Service, Sim};
+use super::{Calls, Ev, Outcome, ServerKind, Service, Sim, Why};
 use crate::engine::Time;
 use rand::RngExt;
 
@@ -12,11 +12,13 @@ impl Sim<'_> {
         match self.sc.server.kind {
             ServerKind::Queue { accept, .. } => {
                 if !self.server.up {
+                    self.why = Why::Down;
                     return self.answer(call, seq, Outcome::Fail { retry_after: true });
                 }
                 match accept {
                     Some(gate) if self.server.next_pass > self.now => {
                         if self.server.at_gate >= gate.burst {
+                            self.why = Why::Gate;
                             return self.answer(call, seq, Outcome::Fail { retry_after: true });
                         }
                         let at = self.server.next_pass;
@@ -37,6 +39,7 @@ impl Sim<'_> {
             } => {
                 let u: f64 = self.server_rng.random();
                 let outcome = if u < failure {
+                    self.why = Why::Error;
                     Outcome::Fail { retry_after: true }
                 } else if u < failure + client_error {
                     Outcome::ClientError
@@ -50,6 +53,7 @@ impl Sim<'_> {
                     self.server.version += 1;
                     Outcome::Ok
                 } else {
+                    self.why = Why::Conflict;
                     Outcome::Fail { retry_after: false }
                 };
                 self.answer(call, seq, outcome);
@@ -72,13 +76,16 @@ impl Sim<'_> {
         };
         let fail = Outcome::Fail { retry_after: true };
         if !self.server.up {
+            self.why = Why::Down;
             return self.answer(call, seq, fail);
         }
         let n = self.in_system();
         if queue_limit.is_some_and(|l| n >= l) {
+            self.why = Why::Full;
             return self.answer(call, seq, fail);
         }
         if crash_above.is_some_and(|c| n + 1 > c) {
+            self.why = Why::Down;
             self.crash();
             return self.answer(call, seq, Outcome::Fail { retry_after: false });
         }
@@ -90,13 +97,14 @@ impl Sim<'_> {
 
     /// What a served attempt returns: a poll before its job is ready learns
     /// that it is not; everything else succeeds.
-    fn served(&self, call: u32, seq: u64) -> Outcome {
+    fn served(&mut self, call: u32, seq: u64) -> Outcome {
         match self.calls.get(call as usize).and_then(Option::as_ref) {
             Some(c)
                 if c.seq == seq
                     && matches!(self.sc.groups[c.group as usize].calls, Calls::Poll { .. })
                     && self.now < c.ready_at =>
             {
+                self.why = Why::NotReady;
                 Outcome::NotReady
             }
             _ => Outcome::Ok,

@@ -10,4 +10,4 @@ pub use plan::{
     from_str, load, set_path, value_label, Axis, Plan, Point, PointFault, Shard, SweepError,
     MAX_POINTS,
 };
-pub use run::{run_pending, run_points, PointSink};
+pub use run::{run_pending, run_points, PendingError, PointSink};

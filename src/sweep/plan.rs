@@ -6,12 +6,33 @@ use crate::results::Columns;
 use crate::scenario::reader::FieldError;
 use crate::scenario::{self, ScenarioError};
 use crate::seed;
+use crate::units::format_bytes;
 use crate::world::Scenario;
 use std::path::Path;
 use toml::{Table, Value};
 
 /// The most points a sweep may hold: beyond this a grid is almost surely a typo.
 pub const MAX_POINTS: usize = 1_000_000;
+
+/// The most a sweep's points may hold in memory once read, by estimate
+/// ([`point_bytes`]): about 10^6 points of a small scenario (a point of
+/// one group takes about 1 KiB, measured), fewer of scenarios with
+/// explicit positions (8 bytes each, per point).
+pub const MAX_PLAN_BYTES: f64 = (2u64 << 30) as f64;
+
+/// What a point holds beyond its scenario's own data and its axis
+/// values: its seed, the vectors' headers and the allocator's share.
+const POINT_BYTES: f64 = 512.0;
+
+/// An upper estimate of the bytes a point holds: its scenario
+/// ([`Scenario::held_bytes`]), its axis assignments and [`POINT_BYTES`].
+fn point_bytes(sc: &Scenario, assignments: &[(String, String)]) -> f64 {
+    let axes: usize = assignments
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 64)
+        .sum();
+    sc.held_bytes() + axes as f64 + POINT_BYTES
+}
 
 /// One point of a sweep: its axis assignments (dotted path, value as text),
 /// the scenario they give, and its seed.
@@ -251,7 +272,14 @@ pub fn from_str(
         })?;
 
     let extra = &["sweep", "chart"];
+    // Each point starts from the scenario without its [sweep] and [[chart]]
+    // tables: copying an axis of n values into each of n points would take
+    // n^2 steps.
+    let mut base = table.clone();
+    base.remove("sweep");
+    base.remove("chart");
     let mut points = Vec::with_capacity(total);
+    let mut held = 0.0;
     for index in 0..total {
         // Mixed radix, last axis fastest.
         let mut rem = index;
@@ -272,7 +300,7 @@ pub fn from_str(
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let mut point_table = table.clone();
+        let mut point_table = base.clone();
         for (axis, &c) in axes.iter().zip(&choice) {
             let sets: Vec<(&str, &Value)> = if axis.linked.is_empty() {
                 vec![(axis.path.as_str(), &axis.values[c])]
@@ -312,6 +340,29 @@ pub fn from_str(
                 ))
             }
         };
+        // The points are held together: refuse, from the first one, a grid
+        // that would not fit, and stop once the points built do not.
+        let bytes = point_bytes(&sc, &assignments);
+        let projected = if index == 0 {
+            bytes * total as f64
+        } else {
+            held + bytes
+        };
+        if projected > MAX_PLAN_BYTES {
+            return Err(at(FieldError::new(
+                "sweep",
+                format!(
+                    "its {total} points would hold about {} once read (about {} a point, its \
+                     scenario's explicit positions and frame sizes included), more than the {} \
+                     a sweep may hold at once; sweep fewer values, or split the grid into \
+                     several sweep files",
+                    format_bytes(bytes * total as f64),
+                    format_bytes(bytes),
+                    format_bytes(MAX_PLAN_BYTES)
+                ),
+            )));
+        }
+        held += bytes;
         points.push(Point::new(assignments, sc));
     }
     let name = points
@@ -397,9 +448,19 @@ fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldEr
                         "a sweep cannot vary its own [sweep] or [[chart]] tables",
                     ));
                 }
+                if values.len() > MAX_POINTS {
+                    return Err(FieldError::new(
+                        key,
+                        format!(
+                            "lists {} values; a sweep holds at most {MAX_POINTS} points; sweep fewer values",
+                            values.len()
+                        ),
+                    ));
+                }
                 let labels: Vec<String> = values.iter().map(value_label).collect();
-                for (i, l) in labels.iter().enumerate() {
-                    if labels[..i].contains(l) {
+                let mut seen = std::collections::HashSet::with_capacity(labels.len());
+                for l in &labels {
+                    if !seen.insert(l.as_str()) {
                         return Err(FieldError::new(
                             key,
                             format!("lists `{l}` twice; each value of an axis must be distinct"),

@@ -3,7 +3,7 @@
 
 use super::plan::Point;
 use crate::progress::Progress;
-use crate::results::RunOutput;
+use crate::results::{RunOutput, Stalled};
 use crate::world::Scenario;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -41,19 +41,29 @@ pub fn run_points<R: Send>(
 /// Receives each finished point (its index and runs) and stores it.
 pub type PointSink<'a, E> = dyn Fn(usize, &[RunOutput]) -> Result<(), E> + Sync + 'a;
 
+/// Why [`run_pending`] stopped before every point was done.
+#[derive(Debug)]
+pub enum PendingError<E> {
+    /// Storing a finished point failed.
+    Store(E),
+    /// A run of this point could not advance its clock.
+    Stalled { point: usize, stalled: Stalled },
+}
+
 /// Runs the points `todo` (indices into `points`) on the current rayon pool,
 /// replications in parallel too, and hands each finished point to `finished`
 /// (which stores it) as soon as all its replications are done, in whatever
 /// order they finish. Once `stop` is set no new run starts; points cut short
-/// are not handed over. The first error from `finished` stops the sweep.
-/// Each run reports how far it has got to `progress`.
+/// are not handed over. The first error from `finished`, or the first run
+/// that stalls, stops the sweep: no new run starts, the runs under way
+/// finish. Each run reports how far it has got to `progress`.
 pub fn run_pending<E: Send>(
     points: &[Point],
     todo: &[usize],
     stop: &AtomicBool,
     progress: &Progress,
     finished: &PointSink<'_, E>,
-) -> Result<(), E> {
+) -> Result<(), PendingError<E>> {
     // Points differ a lot in cost. Each worker takes the next point from a
     // list sorted by estimated cost, most expensive first (greedy longest-
     // processing-time scheduling), so that no long point starts last and
@@ -68,25 +78,32 @@ pub fn run_pending<E: Send>(
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     order = ranked.into_iter().map(|(_, p)| p).collect();
     let next = AtomicUsize::new(0);
-    let failure: Mutex<Option<E>> = Mutex::new(None);
+    let failure: Mutex<Option<PendingError<E>>> = Mutex::new(None);
     let failed = AtomicBool::new(false);
+    let fail = |e: PendingError<E>| {
+        failed.store(true, Ordering::Relaxed);
+        if let Ok(mut f) = failure.lock() {
+            f.get_or_insert(e);
+        }
+    };
+    // A stalled run stops the others from starting, as Ctrl-C does.
+    let halt = |stop: &AtomicBool| stop.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed);
     rayon::scope(|scope| {
         for _ in 0..rayon::current_num_threads().max(1) {
             scope.spawn(|_| loop {
-                if stop.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed) {
+                if halt(stop) {
                     return;
                 }
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(k) else { return };
-                let runs = run_point(&points[p], stop, progress);
-                if let Some(runs) = runs {
-                    if let Err(e) = finished(p, &runs) {
-                        failed.store(true, Ordering::Relaxed);
-                        if let Ok(mut f) = failure.lock() {
-                            f.get_or_insert(e);
+                match run_point(&points[p], &|| halt(stop), progress) {
+                    Ok(Some(runs)) => {
+                        if let Err(e) = finished(p, &runs) {
+                            return fail(PendingError::Store(e));
                         }
-                        return;
                     }
+                    Ok(None) => {}
+                    Err(stalled) => return fail(PendingError::Stalled { point: p, stalled }),
                 }
             });
         }
@@ -101,20 +118,34 @@ pub fn run_pending<E: Send>(
 /// replications (doubling, up to the maximum) until its metric's interval is
 /// narrow enough. The decision depends only on the runs' results, so a
 /// point gives the same replications on any thread count, shard or resume.
-/// None when `stop` cut the point short.
-fn run_point(point: &Point, stop: &AtomicBool, progress: &Progress) -> Option<Vec<RunOutput>> {
-    let batch = |seeds: &[u64]| -> Option<Vec<RunOutput>> {
-        seeds
+/// None when `stop` cut the point short; the first stalled run's report
+/// when one stalled.
+fn run_point(
+    point: &Point,
+    stop: &(dyn Fn() -> bool + Sync),
+    progress: &Progress,
+) -> Result<Option<Vec<RunOutput>>, Stalled> {
+    let batch = |seeds: &[u64]| -> Result<Option<Vec<RunOutput>>, Stalled> {
+        let runs: Result<Option<Vec<RunOutput>>, Stalled> = seeds
             .par_iter()
             .map(|&s| {
-                (!stop.load(Ordering::Relaxed))
-                    .then(|| point.scenario.run_metered(s, &mut progress.meter()))
+                if stop() {
+                    return Ok(None);
+                }
+                point
+                    .scenario
+                    .run_metered(s, &mut progress.meter())
+                    .map(Some)
             })
-            .collect()
+            .collect::<Result<Vec<Option<RunOutput>>, Stalled>>()
+            .map(|runs| runs.into_iter().collect());
+        runs
     };
     let seeds = point.all_replication_seeds();
     let mut done = point.scenario.replications() as usize;
-    let mut runs = batch(&seeds[..done])?;
+    let Some(mut runs) = batch(&seeds[..done])? else {
+        return Ok(None);
+    };
     if let Some(precision) = point.scenario.precision() {
         let column = runs.first().and_then(|r| {
             r.columns
@@ -127,9 +158,12 @@ fn run_point(point: &Point, stop: &AtomicBool, progress: &Progress) -> Option<Ve
         };
         while done < seeds.len() && !precision.met(&values(&runs)) {
             let more = done.max(2).min(seeds.len() - done);
-            runs.extend(batch(&seeds[done..done + more])?);
+            let Some(more_runs) = batch(&seeds[done..done + more])? else {
+                return Ok(None);
+            };
+            runs.extend(more_runs);
             done += more;
         }
     }
-    Some(runs)
+    Ok(Some(runs))
 }

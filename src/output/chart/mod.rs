@@ -19,6 +19,7 @@ pub use data::{points_csv, HEADER as POINTS_HEADER};
 pub use draw::{render_png, render_svg};
 
 use crate::stats;
+use std::collections::HashMap;
 
 /// A sweep axis as a chart sees it: its column in summary.csv and the values
 /// it takes there.
@@ -57,6 +58,16 @@ pub enum ChartError {
         series: String,
         hint: String,
     },
+    #[error(
+        "{n} series (one per value of {columns}): more than the {max} a chart can tell \
+         apart; draw fewer: choose a series column with fewer values, or plot a subset of \
+         the rows (csmacd plot --where COLUMN=VALUE)"
+    )]
+    TooManySeries {
+        n: usize,
+        columns: String,
+        max: usize,
+    },
     #[error("a log scale needs positive numbers; `{column}` has {value}")]
     LogScale { column: String, value: String },
     #[error("cannot draw the chart: {0}")]
@@ -82,7 +93,7 @@ impl Table {
         Ok(Table { header, rows })
     }
 
-    fn column(&self, name: &str) -> Result<usize, ChartError> {
+    pub fn column(&self, name: &str) -> Result<usize, ChartError> {
         self.find(name).ok_or_else(|| ChartError::NoColumn {
             column: name.to_string(),
             available: self.header.join(", "),
@@ -187,6 +198,10 @@ impl Chart {
 pub const MAX_LINES: usize = 8;
 /// The most panels of small multiples; beyond, one plot with a note.
 pub const MAX_PANELS: usize = 16;
+/// The most series a chart draws (in one plot, with a note that they are
+/// too many to name); beyond, the chart is refused and says how to draw
+/// fewer.
+pub const MAX_SERIES: usize = 1000;
 /// The default size of a chart of one plot.
 pub const DEFAULT_SIZE: (u32, u32) = (900, 560);
 
@@ -264,15 +279,15 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         (xs.iter().flatten().map(|(v, _)| *v).collect(), unit, None)
     } else {
         let mut cats: Vec<String> = Vec::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
         let idx = table
             .rows
             .iter()
-            .map(|r| match cats.iter().position(|c| *c == r[xi]) {
-                Some(i) => i as f64,
-                None => {
+            .map(|r| {
+                *seen.entry(r[xi].as_str()).or_insert_with(|| {
                     cats.push(r[xi].clone());
-                    (cats.len() - 1) as f64
-                }
+                    cats.len() - 1
+                }) as f64
             })
             .collect();
         (idx, String::new(), Some(cats))
@@ -309,22 +324,40 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         })
         .collect();
 
+    // Series are counted before anything is gathered: a chart tells apart
+    // at most MAX_SERIES of them.
+    let distinct: std::collections::HashSet<&Vec<String>> = parts.iter().collect();
+    if distinct.len() > MAX_SERIES {
+        return Err(ChartError::TooManySeries {
+            n: distinct.len(),
+            columns: spec
+                .series
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            max: MAX_SERIES,
+        });
+    }
     // Gather rows by series (in order of first appearance) and x.
     let mut keys: Vec<Vec<String>> = Vec::new();
     let mut cells: Vec<Vec<Cell>> = Vec::new();
+    let mut key_of: HashMap<&Vec<String>, usize> = HashMap::new();
+    // Per series, the cell of each x (by its bits, 0 and -0 as one).
+    let mut cell_of: Vec<HashMap<u64, usize>> = Vec::new();
     for (i, row) in table.rows.iter().enumerate() {
-        let k = match keys.iter().position(|k| *k == parts[i]) {
-            Some(k) => k,
-            None => {
-                keys.push(parts[i].clone());
-                cells.push(Vec::new());
-                keys.len() - 1
-            }
-        };
+        let k = *key_of.entry(&parts[i]).or_insert_with(|| {
+            keys.push(parts[i].clone());
+            cells.push(Vec::new());
+            cell_of.push(HashMap::new());
+            keys.len() - 1
+        });
         let x = x_values[i];
-        let cell = match cells[k].iter().position(|c| c.x == x) {
-            Some(c) => &mut cells[k][c],
+        let bits = if x == 0.0 { 0 } else { x.to_bits() };
+        let cell = match cell_of[k].get(&bits) {
+            Some(&c) => &mut cells[k][c],
             None => {
+                cell_of[k].insert(bits, cells[k].len());
                 cells[k].push(Cell {
                     x,
                     ys: Vec::new(),

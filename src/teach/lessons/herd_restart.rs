@@ -98,10 +98,11 @@ fn variant(
     }
 }
 
-/// One run, with the seed `csmacd run` gives the first replication.
-fn run_one(sc: &Scenario) -> RunResult {
+/// One run, with the seed `csmacd run` gives the first replication; the
+/// variant's label and the report of a run whose clock cannot advance.
+fn run_one(label: &str, sc: &Scenario) -> Result<RunResult, LessonError> {
     let seed = Point::new(Vec::new(), world::Scenario::Service(sc.clone())).replication_seeds()[0];
-    service::run(sc, seed)
+    service::run(sc, seed).map_err(|stalled| LessonError::Stalled(label.to_string(), stalled))
 }
 
 fn toml_value(text: &str) -> Value {
@@ -177,8 +178,8 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
         ("no jitter, accept-rate gate", &gate),
     ]
     .into_iter()
-    .map(|(label, sc)| (label, sc, run_one(sc)))
-    .collect();
+    .map(|(label, sc)| Ok((label, sc, run_one(label, sc)?)))
+    .collect::<Result<_, LessonError>>()?;
 
     let mut table = vec![vec![
         "variant".to_string(),

@@ -181,6 +181,9 @@ pub enum LessonError {
     Override(String, String),
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
+    /// A run of the lesson (the variant named) could not advance its clock.
+    #[error("the run \"{0}\" stopped, its clock cannot advance: {1}")]
+    Stalled(String, crate::results::Stalled),
 }
 
 /// Parses `PATH=VALUE` (VALUE as TOML, else as a string).
