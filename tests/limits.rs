@@ -518,7 +518,7 @@ fn a_plot_of_too_many_series_says_how_to_draw_fewer() {
             "one.png",
         ],
     );
-    expect(&out, 0, &["wrote one.png (1 series)"], "--where");
+    expect(&out, 0, &["wrote one.png and one.csv (1 series)"], "--where");
     for (w, msg) in [
         ("q=7", "--where q=7: no column `q`; columns: x, y, s"),
         ("s=x7", "--where s=x7: no row of"),
