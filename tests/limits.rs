@@ -535,3 +535,54 @@ fn a_plot_of_too_many_series_says_how_to_draw_fewer() {
         expect(&out, 2, &[msg], w);
     }
 }
+
+/// A 10 000 km bus at 1 Gb/s: about 10^5 signals on the wire at once.
+const FAR_BUS: &str = "duration = \"10s\"\n\n[medium]\nbit_rate = \"1Gbps\"\nlength = \"10000km\"\n\n[[stations]]\ncount = 8\nframe = \"512B\"\ntraffic = { kind = \"poisson\", load = 0.5 }\n";
+
+/// A run that will take long says so first, with its estimated work;
+/// while it runs it reports its progress, and Ctrl-C stops it (the first
+/// says that the run under way finishes first, a second quits at once).
+#[cfg(unix)]
+#[test]
+fn a_long_run_is_announced_reports_progress_and_stops_on_ctrl_c() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = temp_dir("long-run");
+    let out = csmacd(&dir, "far.toml", FAR_BUS, &["validate", "{}"]);
+    expect(
+        &out,
+        0,
+        &[
+            "far.toml:5: `medium.length`: a slow run: up to 93993 signals can be on the wire at once",
+            "about 1.8e12 looks over the 10s simulated, roughly 29 minutes",
+            "Ctrl-C stops it; a shorter bus or a shorter `duration` runs faster",
+        ],
+        "validate",
+    );
+    let file = dir.join("far.toml");
+    let mut child = bin()
+        .args(["run", file.to_str().unwrap(), "--out"])
+        .arg(dir.join("out"))
+        .env("CSMACD_PROGRESS_EVERY", "0.1")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut read_until = |what: &str, seen: &mut String| {
+        while !seen.contains(what) {
+            assert!(err.read_line(seen).unwrap() > 0, "no `{what}`:\n{seen}");
+        }
+    };
+    read_until("a slow run", &mut seen);
+    read_until(" % of 1 run done after ", &mut seen);
+    // SAFETY: kill sends a signal to the child's pid; no memory is touched.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    read_until("a second Ctrl-C quits at once", &mut seen);
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let mut rest = String::new();
+    err.into_inner().read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    assert!(!dir.join("out").join("summary.csv").exists());
+}
