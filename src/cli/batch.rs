@@ -231,6 +231,7 @@ pub fn execute(
         .map_err(CliError::failure)?;
     check_memory(plan, pool.current_num_threads(), opts.shard)?;
     watch::line_every()?;
+    super::check_out_dir(out)?;
     output::create_dir(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))
         .map_err(CliError::failure)?;
@@ -590,7 +591,11 @@ pub fn write_chart(c: &chart::Chart, styles: &Styles, path: &Path) -> CliResult 
         Some("png") => output::write_atomic_with(path, |tmp| {
             chart::render_png(c, styles, tmp).map_err(|e| e.to_string())
         })
-        .map_err(Into::into),
+        .map_err(|e| match e {
+            // The path is named once, below.
+            output::OutputError::Corrupt { message, .. } => anyhow!(message),
+            e => e.into(),
+        }),
         _ => {
             return Err(CliError::usage(anyhow!(
                 "{}: a chart file ends in .png or .svg",

@@ -18,6 +18,8 @@ pub enum DrawError {
     Format { path: String },
     #[error("{path}: cannot draw the picture: {message}")]
     Draw { path: String, message: String },
+    #[error("cannot write {path}: {message}")]
+    Write { path: String, message: String },
 }
 
 pub use crate::output::style::station_colour;
@@ -102,18 +104,33 @@ fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), Dra
                 picture.paint(&root).map_err(|e| fail(e.to_string()))?;
                 root.present().map_err(|e| fail(e.to_string()))?;
             }
-            crate::output::write_atomic(path, text.as_bytes()).map_err(|e| fail(e.to_string()))
+            crate::output::write_atomic(path, text.as_bytes()).map_err(|e| DrawError::Write {
+                path: shown.clone(),
+                message: e.to_string(),
+            })
         }
         "png" => {
             // Drawn beside the target, then renamed over it: whole or not at all.
-            crate::output::write_atomic_with(path, |tmp| {
+            let mut writing = false;
+            let written = crate::output::write_atomic_with(path, |tmp| {
                 let root = Png::new(tmp, size).into_drawing_area();
                 picture.paint(&root).map_err(|e| e.to_string())?;
-                root.present().map_err(|e| e.to_string())
-            })
-            .map_err(|e| match e {
+                writing = true;
+                root.present()
+                    .map_err(|e| crate::output::png::error_text(&e))
+            });
+            written.map_err(|e| match e {
+                crate::output::OutputError::Corrupt { message, .. } if writing => {
+                    DrawError::Write {
+                        path: shown.clone(),
+                        message,
+                    }
+                }
                 crate::output::OutputError::Corrupt { message, .. } => fail(message),
-                crate::output::OutputError::Io { error, .. } => fail(error.to_string()),
+                crate::output::OutputError::Io { error, .. } => DrawError::Write {
+                    path: shown.clone(),
+                    message: error.to_string(),
+                },
                 e => fail(e.to_string()),
             })
         }

@@ -31,7 +31,8 @@ pub fn render_svg(chart: &Chart, styles: &Styles) -> Result<String, ChartError> 
 pub fn render_png(chart: &Chart, styles: &Styles, path: &Path) -> Result<(), ChartError> {
     let root = Png::new(path, chart.size).into_drawing_area();
     paint(&root, chart, styles).map_err(ChartError::Draw)?;
-    root.present().map_err(|e| ChartError::Draw(e.to_string()))
+    root.present()
+        .map_err(|e| ChartError::Write(crate::output::png::error_text(&e)))
 }
 
 /// Columns and rows of a grid of `n` panels.

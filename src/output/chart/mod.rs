@@ -70,6 +70,9 @@ pub enum ChartError {
     LogScale { column: String, value: String },
     #[error("cannot draw the chart: {0}")]
     Draw(String),
+    /// Writing the drawn chart failed (its I/O error, as a sentence).
+    #[error("{0}")]
+    Write(String),
 }
 
 impl Table {

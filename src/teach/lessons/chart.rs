@@ -54,9 +54,14 @@ impl LessonChart {
             crate::output::chart::render_png(&self.chart, &self.styles, tmp)
                 .map_err(|e| e.to_string())
         })
-        .map_err(|e| format!("{}: {e}", png.display()))?;
+        .map_err(|e| match e {
+            crate::output::OutputError::Corrupt { message, .. } => {
+                format!("cannot write {}: {message}", png.display())
+            }
+            e => format!("cannot write {e}"),
+        })?;
         crate::output::write_atomic(&csv, self.csv().as_bytes())
-            .map_err(|e| format!("{}: {e}", csv.display()))?;
+            .map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
         Ok(vec![png, csv])
     }
 }
