@@ -518,7 +518,12 @@ fn a_plot_of_too_many_series_says_how_to_draw_fewer() {
             "one.png",
         ],
     );
-    expect(&out, 0, &["wrote one.png and one.csv (1 series)"], "--where");
+    expect(
+        &out,
+        0,
+        &["wrote one.png and one.csv (1 series)"],
+        "--where",
+    );
     for (w, msg) in [
         ("q=7", "--where q=7: no column `q`; columns: x, y, s"),
         ("s=x7", "--where s=x7: no row of"),
@@ -534,4 +539,240 @@ fn a_plot_of_too_many_series_says_how_to_draw_fewer() {
         );
         expect(&out, 2, &[msg], w);
     }
+}
+
+/// A 10 000 km bus at 1 Gb/s: about 10^5 signals on the wire at once.
+const FAR_BUS: &str = "duration = \"10s\"\n\n[medium]\nbit_rate = \"1Gbps\"\nlength = \"10000km\"\n\n[[stations]]\ncount = 8\nframe = \"512B\"\ntraffic = { kind = \"poisson\", load = 0.5 }\n";
+
+/// A run that will take long says so first, with its estimated work;
+/// while it runs it reports its progress, and Ctrl-C stops it (the first
+/// says that the run under way finishes first, a second quits at once).
+#[cfg(unix)]
+#[test]
+fn a_long_run_is_announced_reports_progress_and_stops_on_ctrl_c() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = temp_dir("long-run");
+    let out = csmacd(&dir, "far.toml", FAR_BUS, &["validate", "{}"]);
+    expect(
+        &out,
+        0,
+        &[
+            "far.toml:5: `medium.length`: a slow run: up to 93993 signals can be on the wire at once",
+            "about 1.8e12 looks over the 10s simulated, roughly 29 minutes",
+            "Ctrl-C stops it; a shorter bus or a shorter `duration` runs faster",
+        ],
+        "validate",
+    );
+    let file = dir.join("far.toml");
+    let mut child = bin()
+        .args(["run", file.to_str().unwrap(), "--out"])
+        .arg(dir.join("out"))
+        .env("CSMACD_PROGRESS_EVERY", "0.1")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut read_until = |what: &str, seen: &mut String| {
+        while !seen.contains(what) {
+            assert!(err.read_line(seen).unwrap() > 0, "no `{what}`:\n{seen}");
+        }
+    };
+    read_until("a slow run", &mut seen);
+    read_until(" % of 1 run done after ", &mut seen);
+    // SAFETY: kill sends a signal to the child's pid; no memory is touched.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    read_until("a second Ctrl-C quits at once", &mut seen);
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let mut rest = String::new();
+    err.into_inner().read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    assert!(!dir.join("out").join("summary.csv").exists());
+}
+
+/// Each of these messages says what to write, where.
+#[test]
+fn messages_say_what_to_write() {
+    let dir = temp_dir("messages");
+    let bus = |medium: &str| {
+        format!("duration = \"1ms\"\n\n[medium]\n{medium}\n\n[[stations]]\ncount = 2\nframe = \"64B\"\ntraffic = {{ kind = \"saturated\" }}\n")
+    };
+    let e40 = "é".repeat(40);
+    let e65 = "é".repeat(65);
+    let cases: Vec<(&str, String, Vec<String>)> = vec![
+        (
+            "topology = \"hub\"",
+            bus("topology = \"hub\""),
+            vec!["x.toml:4: `medium.topology`: `hub` alone is not a topology; write a table with its kind and what it needs, e.g. topology = { kind = \"hub\", cable = \"100m\", repeater_delay = \"46bit\" }".into()],
+        ),
+        (
+            "burst_limit = 65536",
+            bus("bit_rate = \"1Gbps\"\nframe_bursting = true\nburst_limit = 65536"),
+            vec!["x.toml:6: `medium.burst_limit`: 65536 has no unit; write the quantity in quotes with its unit, e.g. \"65536bit\"".into()],
+        ),
+        (
+            "traffic = \"saturated\"",
+            bus("").replace("{ kind = \"saturated\" }", "\"saturated\""),
+            vec!["`stations.0.traffic`: expected a table, found the string \"saturated\"; write it as a table with its kind, e.g. traffic = { kind = \"saturated\" }".into()],
+        ),
+        (
+            "sweep = 5",
+            format!("sweep = 5\n{}", bus("")),
+            vec!["x.toml:1: `sweep`: is the integer 5, not a table of axes; write a line [sweep], then one line per axis".into(), "e.g. \"stations.0.count\" = [2, 4, 8]".into()],
+        ),
+        (
+            "an axis of the other world",
+            format!("{}\n[sweep]\n\"server.rate\" = [\"10/s\", \"20/s\"]\n", bus("")),
+            vec!["`sweep.server.rate`: `server` belongs to service scenarios ([server], [[clients]]); this file is a bus scenario, whose axes are keys of its [medium], [[stations]] or top level, e.g. \"medium.length\"".into()],
+        ),
+        (
+            "an axis of the other world, from a service file",
+            format!(
+                "{}\n[sweep]\n\"stations.0.count\" = [1, 2]\n",
+                service("kind = \"flaky\"\nfailure = 0.5", ONCE)
+            ),
+            vec!["`sweep.stations.0.count`: `stations` belongs to bus scenarios ([medium], [[stations]]); this file is a service scenario ([server])".into()],
+        ),
+        (
+            "a Polly sampling_duration",
+            service(
+                "kind = \"flaky\"\nfailure = 0.5",
+                &format!("{ONCE}\nstack = {{ kind = \"polly-breaker\", sampling_duration = \"2d\" }}"),
+            ),
+            vec!["`clients.0.stack.sampling_duration`: `2d`: unknown time unit `d`".into()],
+        ),
+        (
+            "a Polly sampling_duration too long",
+            service(
+                "kind = \"flaky\"\nfailure = 0.5",
+                &format!("{ONCE}\nstack = {{ kind = \"polly-breaker\", sampling_duration = \"25h\" }}"),
+            ),
+            vec!["`clients.0.stack.sampling_duration`: is out of range; allowed: \"500ms\" to \"24h\" (a day, 86400s)".into()],
+        ),
+        (
+            "a service base without a unit",
+            service(
+                "kind = \"flaky\"\nfailure = 0.5",
+                &format!("{ONCE}\nbackoff = {{ kind = \"full-jitter\", base = 100, cap = \"1s\" }}"),
+            ),
+            vec!["`clients.0.backoff.base`: 100 has no unit; write the quantity in quotes with its unit, e.g. \"100ms\"".into()],
+        ),
+        (
+            "a group name of 65 é",
+            bus("").replace("count = 2", &format!("name = \"{e65}\"\ncount = 2")),
+            vec!["`stations.0.name`: is 65 characters long; allowed: 1 to 64 printable characters".into()],
+        ),
+        (
+            "a scenario name with an escape sequence",
+            format!("name = \"a\\u001b[31mred\"\n{}", bus("")),
+            vec!["x.toml:1: `name`: holds the control character U+001B; allowed: 1 to 128 printable characters".into()],
+        ),
+    ];
+    for (what, text, fragments) in &cases {
+        let f: Vec<&str> = fragments.iter().map(String::as_str).collect();
+        let runs = if text.contains("[sweep]") {
+            "sweep"
+        } else {
+            "run"
+        };
+        for cmd in ["validate", runs] {
+            let args: &[&str] = if cmd == "validate" {
+                &[cmd, "{}"]
+            } else {
+                &[cmd, "{}", "--out", "o"]
+            };
+            let out = csmacd(&dir, "x.toml", text, args);
+            expect(&out, 2, &f, &format!("{what} ({cmd})"));
+            assert!(!dir.join("o").exists(), "{what}");
+        }
+    }
+    // 40 "é" are 40 characters (80 bytes): a valid name, in groups of both
+    // worlds.
+    let text = bus("").replace("count = 2", &format!("name = \"{e40}\"\ncount = 2"));
+    let out = csmacd(&dir, "e40.toml", &text, &["validate", "{}"]);
+    expect(&out, 0, &[], "40 é");
+    let text = service(FAILING, ONCE).replace("name = \"app\"", &format!("name = \"{e40}\""));
+    let out = csmacd(&dir, "e40s.toml", &text, &["validate", "{}"]);
+    expect(&out, 0, &[], "40 é, service");
+
+    // --out naming a file or a device.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let good = bus("");
+    for o in [file.to_str().unwrap(), "/dev/null"] {
+        let out = csmacd(&dir, "good.toml", &good, &["run", "{}", "--out", o]);
+        expect(
+            &out,
+            2,
+            &[
+                &format!("--out {o}: is a"),
+                "not a directory; give a directory for the results",
+            ],
+            o,
+        );
+        let out = bin().args(["lesson", "2", "--out", o]).output().unwrap();
+        expect(&out, 2, &[&format!("--out {o}: is a")], o);
+        assert!(out.stdout.is_empty(), "the lesson printed before refusing");
+    }
+    // --set: the flag named, not a line of the built-in file; checked before
+    // the lesson's text is printed.
+    for (set, msg) in [
+        (
+            "=",
+            "--set: `=`: the path before `=` is not a dotted key; write PATH=VALUE",
+        ),
+        ("x=1", "--set x=1: `x`: unknown key `x`; allowed here:"),
+        (
+            "stations.0.count=3",
+            "--set stations.0.count=3: `stations.0.positions`: 1 positions for 3 stations",
+        ),
+    ] {
+        let out = bin().args(["lesson", "2", "--set", set]).output().unwrap();
+        expect(&out, 2, &[msg], set);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("2-collision.toml"), "{set}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{set}: the lesson printed before refusing"
+        );
+    }
+    // Write errors are sentences.
+    let lesson2 = crate::common::repo().join("scenarios/lessons/2-collision.toml");
+    for o in ["/proc/csmacd/x.png", "a-file/x.png", "/proc/csmacd/x.svg"] {
+        let out = bin()
+            .args([
+                "diagram",
+                lesson2.to_str().unwrap(),
+                "--until",
+                "100us",
+                "--out",
+                o,
+            ])
+            .current_dir(&*dir)
+            .output()
+            .unwrap();
+        expect(&out, 1, &[&format!("error: cannot write {o}: ")], o);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("Os {") && !err.contains("Error("),
+            "{o}: {err}"
+        );
+    }
+    let csv = "x,y\n1,2\n2,3\n";
+    let out = csmacd(
+        &dir,
+        "t.csv",
+        csv,
+        &["plot", "{}", "--x", "x", "--y", "y", "--out", "/proc/p.png"],
+    );
+    expect(
+        &out,
+        1,
+        &["cannot write /proc/p.png: No such file or directory"],
+        "plot",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("Os {"), "{err}");
 }

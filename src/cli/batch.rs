@@ -231,6 +231,7 @@ pub fn execute(
         .map_err(CliError::failure)?;
     check_memory(plan, pool.current_num_threads(), opts.shard)?;
     watch::line_every()?;
+    super::check_out_dir(out)?;
     output::create_dir(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))
         .map_err(CliError::failure)?;

@@ -60,6 +60,12 @@ pub fn run(args: LessonArgs) -> CliResult {
         .iter()
         .map(|s| lessons::parse_override(s).map_err(|e| CliError::usage(anyhow!("--set: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    // Refused before the lesson's text: a bad --set, a --out that is no
+    // directory.
+    lessons::check_overrides(number, &overrides).map_err(CliError::usage)?;
+    if let Some(dir) = &args.out {
+        super::check_out_dir(dir)?;
+    }
     if let Some(l) = lessons::find(number) {
         if !args.quiet {
             println!("{}", l.text.trim_end());

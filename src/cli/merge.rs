@@ -113,6 +113,7 @@ pub fn run(args: MergeArgs) -> CliResult {
     }
 
     let out = &args.out;
+    super::check_out_dir(out)?;
     let out_is_input = args.dirs.iter().any(|d| same_dir(d, out));
     if !out_is_input {
         let existing = results_dir::existing(out);

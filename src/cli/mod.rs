@@ -44,6 +44,28 @@ impl CliError {
 
 pub type CliResult = Result<(), CliError>;
 
+/// Refuses, before any work, an output directory (`--out`) that names
+/// something else: a regular file, a device such as /dev/null.
+pub fn check_out_dir(dir: &std::path::Path) -> CliResult {
+    let Ok(meta) = std::fs::metadata(dir) else {
+        // Missing: it is created.
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Ok(());
+    }
+    let what = if meta.is_file() {
+        "a file"
+    } else {
+        "a device or special file"
+    };
+    Err(CliError::usage(anyhow::anyhow!(
+        "--out {}: is {what}, not a directory; give a directory for the results (created \
+         when missing), e.g. --out results/run1",
+        dir.display()
+    )))
+}
+
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 a failure while running (e.g. an output that cannot be written),
 2 bad usage or an invalid scenario, 130 interrupted (finished points are kept; --resume).

@@ -185,7 +185,7 @@ pub fn run(args: RunArgs) -> CliResult {
     let file = args.file.display().to_string();
     let text = scenario::read_text(&args.file).map_err(CliError::usage)?;
     let table = scenario::parse_table(&file, &text).map_err(CliError::usage)?;
-    if table.contains_key("sweep") {
+    if let Some(toml::Value::Table(_)) = table.get("sweep") {
         return Err(CliError::usage(anyhow::anyhow!(
             "{file}: has a [sweep] table; run it with `csmacd sweep {file}`"
         )));
@@ -358,7 +358,7 @@ fn print_groups(bytes: &[u8]) {
     }
     let width = groups
         .iter()
-        .map(|(n, _)| n.len())
+        .map(|(n, _)| n.chars().count())
         .max()
         .unwrap_or(5)
         .max(5);

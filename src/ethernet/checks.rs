@@ -3,7 +3,15 @@
 //! collisions from frames too short for the bus, more load than the bus
 //! carries; and the offered load of each group as information.
 
+use super::medium::signal_index::CROWD;
 use super::{Placement, Scenario, Topology};
+
+/// Looks at signals on the wire above which a run is said to be slow (a
+/// minute at [`CHECKS_PER_S`]; the estimate is from above).
+const SLOW_CHECKS: f64 = 6e10;
+/// Looks a second, for the time the warning gives: about what this build
+/// does on one core of a current machine, measured on a 10 000 km bus.
+const CHECKS_PER_S: f64 = 1e9;
 use crate::advice::{short_fraction, OfferedLoad, Share, Warning};
 use crate::engine::Time;
 use crate::traffic::{Arrivals, MAX_FRAME_BYTES};
@@ -25,6 +33,7 @@ impl Scenario {
             }
         }
         out.extend(self.standard_limits());
+        out.extend(self.slow_run());
         if let Share::Fraction(total) = self.offered_load().total() {
             // A load given as 1 comes back as 1 within rounding.
             if total > 1.0 + 1e-9 {
@@ -41,6 +50,86 @@ impl Scenario {
             }
         }
         out
+    }
+
+    /// A run that will be slow because many signals are on the wire at
+    /// once: a bus or a hub whose end-to-end delay holds many transmissions
+    /// (a long cable, a slow repeater), without the crowds' bus index, where
+    /// every transmission and deferral looks at each signal still on the
+    /// wire. Estimated from above: each station sends as often as its
+    /// traffic and its attempt limit allow, at most back to back.
+    fn slow_run(&self) -> Option<Warning> {
+        let m = &self.medium;
+        let hub = matches!(m.topology, Topology::Hub { .. });
+        if self.station_count() >= CROWD && !hub {
+            return None;
+        }
+        let duration_s = self.duration as f64 / PS_PER_S;
+        let per_s: f64 = self
+            .groups
+            .iter()
+            .map(|g| {
+                let tx = m.preamble_ps + m.frame_on_wire_ps(g.frame.min_bytes()) + m.ifg_ps;
+                let back_to_back = PS_PER_S / tx.max(1) as f64;
+                let tries = f64::from(g.backoff.attempt_limit().clamp(1, 1024));
+                let offered = match g.arrivals {
+                    Arrivals::Saturated => f64::INFINITY,
+                    Arrivals::Poisson { rate } | Arrivals::OnOff { rate, .. } => rate * tries,
+                    Arrivals::Periodic { interval, .. } => {
+                        PS_PER_S / interval.max(1) as f64 * tries
+                    }
+                    Arrivals::Burst { frames, .. } => f64::from(frames) * tries / duration_s,
+                };
+                g.count as f64 * back_to_back.min(offered)
+            })
+            .sum();
+        let life_ps = self.max_delay_ps() + self.max_tx_ps() + m.jam_ps;
+        let on_wire = per_s * life_ps as f64 / PS_PER_S;
+        let checks = per_s * duration_s * on_wire;
+        if checks < SLOW_CHECKS || on_wire < 100.0 {
+            return None;
+        }
+        let minutes = checks / CHECKS_PER_S / 60.0;
+        let takes = if minutes >= 120.0 {
+            format!("{:.0} hours", minutes / 60.0)
+        } else {
+            format!("{:.0} minutes", minutes.max(1.0))
+        };
+        let (key, fix) = match m.topology {
+            Topology::Bus => ("medium.length", "a shorter bus"),
+            Topology::Hub { .. } => (
+                "medium.topology",
+                "shorter cables or a shorter repeater_delay",
+            ),
+            Topology::Segments { .. } => (
+                "medium.topology",
+                "shorter segments or a shorter repeater_delay",
+            ),
+        };
+        Some(Warning {
+            kind: "slow-run",
+            key: key.into(),
+            message: format!(
+                "a slow run: up to {on_wire:.0} signals can be on the wire at once (a signal \
+                 lasts up to {} from its start until it has passed every station, against \
+                 transmissions of {}), and every transmission and deferral looks at each: \
+                 about {checks:.1e} looks over the {} simulated, roughly {takes} at 10^9 a \
+                 second; progress is shown while it runs and Ctrl-C stops it; {fix} or a \
+                 shorter `duration` runs faster",
+                crate::units::format_ps(life_ps),
+                crate::units::format_ps(
+                    m.preamble_ps
+                        + m.frame_on_wire_ps(
+                            self.groups
+                                .iter()
+                                .map(|g| g.frame.min_bytes())
+                                .min()
+                                .unwrap_or(0)
+                        )
+                ),
+                crate::units::format_ps(self.duration)
+            ),
+        })
     }
 
     /// Each group's offered load as a fraction of the bit rate (frame bits

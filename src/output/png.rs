@@ -224,3 +224,21 @@ impl DrawingBackend for Png<'_> {
         Ok(())
     }
 }
+
+/// The bitmap backend's error type.
+type BitmapError = <BitMapBackend<'static> as DrawingBackend>::ErrorType;
+
+/// A sentence for an error from drawing or writing a PNG: the I/O or
+/// encoding error it carries ("No such file or directory (os error 2)"),
+/// not plotters' debug form of it.
+pub fn error_text(e: &DrawingAreaErrorKind<BitmapError>) -> String {
+    match e {
+        DrawingAreaErrorKind::BackendError(DrawingErrorKind::DrawingError(
+            BitmapError::IOError(io),
+        )) => io.to_string(),
+        DrawingAreaErrorKind::BackendError(DrawingErrorKind::DrawingError(
+            BitmapError::ImageError(image),
+        )) => image.to_string(),
+        other => other.to_string(),
+    }
+}

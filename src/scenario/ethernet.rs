@@ -860,13 +860,7 @@ pub const GROUP_KEYS: &[&str] = &[
 fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
     f.allow(GROUP_KEYS)?;
     let name = f.with("name", |i| {
-        let v = i.str()?.trim();
-        if v.is_empty() || v.len() > 64 || v.chars().any(char::is_control) {
-            return Err(
-                i.err("a group name is 1 to 64 printable characters, e.g. name = \"aggressive\"")
-            );
-        }
-        Ok(v.to_string())
+        super::reader::name(i, super::MAX_GROUP_NAME, "aggressive")
     })?;
     let count = f.with("count", |i| {
         let v = i.integer()?;

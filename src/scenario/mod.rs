@@ -29,6 +29,10 @@ pub const MAX_REPLICATIONS: i64 = 1_000_000;
 /// The most memory a scenario may ask for, whatever the machine: 64 GiB. The
 /// CLI also refuses a scenario whose estimate exceeds the memory available.
 pub const MAX_MEMORY_BYTES: u64 = 64 << 30;
+/// The longest scenario name, in characters.
+pub const MAX_NAME: usize = 128;
+/// The longest group name, in characters.
+pub const MAX_GROUP_NAME: usize = 64;
 /// The slowest bit rate, 1 b/s, so that one bit time fits the picosecond clock.
 pub const MIN_BIT_RATE: f64 = 1.0;
 
@@ -226,7 +230,7 @@ pub(crate) fn read_common(
         top.get(k);
     }
     let name = top
-        .string("name")?
+        .with("name", |i| reader::name(i, MAX_NAME, "my study"))?
         .unwrap_or_else(|| default_name.to_string());
     let seed = top.with("seed", |i| {
         let v = i.integer()?;

@@ -22,6 +22,40 @@ impl FieldError {
 
 pub type Result<T> = std::result::Result<T, FieldError>;
 
+/// A name (of a scenario, of a group): 1 to `most` printable characters,
+/// counted as characters (an "é" is one, though two bytes), with no
+/// control character (a terminal would obey an escape sequence in it when
+/// it is printed). `example` shows one.
+pub fn name(item: Item, most: usize, example: &str) -> Result<String> {
+    let v = item.str()?.trim();
+    let chars = v.chars().count();
+    let allowed = format!("allowed: 1 to {most} printable characters, e.g. name = \"{example}\"");
+    if v.is_empty() {
+        return Err(item.err(format!("is empty; {allowed}")));
+    }
+    if let Some(c) = v.chars().find(|c| c.is_control()) {
+        return Err(item.err(format!(
+            "holds the control character U+{:04X}; {allowed}",
+            c as u32
+        )));
+    }
+    if chars > most {
+        return Err(item.err(format!("is {chars} characters long; {allowed}")));
+    }
+    Ok(v.to_string())
+}
+
+/// A value as an error names it: "the integer 5", "the string \"hub\"".
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("the string \"{s}\""),
+        Value::Integer(i) => format!("the integer {i}"),
+        Value::Float(f) => format!("the number {f}"),
+        Value::Boolean(b) => format!("the boolean {b}"),
+        other => type_name(other).to_string(),
+    }
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::String(_) => "a string",
@@ -151,8 +185,14 @@ impl<'a> Item<'a> {
     /// policy's waits, seconds for the rest.
     pub fn time(&self) -> Result<TimeSpec> {
         let key = self.path.rsplit('.').next().unwrap_or_default();
+        // A service client's waits have no slot unless its group gives one:
+        // a suggestion in slots would then be refused in turn.
+        let service = self.path.starts_with("clients.");
         let suggest: fn(f64) -> String = match key {
-            "slot" | "preamble" | "ifg" | "jam" => |v| format!("{v}bit"),
+            "slot" | "preamble" | "ifg" | "jam" | "burst_limit" if !service => {
+                |v| format!("{v}bit")
+            }
+            "base" | "cap" | "delay" | "jitter" if service => |v| format!("{v}ms"),
             "base" | "cap" | "delay" | "jitter" => |v| format!("{v}slot"),
             _ => |v| format!("{v}s"),
         };
@@ -190,6 +230,16 @@ impl<'a> Fields<'a> {
     pub fn of(item: Item<'a>) -> Result<Self> {
         match item.value {
             Value::Table(t) => Ok(Fields::new(item.path, t)),
+            // A kind's name alone ("saturated", "once"): the table it stands for.
+            Value::String(s)
+                if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
+            {
+                let key = item.path.rsplit('.').next().unwrap_or_default();
+                Err(item.err(format!(
+                    "expected a table, found the string \"{s}\"; write it as a table with its \
+                     kind, e.g. {key} = {{ kind = \"{s}\" }} and the keys that kind takes"
+                )))
+            }
             _ => Err(item.wrong_type("a table")),
         }
     }

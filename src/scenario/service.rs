@@ -423,11 +423,7 @@ const GROUP_KEYS: &[&str] = &[
 fn read_group(mut f: Fields) -> Result<Group> {
     f.allow(GROUP_KEYS)?;
     let name = f.with("name", |i| {
-        let v = i.str()?.trim();
-        if v.is_empty() || v.len() > 64 || v.chars().any(char::is_control) {
-            return Err(i.err("a group name is 1 to 64 printable characters, e.g. name = \"app\""));
-        }
-        Ok(v.to_string())
+        super::reader::name(i, super::MAX_GROUP_NAME, "app")
     })?;
     let calls = required(
         &mut f,

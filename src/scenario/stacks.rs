@@ -233,7 +233,7 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
                 } else {
                     Err(f.err(
                         key,
-                        "is out of range; allowed: \"500ms\" to \"1d\" (86400s)",
+                        "is out of range; allowed: \"500ms\" to \"24h\" (a day, 86400s)",
                     ))
                 }
             };

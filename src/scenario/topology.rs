@@ -22,6 +22,23 @@ const MAX_SEGMENTS: usize = 64;
 /// Reads `topology = { kind = ..., ... }` for a medium of bit time `bit_ps`;
 /// `length_m` is the medium's length, a hub's cable unless told.
 pub fn read(item: Item, bit_ps: Time, length_m: f64) -> Result<Topology, FieldError> {
+    if let Some(word) = item.value.as_str() {
+        let example = match word.trim() {
+            "hub" => "{ kind = \"hub\", cable = \"100m\", repeater_delay = \"46bit\" }",
+            "segments" => {
+                "{ kind = \"segments\", segments = [\"500m\", \"500m\"], repeater_delay = \"8bit\" }"
+            }
+            "bus" => "{ kind = \"bus\" } (or no `topology`: a bus of `length`)",
+            _ => {
+                "{ kind = \"hub\", cable = \"100m\", repeater_delay = \"46bit\" }; kind is one of \
+                 bus, hub, segments"
+            }
+        };
+        return Err(item.err(format!(
+            "`{word}` alone is not a topology; write a table with its kind and what it needs, \
+             e.g. topology = {example}"
+        )));
+    }
     let mut f = Fields::of(item)?;
     f.allow(TOPOLOGY_KEYS)?;
     let kind = f.choice("kind", Topology::KINDS)?;

@@ -253,13 +253,49 @@ pub fn from_str(
             check_axes_apart(&axes).map_err(at)?;
             axes
         }
-        Some(_) => {
+        Some(v) => {
+            let example = if table.contains_key("server") {
+                "\"clients.0.count\" = [10, 100, 1000]"
+            } else {
+                "\"stations.0.count\" = [2, 4, 8]"
+            };
             return Err(at(FieldError::new(
                 "sweep",
-                "expected a table: [sweep] with keys such as \"stations.0.count\" = [2, 4, 8]",
-            )))
+                format!(
+                    "is {}, not a table of axes; write a line [sweep], then one line per axis: \
+                     a dotted path into the scenario and the list of its values, e.g. {example}",
+                    crate::scenario::reader::describe(v)
+                ),
+            )));
         }
     };
+    // An axis must stay within the scenario's world: a key of the other
+    // world would turn each point into a scenario of it.
+    let service = table.contains_key("server");
+    for a in &axes {
+        let root = a.path.split('.').next().unwrap_or_default();
+        let (other, whose, this): (&[&str], &str, &str) = if service {
+            (
+                &["medium", "stations", "nonstandard_frames"],
+                "bus scenarios ([medium], [[stations]])",
+                "a service scenario ([server]), whose axes are keys of its [server], [network], \
+                 [[clients]] or top level, e.g. \"server.failure\"",
+            )
+        } else {
+            (
+                &["server", "network", "clients"],
+                "service scenarios ([server], [[clients]])",
+                "a bus scenario, whose axes are keys of its [medium], [[stations]] or top \
+                 level, e.g. \"medium.length\"",
+            )
+        };
+        if other.contains(&root) {
+            return Err(at(FieldError::new(
+                format!("sweep.{}", a.path),
+                format!("`{root}` belongs to {whose}; this file is {this}"),
+            )));
+        }
+    }
     let total = axes
         .iter()
         .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))

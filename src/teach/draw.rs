@@ -17,6 +17,8 @@ pub enum DrawError {
     Format { path: String },
     #[error("{path}: cannot draw the picture: {message}")]
     Draw { path: String, message: String },
+    #[error("cannot write {path}: {message}")]
+    Write { path: String, message: String },
 }
 
 pub use crate::output::style::station_colour;
@@ -101,7 +103,10 @@ fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), Dra
                 picture.paint(&root).map_err(|e| fail(e.to_string()))?;
                 root.present().map_err(|e| fail(e.to_string()))?;
             }
-            crate::output::write_atomic(path, text.as_bytes()).map_err(|e| fail(e.to_string()))
+            crate::output::write_atomic(path, text.as_bytes()).map_err(|e| DrawError::Write {
+                path: shown.clone(),
+                message: e.to_string(),
+            })
         }
         "png" => {
             // Drawn in memory, then written whole or not at all.

@@ -142,10 +142,24 @@ impl<O: Observer> Sim<'_, O> {
         }
         let c = s.prop;
         let (a, b) = (s.start + c, s.end + c);
-        let met = self
-            .signals
-            .iter()
-            .any(|k| k.station != s.station && k.start + k.prop < b && a < k.end + k.prop);
+        let meets =
+            |k: &Signal| k.station != s.station && k.start + k.prop < b && a < k.end + k.prop;
+        // Ids follow starts, so only the signals near s can meet it at the
+        // hub: after it, those that start before b; before it, those that
+        // start late enough to end, a signal and a cable later, after a.
+        // (A scan of every signal here made each deferral on a hub with a
+        // long repeater delay cost the square of the signals on the wire.)
+        let reach = self.longest.saturating_add(self.max_delay);
+        let signals = &self.signals;
+        let after = (id + 1..signals.next_id())
+            .map(|k| signals.by_id(k))
+            .take_while(|k| k.start < b);
+        let before = (signals.first_id()..id)
+            .rev()
+            .map(|k| signals.by_id(k))
+            .take_while(|k| k.start.saturating_add(reach) > a);
+        let met = after.chain(before).any(meets);
+        debug_assert_eq!(met, signals.range(0).any(meets), "a hub's scan window");
         met.then(|| Seen {
             arrive: s.start + 2 * c + r,
             leave: s.end + 2 * c + r,

@@ -201,11 +201,6 @@ impl SignalList {
     ) -> std::iter::Zip<std::ops::RangeFrom<u64>, Range<'_>> {
         (self.first + from as u64..).zip(self.range(from))
     }
-
-    /// Every signal held, in order.
-    pub(in crate::ethernet) fn iter(&self) -> Range<'_> {
-        self.range(0)
-    }
 }
 
 /// The signals of a [`SignalList`] from a position on.

@@ -74,6 +74,9 @@ pub enum ChartError {
     Draw(String),
     #[error("{0}")]
     Theory(String),
+    /// Writing the drawn chart failed (its I/O error, as a sentence).
+    #[error("{0}")]
+    Write(String),
 }
 
 impl Table {

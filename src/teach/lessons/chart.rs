@@ -33,10 +33,11 @@ impl LessonChart {
         let png = dir.join(format!("{}.png", self.name));
         let csv = dir.join(format!("{}.csv", self.name));
         let bytes = crate::output::chart::render_png(&self.chart, &self.styles)
-            .map_err(|e| format!("{}: {e}", png.display()))?;
-        crate::output::write_atomic(&png, &bytes).map_err(|e| format!("{}: {e}", png.display()))?;
+            .map_err(|e| format!("cannot write {}: {e}", png.display()))?;
+        crate::output::write_atomic(&png, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", png.display()))?;
         crate::output::write_atomic(&csv, &self.csv())
-            .map_err(|e| format!("{}: {e}", csv.display()))?;
+            .map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
         Ok(vec![png, csv])
     }
 }

@@ -5,7 +5,7 @@
 use super::{check, set_all, table_with, Check, Lesson, LessonError, Outcome};
 use crate::backoff::{BackoffState, ChannelHistory};
 use crate::engine::Time;
-use crate::scenario::{self, ScenarioError};
+use crate::scenario;
 use crate::service::{self, Calls, Delay, RunResult, Scenario, ServerKind};
 use crate::sweep::Point;
 use crate::world;
@@ -88,8 +88,9 @@ fn variant(
 ) -> Result<Scenario, LessonError> {
     let mut table = table_with(lesson, overrides)?;
     set_all(&mut table, changes.iter().map(|(p, v)| (*p, v)))?;
-    let at = |e| LessonError::Scenario(ScenarioError::at(lesson.file, lesson.scenario, e));
-    match scenario::validate(&table, lesson.file, &[]).map_err(at)? {
+    match scenario::validate(&table, lesson.file, &[])
+        .map_err(|e| super::invalid(lesson, overrides, e))?
+    {
         world::Scenario::Service(sc) => Ok(sc),
         world::Scenario::Ethernet(_) => Err(LessonError::Override(
             "server".into(),

@@ -191,6 +191,12 @@ pub fn parse_override(text: &str) -> Result<(String, Value), String> {
     let (path, value) = text
         .split_once('=')
         .ok_or_else(|| format!("`{text}` is not PATH=VALUE, e.g. stations.0.count=100000"))?;
+    if path.trim().is_empty() || path.split('.').any(|s| s.trim().is_empty()) {
+        return Err(format!(
+            "`{text}`: the path before `=` is not a dotted key; write PATH=VALUE, e.g. \
+             stations.0.count=100000"
+        ));
+    }
     let value = value.trim();
     let parsed = format!("v = {value}")
         .parse::<Table>()
@@ -226,9 +232,43 @@ fn scenario_with(
 ) -> Result<Scenario, LessonError> {
     let mut table = table_with(lesson, overrides)?;
     set_all(&mut table, extra.iter().map(|(p, v)| (*p, v)))?;
-    scenario::validate_bus(&table, lesson.file, &[]).map_err(|e: FieldError| {
-        LessonError::Scenario(ScenarioError::at(lesson.file, lesson.scenario, e))
-    })
+    scenario::validate_bus(&table, lesson.file, &[]).map_err(|e| invalid(lesson, overrides, e))
+}
+
+/// A lesson's scenario made invalid: by a `--set` (the lesson's own file is
+/// valid), named by its flag and the key at fault, not by a line of the
+/// built-in file the user did not write.
+fn invalid(lesson: &Lesson, overrides: &[(String, Value)], e: FieldError) -> LessonError {
+    if overrides.is_empty() {
+        return LessonError::Scenario(ScenarioError::at(lesson.file, lesson.scenario, e));
+    }
+    let related = |p: &str| {
+        p == e.path
+            || e.path.starts_with(&format!("{p}."))
+            || p.starts_with(&format!("{}.", e.path))
+    };
+    let flag = |(p, v): &(String, Value)| format!("{p}={}", crate::sweep::value_label(v));
+    let flags = match overrides.iter().find(|(p, _)| related(p)) {
+        Some(o) => flag(o),
+        None => overrides
+            .iter()
+            .map(flag)
+            .collect::<Vec<_>>()
+            .join(" --set "),
+    };
+    LessonError::Override(flags, format!("`{}`: {}", e.path, e.message))
+}
+
+/// Checks `overrides` on lesson `number`'s scenario without running it, so
+/// that a bad `--set` is refused before the lesson's text is printed.
+pub fn check_overrides(number: u32, overrides: &[(String, Value)]) -> Result<(), LessonError> {
+    let Some(lesson) = find(number) else {
+        let list: Vec<String> = LESSONS.iter().map(|l| l.number.to_string()).collect();
+        return Err(LessonError::Unknown(number, list.join(", ")));
+    };
+    let table = table_with(lesson, overrides)?;
+    scenario::validate(&table, lesson.file, &[]).map_err(|e| invalid(lesson, overrides, e))?;
+    Ok(())
 }
 
 /// Runs lesson `number` with `overrides` (dotted path, value) on its scenario.
