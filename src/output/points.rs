@@ -215,7 +215,7 @@ pub fn link_point(
     for what in names {
         let src = point_path(from, index, what);
         let dst = point_path(to, index, what);
-        super::staging::link_or_copy(&src, &dst).map_err(io_err(&dst))?;
+        link_or_copy(&src, &dst).map_err(io_err(&dst))?;
     }
     Ok(())
 }
@@ -337,4 +337,15 @@ pub fn assemble(out: &Path, keys: &[PointKey]) -> Result<Assembled, OutputError>
             .collect(),
         values,
     })
+}
+
+/// A hard link of `src` at `dst` (one already there is kept), or a copy
+/// where links cannot be made: a point's files are written once and never
+/// changed, so both names may share them.
+pub(super) fn link_or_copy(src: &Path, dst: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(src, dst) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) => super::write_atomic(dst, &std::fs::read(src)?),
+    }
 }

@@ -166,17 +166,9 @@ pub fn link_points(from: &Path, to: &Path) -> std::io::Result<()> {
         if text.starts_with('.') || text.starts_with("shard-") || !e.file_type()?.is_file() {
             continue;
         }
-        link_or_copy(&e.path(), &dst.join(&name))?;
+        super::points::link_or_copy(&e.path(), &dst.join(&name))?;
     }
     Ok(())
-}
-
-pub(super) fn link_or_copy(src: &Path, dst: &Path) -> std::io::Result<()> {
-    match std::fs::hard_link(src, dst) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
-        Err(_) => super::write_atomic(dst, &std::fs::read(src)?),
-    }
 }
 
 /// Whether an entry of a results directory is csmacd's: its CSV files,
@@ -224,7 +216,7 @@ fn copy_tree(src: &Path, dst: &Path) -> std::io::Result<()> {
         return Ok(());
     }
     if kind.is_file() {
-        return link_or_copy(src, dst);
+        return super::points::link_or_copy(src, dst);
     }
     Ok(())
 }
