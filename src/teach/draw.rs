@@ -114,7 +114,10 @@ fn render(path: &Path, size: (u32, u32), picture: &impl Paint) -> Result<(), Dra
                 picture.paint(root).map_err(|e| e.to_string())
             })
             .map_err(fail)?;
-            crate::output::write_atomic(path, &bytes).map_err(|e| fail(e.to_string()))
+            crate::output::write_atomic(path, &bytes).map_err(|e| DrawError::Write {
+                path: shown.clone(),
+                message: e.to_string(),
+            })
         }
         _ => Err(DrawError::Format { path: shown }),
     }
