@@ -1,7 +1,10 @@
 //! Sweeps: a scenario plus `[sweep]` axes, expanded into a grid of points
-//! (plan.rs: reading the file) and run in parallel (run.rs: the only rayon user);
+//! (plan.rs: reading the file, with axes.rs its `[sweep]` axes and charts.rs
+//! its `[[chart]]` tables) and run in parallel (run.rs: the only rayon user);
 //! checks.rs places the points' warnings in the file.
 
+mod axes;
+mod charts;
 pub mod checks;
 mod plan;
 mod run;
