@@ -555,12 +555,8 @@ fn read_expr(mut f: Fields, slot_ps: Time, world: PolicyWorld) -> Result<Backoff
         ],
         PolicyWorld::Service => &["kind", "wait", "unit", "init", "on_success", "on_failure"],
     };
-    if world == PolicyWorld::Service && f.contains("attempt_limit") {
-        return Err(f.err(
-            "attempt_limit",
-            "is not used by clients; the group's `max_retries` limits retries",
-        ));
-    }
+    // (A client group's `attempt_limit` is refused before: read_backoff in
+    // scenario/service.rs.)
     f.allow(allowed)?;
     let wait = f.string("wait")?;
     let wait = f.require(
