@@ -2,9 +2,48 @@
 //! path and its values), linked axes (`[sweep.linked.NAME]`, paths moving
 //! together), and the checks that keep axes from setting one path twice.
 
-use super::plan::{value_label, Axis, MAX_POINTS};
+use crate::output::chart::AxisColumn;
 use crate::scenario::reader::FieldError;
 use toml::{Table, Value};
+
+/// The most points a sweep may hold: beyond this a grid is almost surely a typo.
+pub const MAX_POINTS: usize = 1_000_000;
+
+/// One sweep axis: a dotted path into the scenario and the values it takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// The dotted path the axis sets, or a linked axis's name.
+    pub path: String,
+    pub values: Vec<Value>,
+    /// Each value as it appears in CSV columns and in the point's seed.
+    pub labels: Vec<String>,
+    /// A linked axis (`[sweep.linked.NAME]`): the paths it sets together,
+    /// each with its own values, one per value of the axis. Empty for a
+    /// plain axis, which sets `path` to `values`.
+    pub linked: Vec<(String, Vec<Value>)>,
+}
+
+impl Axis {
+    /// The axis as a chart sees it: its summary column and the values there.
+    pub fn column(&self) -> AxisColumn<'_> {
+        AxisColumn {
+            name: &self.path,
+            labels: &self.labels,
+        }
+    }
+}
+
+/// The text of an axis value: strings bare, numbers in shortest form, other
+/// values as inline TOML.
+pub fn value_label(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Integer(i) => i.to_string(),
+        Value::Float(f) => format!("{f}"),
+        Value::Boolean(b) => b.to_string(),
+        other => other.to_string().trim().to_string(),
+    }
+}
 
 /// Reads `[sweep]`: each key a dotted path (quoted, or nested tables), each
 /// value a non-empty list of distinct values.

@@ -1,7 +1,7 @@
 //! Reading a sweep file's `[[chart]]` tables into chart specs, checked
 //! against the axes and the columns the world writes before any run.
 
-use super::plan::Axis;
+use super::axes::Axis;
 use crate::output::chart::{self, ChartSpec};
 use crate::results::Columns;
 use crate::scenario::reader::{FieldError, Fields};

@@ -2,7 +2,8 @@
 //! kind and key for the whole grid, at the line of the key or of the sweep
 //! axis that sets it; the replications; the offered load in one line.
 
-use super::plan::{Axis, Plan};
+use super::axes::Axis;
+use super::plan::Plan;
 use crate::advice::{short_fraction, Share, Warning};
 use crate::scenario::locate;
 use std::fmt;

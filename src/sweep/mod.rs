@@ -9,8 +9,6 @@ pub mod checks;
 mod plan;
 mod run;
 
-pub use plan::{
-    from_str, load, set_path, value_label, Axis, Plan, Point, PointFault, Shard, SweepError,
-    MAX_POINTS,
-};
+pub use axes::{value_label, Axis, MAX_POINTS};
+pub use plan::{from_str, load, set_path, Plan, Point, PointFault, Shard, SweepError};
 pub use run::{run_pending, run_points, PendingError, PointSink};

@@ -1,9 +1,9 @@
 //! The sweep file -> Plan: `[sweep]` axes expanded into a grid of validated
 //! points, each with its own seed; `[[chart]]` specs; shards. It runs nothing.
 
-use super::axes::{check_axes_apart, read_axes};
+use super::axes::{check_axes_apart, read_axes, Axis, MAX_POINTS};
 use super::charts::read_charts;
-use crate::output::chart::{AxisColumn, ChartSpec};
+use crate::output::chart::ChartSpec;
 use crate::results::Columns;
 use crate::scenario::reader::FieldError;
 use crate::scenario::{self, ScenarioError};
@@ -12,9 +12,6 @@ use crate::units::format_bytes;
 use crate::world::Scenario;
 use std::path::Path;
 use toml::{Table, Value};
-
-/// The most points a sweep may hold: beyond this a grid is almost surely a typo.
-pub const MAX_POINTS: usize = 1_000_000;
 
 /// The most a sweep's points may hold in memory once read, by estimate
 /// ([`point_bytes`]): about 10^6 points of a small scenario (a point of
@@ -89,30 +86,6 @@ impl Point {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(", ")
-    }
-}
-
-/// One sweep axis: a dotted path into the scenario and the values it takes.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Axis {
-    /// The dotted path the axis sets, or a linked axis's name.
-    pub path: String,
-    pub values: Vec<Value>,
-    /// Each value as it appears in CSV columns and in the point's seed.
-    pub labels: Vec<String>,
-    /// A linked axis (`[sweep.linked.NAME]`): the paths it sets together,
-    /// each with its own values, one per value of the axis. Empty for a
-    /// plain axis, which sets `path` to `values`.
-    pub linked: Vec<(String, Vec<Value>)>,
-}
-
-impl Axis {
-    /// The axis as a chart sees it: its summary column and the values there.
-    pub fn column(&self) -> AxisColumn<'_> {
-        AxisColumn {
-            name: &self.path,
-            labels: &self.labels,
-        }
     }
 }
 
@@ -219,18 +192,6 @@ pub fn load(path: &Path, seed: Option<u64>) -> Result<Plan, SweepError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
     from_str(&file, &stem, &text, seed)
-}
-
-/// The text of an axis value: strings bare, numbers in shortest form, other
-/// values as inline TOML.
-pub fn value_label(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Integer(i) => i.to_string(),
-        Value::Float(f) => format!("{f}"),
-        Value::Boolean(b) => b.to_string(),
-        other => other.to_string().trim().to_string(),
-    }
 }
 
 /// Checks a sweep file's text and expands its grid, validating every point.
