@@ -16,6 +16,8 @@ pub const REPLICATION: u64 = 0x5245_504c;
 pub const TRAFFIC: u64 = 0x5452_4146;
 pub const BACKOFF: u64 = 0x4241_434b;
 pub const PLACEMENT: u64 = 0x504c_4143;
+/// The seed every point of a sweep with common random numbers shares.
+pub const COMMON: u64 = 0x434f_4d4d;
 
 /// SplitMix64's output function: a bijective 64-bit mixer.
 pub fn splitmix(mut z: u64) -> u64 {

@@ -3,7 +3,6 @@
 
 use super::{watch, CliError, CliResult};
 use crate::output::chart::{self, Table};
-use crate::output::style::Styles;
 use crate::output::{self, results_dir, staging, Assembled, PointKey, PointRuns};
 use crate::progress::Progress;
 use crate::results::MemoryNeed;
@@ -669,10 +668,11 @@ pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, 
         .transpose()
         .map_err(CliError::failure)?;
     let context = chart::Context {
+        source: None,
         scenario: Some(plan.name.clone()),
         seed: plan.seed(),
     };
-    let mut charts: Vec<(String, chart::Chart)> = Vec::new();
+    let mut charts: Vec<(String, chart::Figure, chart::ChartSpec)> = Vec::new();
     for spec in specs {
         let spec = chart::complete(&spec, &axes);
         let name = spec.name.clone().unwrap_or_else(|| spec.y.clone());
@@ -695,37 +695,47 @@ pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, 
                 continue;
             }
         };
-        match chart::build(table, &spec, &context) {
-            Ok(c) => charts.push((name, c)),
+        // Each value's style follows its place in the whole table, so it
+        // is the same on every chart of the sweep.
+        match chart::build_figure(table, table, &spec, &context) {
+            Ok(c) => charts.push((name, c, spec)),
             Err(e) => eprintln!("warning: chart {name} skipped: {e}"),
         }
     }
     if charts.is_empty() {
         return Ok(0);
     }
-    let styles = Styles::assign(&charts.iter().map(|(_, c)| c.labels()).collect::<Vec<_>>());
+    chart::share_y(
+        charts
+            .iter_mut()
+            .map(|(_, f, spec)| (spec.share_y.then_some(spec.y.as_str()), f)),
+    );
     let dir = results_dir::charts_dir(out);
     output::create_dir(&dir)
         .with_context(|| format!("cannot create {}", dir.display()))
         .map_err(CliError::failure)?;
-    for (name, c) in &charts {
-        write_chart(c, &styles, &dir.join(format!("{name}.svg")))?;
-        write_chart(c, &styles, &dir.join(format!("{name}.png")))?;
+    for (name, f, _) in &charts {
+        write_figure(f, &dir.join(format!("{name}.svg")))?;
+        write_figure(f, &dir.join(format!("{name}.png")))?;
         let csv = dir.join(format!("{name}.csv"));
-        output::write_atomic(&csv, &chart::points_csv(c, &styles))
-            .with_context(|| format!("cannot write {}", csv.display()))
-            .map_err(CliError::failure)?;
+        output::write_atomic(
+            &csv,
+            &chart::points_csv_with(&f.chart, &f.styles, &f.options),
+        )
+        .with_context(|| format!("cannot write {}", csv.display()))
+        .map_err(CliError::failure)?;
     }
     Ok(charts.len())
 }
 
 /// Writes one chart as PNG or SVG, by the extension of `path`, atomically.
-pub fn write_chart(c: &chart::Chart, styles: &Styles, path: &Path) -> CliResult {
+pub fn write_figure(f: &chart::Figure, path: &Path) -> CliResult {
+    let (c, styles, options) = (&f.chart, &f.styles, &f.options);
     let result = match path.extension().and_then(|x| x.to_str()) {
-        Some("svg") => chart::render_svg(c, styles)
+        Some("svg") => chart::render_svg_with(c, styles, options)
             .map_err(anyhow::Error::from)
             .and_then(|svg| output::write_atomic(path, svg.as_bytes()).map_err(Into::into)),
-        Some("png") => chart::render_png(c, styles)
+        Some("png") => chart::render_png_with(c, styles, options)
             .map_err(anyhow::Error::from)
             .and_then(|png| output::write_atomic(path, &png).map_err(Into::into)),
         _ => {

@@ -1,10 +1,9 @@
 //! `csmacd plot`: a chart from any CSV file (summary.csv or another).
 
-use super::batch::write_chart;
+use super::batch::write_figure;
 use super::{CliError, CliResult};
 use crate::output;
 use crate::output::chart::{self, ChartSpec, Context, Scale, Table};
-use crate::output::style::Styles;
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 
@@ -60,9 +59,30 @@ pub struct PlotArgs {
     /// The x axis: linear or log (log needs positive numbers).
     #[arg(long, value_name = "SCALE", default_value = "linear", value_parser = parse_scale)]
     pub x_scale: Scale,
-    /// The y axis: linear or log (values at or below 0 are then left out, and counted in the caption).
-    #[arg(long, value_name = "SCALE", default_value = "linear", value_parser = parse_scale)]
-    pub y_scale: Scale,
+    /// The y axis: linear or log (values at or below 0 are then left out, and counted in the caption) [default: linear; log for a delay spanning more than two decades].
+    #[arg(long, value_name = "SCALE", value_parser = parse_scale)]
+    pub y_scale: Option<Scale>,
+    /// The y axis's range, in the y column's units, e.g. --y-range 0.9,1.
+    #[arg(long, value_name = "LO,HI", value_parser = parse_range, allow_hyphen_values = true)]
+    pub y_range: Option<(f64, f64)>,
+    /// The x axis's title [default: the column's documented meaning, else its name].
+    #[arg(long)]
+    pub x_label: Option<String>,
+    /// The y axis's title [default: the column's documented meaning, else its name].
+    #[arg(long)]
+    pub y_label: Option<String>,
+    /// The legend's title [default: the series columns' meanings, for words].
+    #[arg(long)]
+    pub legend_title: Option<String>,
+    /// The series column whose values choose the colour [default: the first --series].
+    #[arg(long, value_name = "COLUMN")]
+    pub color_by: Option<String>,
+    /// The series column whose values choose the marker and dash [default: the second --series].
+    #[arg(long, value_name = "COLUMN")]
+    pub dash_by: Option<String>,
+    /// Join the points of an x axis of two values with lines (not done by default: two points make no trend).
+    #[arg(long)]
+    pub lines: bool,
     /// Width and height in pixels, from 400x300 to 4000x4000 [default: 900x560 for one plot, more for small multiples].
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<(u32, u32)>,
@@ -80,6 +100,18 @@ fn parse_theory(s: &str) -> Result<chart::Theory, String> {
         ));
     };
     chart::Theory::new(label.trim(), y.trim()).map_err(|e| format!("in `{}`: {e}", y.trim()))
+}
+
+fn parse_range(s: &str) -> Result<(f64, f64), String> {
+    let bad = || format!("`{s}` is not a range; write LO,HI with LO < HI, e.g. 0.9,1");
+    let (a, b) = s.split_once(',').ok_or_else(bad)?;
+    let a: f64 = a.trim().parse().map_err(|_| bad())?;
+    let b: f64 = b.trim().parse().map_err(|_| bad())?;
+    if a.is_finite() && b.is_finite() && a < b {
+        Ok((a, b))
+    } else {
+        Err(bad())
+    }
 }
 
 fn parse_scale(s: &str) -> Result<Scale, String> {
@@ -101,6 +133,7 @@ fn context(csv: &Path) -> Context {
         return Context::default();
     };
     Context {
+        source: None,
         scenario: t.get("name").and_then(|v| v.as_str()).map(str::to_string),
         seed: t
             .get("seed")
@@ -123,6 +156,9 @@ pub fn run(args: PlotArgs) -> CliResult {
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;
     let mut table = Table::from_csv(&bytes)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;
+    // Styles follow each value's place in the whole file, as on the
+    // sweep's own charts, whatever --where keeps.
+    let whole = table.clone();
     for f in &args.filter {
         let Some((column, value)) = f.split_once('=') else {
             return Err(CliError::usage(anyhow!(
@@ -142,6 +178,25 @@ pub fn run(args: PlotArgs) -> CliResult {
             )));
         }
     }
+    for (flag, c) in [("--color-by", &args.color_by), ("--dash-by", &args.dash_by)] {
+        if let Some(c) = c.as_ref().filter(|c| !args.series.contains(c)) {
+            return Err(CliError::usage(anyhow!(
+                "{flag} {c}: not among the --series columns ({}); name one of them",
+                if args.series.is_empty() {
+                    "none given".to_string()
+                } else {
+                    args.series.join(", ")
+                }
+            )));
+        }
+    }
+    if let (Some((lo, _)), Some(Scale::Log)) = (args.y_range, args.y_scale) {
+        if lo <= 0.0 {
+            return Err(CliError::usage(anyhow!(
+                "--y-range: a log y axis needs a range above 0"
+            )));
+        }
+    }
     let spec = ChartSpec {
         x: args.x,
         y: args.y,
@@ -150,21 +205,34 @@ pub fn run(args: PlotArgs) -> CliResult {
         name: None,
         x_scale: args.x_scale,
         y_scale: args.y_scale,
+        y_range: args.y_range,
+        x_label: args.x_label,
+        y_label: args.y_label,
+        legend_title: args.legend_title,
+        color_by: args.color_by,
+        dash_by: args.dash_by,
+        lines: args.lines,
         size: args.size,
         theory: args.theory,
         ..Default::default()
     };
-    let c = chart::build(&table, &spec, &context(&args.csv))
+    let mut context = context(&args.csv);
+    let mut source = args.csv.display().to_string();
+    if !args.filter.is_empty() {
+        source.push_str(&format!(" where {}", args.filter.join(", ")));
+    }
+    context.source = Some(source);
+    let f = chart::build_figure(&table, &whole, &spec, &context)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.csv.display())))?;
+    let c = &f.chart;
     if let Some(dir) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         output::create_dir(dir)
             .map_err(|e| CliError::failure(anyhow!("cannot create {}: {e}", dir.display())))?;
     }
-    let styles = Styles::assign(&[c.labels()]);
-    write_chart(&c, &styles, &args.out)?;
+    write_figure(&f, &args.out)?;
     // What the chart draws, beside it: a reader can re-plot or check it.
     let points = args.out.with_extension("csv");
-    output::write_atomic(&points, &chart::points_csv(&c, &styles))
+    output::write_atomic(&points, &chart::points_csv_with(c, &f.styles, &f.options))
         .map_err(|e| CliError::failure(anyhow!("cannot write {}: {e}", points.display())))?;
     let n = c.series.len();
     eprintln!(

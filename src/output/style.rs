@@ -158,18 +158,44 @@ pub struct SeriesStyle {
 /// periods (7, 6, 4): the first 84 styles differ, and so do the first 12 in
 /// marker and dash alone.
 pub fn series_style(i: usize) -> SeriesStyle {
-    SeriesStyle {
-        colour: SERIES_COLOURS[i % SERIES_COLOURS.len()],
-        marker: MARKERS[i % MARKERS.len()],
-        dash: DASHES[i % DASHES.len()],
+    StyleIndex::all(i).style()
+}
+
+/// A style as the indices of its colour, marker and dash (each cycling
+/// through its list): one series axis's value may fix the colour while
+/// another's fixes the marker and dash.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StyleIndex {
+    pub colour: usize,
+    pub marker: usize,
+    pub dash: usize,
+}
+
+impl StyleIndex {
+    /// The `i`-th style of [`series_style`]: colour, marker and dash together.
+    pub fn all(i: usize) -> StyleIndex {
+        StyleIndex {
+            colour: i,
+            marker: i,
+            dash: i,
+        }
+    }
+
+    pub fn style(self) -> SeriesStyle {
+        SeriesStyle {
+            colour: SERIES_COLOURS[self.colour % SERIES_COLOURS.len()],
+            marker: MARKERS[self.marker % MARKERS.len()],
+            dash: DASHES[self.dash % DASHES.len()],
+        }
     }
 }
 
-/// One style per series label, fixed across a set of charts (every chart of
-/// a sweep): the same label is drawn the same way on every chart.
+/// One style per series label: within a chart, or fixed across a set of
+/// charts (every chart of a sweep), so that the same label is drawn the
+/// same way on every chart.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Styles {
-    index: BTreeMap<String, usize>,
+    index: BTreeMap<String, StyleIndex>,
 }
 
 impl Styles {
@@ -180,40 +206,57 @@ impl Styles {
     /// of charts only, not on their order or on the data.
     pub fn assign<S: AsRef<str>>(charts: &[Vec<S>]) -> Styles {
         let mut labels: Vec<&str> = charts.iter().flatten().map(AsRef::as_ref).collect();
+        let index = |index: &BTreeMap<String, usize>, l: &str| index.get(l).copied();
         labels.sort_by(|a, b| natural_cmp(a, b));
         labels.dedup();
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        let mut found: BTreeMap<String, usize> = BTreeMap::new();
         for label in labels {
             let mut taken: Vec<usize> = charts
                 .iter()
                 .filter(|c| c.iter().any(|l| l.as_ref() == label))
                 .flatten()
-                .filter_map(|l| index.get(l.as_ref()).copied())
+                .filter_map(|l| index(&found, l.as_ref()))
                 .collect();
             taken.sort_unstable();
             taken.dedup();
             let free = (0..).find(|i| taken.binary_search(i).is_err()).unwrap_or(0);
-            index.insert(label.to_string(), free);
+            found.insert(label.to_string(), free);
         }
-        Styles { index }
+        Styles::of_indices(found)
     }
 
     /// Styles given by index: labels that share an index are drawn alike
     /// (a closed form and the measurements drawn over it).
     pub fn of_indices<S: Into<String>>(pairs: impl IntoIterator<Item = (S, usize)>) -> Styles {
         Styles {
+            index: pairs
+                .into_iter()
+                .map(|(l, i)| (l.into(), StyleIndex::all(i)))
+                .collect(),
+        }
+    }
+
+    /// Styles given part by part (colour, marker, dash), per label.
+    pub fn of_parts<S: Into<String>>(pairs: impl IntoIterator<Item = (S, StyleIndex)>) -> Styles {
+        Styles {
             index: pairs.into_iter().map(|(l, i)| (l.into(), i)).collect(),
         }
     }
 
-    /// The style index of `label` (0 for a label that was not assigned).
+    /// The colour index of `label`'s style (0 for a label that was not
+    /// assigned).
     pub fn index(&self, label: &str) -> usize {
-        self.index.get(label).copied().unwrap_or(0)
+        self.parts(label).colour
+    }
+
+    /// The indices of `label`'s colour, marker and dash.
+    pub fn parts(&self, label: &str) -> StyleIndex {
+        self.index.get(label).copied().unwrap_or_default()
     }
 
     /// The style of `label`.
     pub fn get(&self, label: &str) -> SeriesStyle {
-        series_style(self.index(label))
+        self.parts(label).style()
     }
 }
 

@@ -15,8 +15,13 @@ pub struct Axis {
     /// The dotted path the axis sets, or a linked axis's name.
     pub path: String,
     pub values: Vec<Value>,
-    /// Each value as it appears in CSV columns and in the point's seed.
+    /// Each value as it appears in CSV columns, legends and progress lines:
+    /// its `label` when written `{ label = "...", value = ... }`, else a
+    /// scalar's text or a table's short automatic label ([`short_labels`]).
     pub labels: Vec<String>,
+    /// Each value's full text (inline TOML for tables), from which the
+    /// point's seed derives: naming a value does not change its results.
+    pub keys: Vec<String>,
     /// A linked axis (`[sweep.linked.NAME]`): the paths it sets together,
     /// each with its own values, one per value of the axis. Empty for a
     /// plain axis, which sets `path` to `values`.
@@ -88,20 +93,16 @@ pub(super) fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<
                         ),
                     ));
                 }
-                let labels: Vec<String> = values.iter().map(value_label).collect();
-                let mut seen = std::collections::HashSet::with_capacity(labels.len());
-                for l in &labels {
-                    if !seen.insert(l.as_str()) {
-                        return Err(FieldError::new(
-                            key,
-                            format!("lists `{l}` twice; each value of an axis must be distinct"),
-                        ));
-                    }
-                }
+                let (values, named) = unwrap_labels(&key, values)?;
+                let keys: Vec<String> = values.iter().map(value_label).collect();
+                check_distinct(&key, &keys, "lists")?;
+                let labels = labels_of(&values, &named);
+                check_distinct(&key, &labels, "labels two values")?;
                 out.push(Axis {
                     path,
-                    values: values.clone(),
+                    values,
                     labels,
+                    keys,
                     linked: Vec::new(),
                 });
             }
@@ -217,6 +218,8 @@ fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
         }
         let mut linked: Vec<(String, Vec<Value>)> = Vec::new();
         let mut shown: Option<Vec<Value>> = None;
+        // Per linked path, the labels its values were given.
+        let mut names: Vec<Vec<Option<String>>> = Vec::new();
         for (path, list) in members {
             let at = format!("{key}.{path}");
             let Value::Array(values) = list else {
@@ -235,6 +238,7 @@ fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
                 shown = Some(values.clone());
                 continue;
             }
+            let (values, named) = unwrap_labels(&at, values)?;
             if path.split('.').any(str::is_empty)
                 || path.starts_with("sweep")
                 || path.starts_with("chart")
@@ -244,7 +248,8 @@ fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
                     "is not a dotted path such as \"stations.0.traffic.load\"",
                 ));
             }
-            linked.push((path.clone(), values.clone()));
+            linked.push((path.clone(), values));
+            names.push(named);
         }
         let Some(len) = linked.first().map(|(_, v)| v.len()) else {
             return Err(FieldError::new(
@@ -269,8 +274,13 @@ fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
                 ));
             }
         }
-        let values = shown.unwrap_or_else(|| linked[0].1.clone());
-        let labels: Vec<String> = values.iter().map(value_label).collect();
+        // The column shows `values` (each labelled or not), else the first
+        // path's values with their labels.
+        let (values, named) = match shown {
+            Some(v) => unwrap_labels(&format!("{key}.values"), &v)?,
+            None => (linked[0].1.clone(), names[0].clone()),
+        };
+        let labels = labels_of(&values, &named);
         for (i, l) in labels.iter().enumerate() {
             if labels[..i].contains(l) {
                 return Err(FieldError::new(
@@ -279,12 +289,227 @@ fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
                 ));
             }
         }
+        // The seed of a linked point derives from every path's value.
+        let keys: Vec<String> = (0..len)
+            .map(|i| {
+                linked
+                    .iter()
+                    .map(|(p, v)| format!("{p}={}", value_label(&v[i])))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
+            .collect();
         out.push(Axis {
             path: name.clone(),
             values,
             labels,
+            keys,
             linked,
         });
     }
     Ok(())
+}
+
+/// Splits a list of axis values written `{ label = "BEB-6", value = ... }`
+/// into the values and the labels given (None where a value has none).
+fn unwrap_labels(
+    key: &str,
+    values: &[Value],
+) -> Result<(Vec<Value>, Vec<Option<String>>), FieldError> {
+    let mut out = Vec::with_capacity(values.len());
+    let mut names = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        match v {
+            Value::Table(t) if t.contains_key("label") || t.contains_key("value") => {
+                let at = format!("{key}.{i}");
+                if let Some(k) = t.keys().find(|k| *k != "label" && *k != "value") {
+                    return Err(FieldError::new(
+                        at,
+                        format!("`{k}` is not allowed beside `label` and `value`; write {{ label = \"BEB-6\", value = {{ kind = \"beb\", backoff_limit = 6 }} }}"),
+                    ));
+                }
+                let label = match t.get("label") {
+                    Some(Value::String(l)) if !l.trim().is_empty() => l.trim().to_string(),
+                    _ => {
+                        return Err(FieldError::new(
+                            format!("{at}.label"),
+                            "a labelled value needs label = \"...\", a non-empty text, beside its value",
+                        ))
+                    }
+                };
+                let Some(value) = t.get("value") else {
+                    return Err(FieldError::new(
+                        format!("{at}.value"),
+                        format!("the value labelled \"{label}\" is missing; write value = ... beside label"),
+                    ));
+                };
+                out.push(value.clone());
+                names.push(Some(label));
+            }
+            other => {
+                out.push(other.clone());
+                names.push(None);
+            }
+        }
+    }
+    Ok((out, names))
+}
+
+/// Refuses a list in which one text appears twice.
+fn check_distinct(key: &str, texts: &[String], verb: &str) -> Result<(), FieldError> {
+    let mut seen = std::collections::HashSet::with_capacity(texts.len());
+    for l in texts {
+        if !seen.insert(l.as_str()) {
+            return Err(FieldError::new(
+                key,
+                format!("{verb} `{l}` twice; each value of an axis must be distinct"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The label of each value: the one given, else the automatic one.
+fn labels_of(values: &[Value], named: &[Option<String>]) -> Vec<String> {
+    let auto = short_labels(values);
+    named
+        .iter()
+        .zip(auto)
+        .map(|(n, a)| n.clone().unwrap_or(a))
+        .collect()
+}
+
+/// Short labels for an axis's values: scalars as their text; a table (or
+/// list) as its `kind` (when it has one) followed by the keys whose values
+/// tell it apart from the other values of its kind, e.g. `beb` and
+/// `beb backoff_limit=6`, never a page of TOML. Falls back to the full
+/// text when two short labels would be equal.
+pub fn short_labels(values: &[Value]) -> Vec<String> {
+    let flat: Vec<Option<Vec<(String, String)>>> = values
+        .iter()
+        .map(|v| match v {
+            Value::Table(_) | Value::Array(_) => {
+                let mut out = Vec::new();
+                flatten("", v, &mut out);
+                Some(out)
+            }
+            _ => None,
+        })
+        .collect();
+    let kind_of =
+        |f: &[(String, String)]| f.iter().find(|(k, _)| k == "kind").map(|(_, v)| v.clone());
+    let labels: Vec<String> = values
+        .iter()
+        .zip(&flat)
+        .map(|(v, f)| {
+            let Some(f) = f else {
+                return value_label(v);
+            };
+            let kind = kind_of(f);
+            // The values of this one's kind (all values when none has a kind).
+            let peers: Vec<&Vec<(String, String)>> = flat
+                .iter()
+                .flatten()
+                .filter(|g| kind_of(g) == kind)
+                .collect();
+            let get = |g: &[(String, String)], k: &str| {
+                g.iter().find(|(gk, _)| gk == k).map(|(_, v)| v.clone())
+            };
+            let mut parts: Vec<String> = kind.iter().cloned().collect();
+            for (k, val) in f {
+                if k == "kind" {
+                    continue;
+                }
+                if peers
+                    .iter()
+                    .any(|g| get(g, k).as_deref() != Some(val.as_str()))
+                {
+                    parts.push(format!("{k}={val}"));
+                }
+            }
+            if parts.is_empty() {
+                value_label(v)
+            } else {
+                parts.join(" ")
+            }
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    if labels.iter().all(|l| seen.insert(l.as_str())) {
+        labels
+    } else {
+        values.iter().map(value_label).collect()
+    }
+}
+
+/// A table or list as (dotted key, scalar text) pairs, in order.
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    let join = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Value::Table(t) => {
+            for (k, x) in t {
+                flatten(&join(k), x, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&join(&i.to_string()), x, out);
+            }
+        }
+        other => out.push((prefix.to_string(), value_label(other))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(text: &str) -> Vec<Value> {
+        let t: Table = format!("v = {text}").parse().unwrap();
+        t["v"].as_array().unwrap().clone()
+    }
+
+    #[test]
+    fn short_labels_name_the_kind_and_what_differs() {
+        let v = values(
+            r#"[{ kind = "beb" }, { kind = "beb", backoff_limit = 6 }, { kind = "mild" },
+                { kind = "full-jitter", base = "1slot", cap = "1024slot" }]"#,
+        );
+        assert_eq!(
+            short_labels(&v),
+            ["beb", "beb backoff_limit=6", "mild", "full-jitter"]
+        );
+        let v = values(r#"[[{ count = 2, load = 0.1 }], [{ count = 2, load = 0.2 }]]"#);
+        assert_eq!(short_labels(&v), ["0.load=0.1", "0.load=0.2"]);
+        assert_eq!(short_labels(&values("[1, 2.5, \"x\"]")), ["1", "2.5", "x"]);
+    }
+
+    #[test]
+    fn labelled_values_are_unwrapped() {
+        let v = values(
+            r#"[{ label = "BEB-6", value = { kind = "beb", backoff_limit = 6 } }, { kind = "beb" }]"#,
+        );
+        let (vals, named) = unwrap_labels("sweep.x", &v).unwrap();
+        assert_eq!(labels_of(&vals, &named), ["BEB-6", "beb"]);
+        assert_eq!(
+            value_label(&vals[0]),
+            "{ kind = \"beb\", backoff_limit = 6 }"
+        );
+        let bad = values(r#"[{ label = "a", value = 1, extra = 2 }]"#);
+        assert!(unwrap_labels("sweep.x", &bad)
+            .unwrap_err()
+            .message
+            .contains("`extra`"));
+        let bad = values(r#"[{ label = "a" }]"#);
+        assert!(unwrap_labels("sweep.x", &bad)
+            .unwrap_err()
+            .message
+            .contains("missing"));
+    }
 }

@@ -167,7 +167,7 @@ pub(super) fn read_charts(
             })
         };
         let x_scale = scale(&mut f, "x_scale")?;
-        let y_scale = scale(&mut f, "y_scale")?;
+        let y_scale = f.contains("y_scale").then_some(scale(&mut f, "y_scale")?);
         if x_scale == chart::Scale::Log {
             if let Some(a) = axes.iter().find(|a| a.path == x) {
                 if let Some(bad) = a
@@ -197,6 +197,57 @@ pub(super) fn read_charts(
             chart::check_size(w, h).map_err(|e| it.err(e))
         })?;
         let shade = f.with("shade", |it| read_shade(it, surges))?;
+        let y_range = f.with("y_range", |it| {
+            let bad = || it.err("expected [lo, hi] with lo < hi, in the y column's units, e.g. y_range = [0.9, 1.0]");
+            let Value::Array(a) = it.value else {
+                return Err(bad());
+            };
+            let num = |v: &Value| match v {
+                Value::Integer(i) => Some(*i as f64),
+                Value::Float(x) if x.is_finite() => Some(*x),
+                _ => None,
+            };
+            match a.as_slice() {
+                [lo, hi] => match (num(lo), num(hi)) {
+                    (Some(lo), Some(hi)) if lo < hi => Ok((lo, hi)),
+                    _ => Err(bad()),
+                },
+                _ => Err(bad()),
+            }
+        })?;
+        if let (Some((lo, _)), Some(chart::Scale::Log)) = (y_range, y_scale) {
+            if lo <= 0.0 {
+                return Err(f.err("y_range", "a log y axis needs a range above 0"));
+            }
+        }
+        let x_label = f.string("x_label")?;
+        let y_label = f.string("y_label")?;
+        let legend_title = f.string("legend_title")?;
+        let mut channel = |key: &str| -> Result<Option<String>, FieldError> {
+            let v = f.string(key)?;
+            if let Some(c) = &v {
+                if !series.contains(c) {
+                    return Err(f.err(
+                        key,
+                        format!(
+                            "`{c}` is not among this chart's series ({}); name one of them",
+                            list_or_none(&series.iter().map(String::as_str).collect::<Vec<_>>())
+                        ),
+                    ));
+                }
+            }
+            Ok(v)
+        };
+        let color_by = channel("color_by")?;
+        let dash_by = channel("dash_by")?;
+        if color_by.is_some() && color_by == dash_by {
+            return Err(f.err(
+                "dash_by",
+                "names the colour's column too; give it another series column",
+            ));
+        }
+        let share_y = f.boolean("share_y")?.unwrap_or(false);
+        let lines = f.boolean("lines")?.unwrap_or(false);
         let theory = f.with("theory", read_theory)?.unwrap_or_default();
         if !theory.is_empty() {
             if let Some(a) = axes.iter().find(|a| a.path == x) {
@@ -217,6 +268,14 @@ pub(super) fn read_charts(
             name,
             x_scale,
             y_scale,
+            y_range,
+            x_label,
+            y_label,
+            legend_title,
+            color_by,
+            dash_by,
+            share_y,
+            lines,
             size,
             table: from_table,
             shade,
@@ -242,7 +301,25 @@ pub(super) fn read_charts(
 
 /// The keys of a `[[chart]]` table.
 const KEYS: &[&str] = &[
-    "x", "y", "series", "title", "name", "x_scale", "y_scale", "size", "table", "shade", "theory",
+    "x",
+    "y",
+    "series",
+    "title",
+    "name",
+    "x_scale",
+    "y_scale",
+    "y_range",
+    "x_label",
+    "y_label",
+    "legend_title",
+    "color_by",
+    "dash_by",
+    "share_y",
+    "lines",
+    "size",
+    "table",
+    "shade",
+    "theory",
 ];
 
 /// A chart's `theory`: `[{ label = "pure ALOHA", y = "x * exp(-2 * x)" }, ...]`,

@@ -47,10 +47,18 @@ impl Point {
     /// values only (sorted by path, so the order of the axes in the file does
     /// not matter either): adding values to a grid leaves other points unchanged.
     pub fn new(axes: Vec<(String, String)>, scenario: Scenario) -> Self {
-        let mut sorted: Vec<&(String, String)> = axes.iter().collect();
-        sorted.sort();
-        let key: String = sorted.iter().map(|(k, v)| format!("{k}={v};")).collect();
-        let seed = seed::derive(scenario.seed(), &[seed::fnv1a(key.as_bytes())]);
+        let seed = point_seed(scenario.seed(), &axes);
+        Point {
+            axes,
+            scenario,
+            seed,
+        }
+    }
+
+    /// A point of a sweep whose seed is given: derived from its values'
+    /// full texts ([`point_seed`]), or common to every point of a sweep
+    /// with common random numbers ([`common_seed`]).
+    pub fn seeded(axes: Vec<(String, String)>, scenario: Scenario, seed: u64) -> Self {
         Point {
             axes,
             scenario,
@@ -89,6 +97,22 @@ impl Point {
     }
 }
 
+/// The seed of a point from the master seed and its axis values (path,
+/// value text), sorted by path so that the order of the axes in the file
+/// does not matter: adding values to a grid leaves other points unchanged.
+pub fn point_seed(master: u64, axes: &[(String, String)]) -> u64 {
+    let mut sorted: Vec<&(String, String)> = axes.iter().collect();
+    sorted.sort();
+    let key: String = sorted.iter().map(|(k, v)| format!("{k}={v};")).collect();
+    seed::derive(master, &[seed::fnv1a(key.as_bytes())])
+}
+
+/// The seed every point of a sweep with `common_random_numbers = true`
+/// shares: replication r of every point then runs on one seed.
+pub fn common_seed(master: u64) -> u64 {
+    seed::derive(master, &[seed::COMMON])
+}
+
 /// A checked sweep: every point validated, ready to run.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -97,6 +121,8 @@ pub struct Plan {
     /// The grid in order: the first axis varies slowest, the last fastest.
     pub points: Vec<Point>,
     pub charts: Vec<ChartSpec>,
+    /// Whether every point runs on the same seeds (`common_random_numbers`).
+    pub common_random_numbers: bool,
     /// The file as run, seed and name made explicit: running it repeats the sweep.
     pub resolved: String,
 }
@@ -182,6 +208,9 @@ impl PointFault {
         }
     }
 }
+
+/// The top-level key that gives every point of a sweep the same seeds.
+pub const CRN_KEY: &str = "common_random_numbers";
 
 /// Loads a sweep file (or a plain scenario: a sweep of one point).
 pub fn load(path: &Path, seed: Option<u64>) -> Result<Plan, SweepError> {
@@ -270,13 +299,23 @@ pub fn from_str(
             ))
         })?;
 
-    let extra = &["sweep", "chart"];
+    let common_random_numbers =
+        match table.get(CRN_KEY) {
+            None => false,
+            Some(Value::Boolean(b)) => *b,
+            Some(_) => return Err(at(FieldError::new(
+                CRN_KEY,
+                "expected true or false: whether every point of the sweep runs on the same seeds",
+            ))),
+        };
+    let extra = &["sweep", "chart", CRN_KEY];
     // Each point starts from the scenario without its [sweep] and [[chart]]
     // tables: copying an axis of n values into each of n points would take
     // n^2 steps.
     let mut base = table.clone();
     base.remove("sweep");
     base.remove("chart");
+    base.remove(CRN_KEY);
     let mut points = Vec::with_capacity(total);
     let mut held = 0.0;
     for index in 0..total {
@@ -362,7 +401,17 @@ pub fn from_str(
             )));
         }
         held += bytes;
-        points.push(Point::new(assignments, sc));
+        let seed = if common_random_numbers {
+            common_seed(sc.seed())
+        } else {
+            let keys: Vec<(String, String)> = axes
+                .iter()
+                .zip(&choice)
+                .map(|(a, &c)| (a.path.clone(), a.keys[c].clone()))
+                .collect();
+            point_seed(sc.seed(), &keys)
+        };
+        points.push(Point::seeded(assignments, sc, seed));
     }
     let name = points
         .first()
@@ -409,6 +458,7 @@ pub fn from_str(
         axes,
         points,
         charts,
+        common_random_numbers,
         resolved,
     })
 }

@@ -3,13 +3,18 @@
 //! columns the worlds write; any other column keeps its name, unbounded.
 
 /// A column's name as a reader would say it, in a table with these
-/// columns: the groups of a service world's table (it counts calls) are
-/// groups of clients.
+/// columns: the meaning the world that wrote the table documents (a
+/// service world's table counts calls: its groups are groups of clients,
+/// its `load` is attempts per call), else the name itself.
 pub fn describe_among(column: &str, header: &[String]) -> String {
     let service = header.iter().any(|h| h == "calls");
     match column {
         "group" if service => "client group".into(),
         "attempts" if service => "attempts sent to the server".into(),
+        "load" if service => "attempts per call".into(),
+        // A column named `load` that no world writes (a linked axis, say)
+        // means what its sweep file says: its name.
+        "load" => "load".into(),
         _ => describe(column),
     }
 }
@@ -43,7 +48,6 @@ pub fn describe(column: &str) -> String {
         ("calls", _) => "calls".into(),
         ("successes", _) => "successful calls".into(),
         ("success_rate", _) => "calls that succeeded (fraction)".into(),
-        ("load", _) => "attempts per call".into(),
         ("completion_s", _) => "last success (s)".into(),
         ("crashes", _) => "server crashes".into(),
         ("all_connected_s", _) => "all clients connected (s)".into(),
@@ -55,9 +59,9 @@ pub fn describe(column: &str) -> String {
         ("group", _) => "station group".into(),
         (c, "kind") if c.ends_with(".stack.kind") => "retry stack".into(),
         (c, "count") if c.starts_with("clients.") => "clients".into(),
-        ("policy", _) | (_, "kind") => "backoff policy".into(),
+        ("policy", _) | (_, "kind") | (_, "backoff") => "backoff policy".into(),
         (_, "access") => "access mode".into(),
-        (_, "load") => "offered load (fraction of bit rate)".into(),
+        (c, "load") if c.contains('.') => "offered load (fraction of bit rate)".into(),
         (_, "count") => "stations".into(),
         (_, "frame") | (_, "size") => "frame size".into(),
         (_, "length") => "bus length".into(),

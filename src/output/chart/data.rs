@@ -3,12 +3,22 @@
 //! a reader can re-plot or check any figure, and a test can see which
 //! style each value got.
 
-use super::{Chart, Look};
-use crate::output::style::{series_style, Marker, Styles, DASHES};
+use super::{Chart, Look, Options};
+use crate::output::style::{Marker, Styles, DASHES};
 
 /// The columns of a chart's CSV.
-pub const HEADER: [&str; 10] = [
-    "series", "panel", "x", "y", "ci_low", "ci_high", "kind", "color", "marker", "dash",
+pub const HEADER: [&str; 11] = [
+    "series",
+    "panel",
+    "x",
+    "y",
+    "ci_low",
+    "ci_high",
+    "kind",
+    "color",
+    "marker",
+    "dash",
+    "overloaded",
 ];
 
 fn marker_name(m: Marker) -> &'static str {
@@ -33,14 +43,20 @@ fn number(v: f64) -> String {
 /// One row per point drawn: the series label, its panel's title (empty for
 /// one plot), x (the category for words on x), y and its interval (empty
 /// where undefined), `simulation` or `theory`, and the series' colour (hex),
-/// marker (none for a line without markers) and dash.
+/// marker (none for a line without markers) and dash, and whether the
+/// point lies past saturation (drawn hollow).
 pub fn points_csv(chart: &Chart, styles: &Styles) -> Vec<u8> {
+    points_csv_with(chart, styles, &Options::default())
+}
+
+/// [`points_csv`] for a chart drawn with `options`.
+pub fn points_csv_with(chart: &Chart, styles: &Styles, options: &Options) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     // Writing to a vector cannot fail.
     let _ = w.write_record(HEADER);
-    for s in &chart.series {
-        let i = styles.index(&s.label);
-        let style = series_style(i);
+    for (si, s) in chart.series.iter().enumerate() {
+        let parts = styles.parts(&s.label);
+        let style = parts.style();
         let c = style.colour;
         let colour = format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2);
         let (kind, marker) = match s.look {
@@ -49,7 +65,7 @@ pub fn points_csv(chart: &Chart, styles: &Styles) -> Vec<u8> {
             Look::Joined | Look::Measured => ("simulation", marker_name(style.marker)),
         };
         let panel = chart.panels.get(s.panel).cloned().unwrap_or_default();
-        for p in &s.points {
+        for (pi, p) in s.points.iter().enumerate() {
             let x = match &chart.categories {
                 Some(cats) => cats
                     .get(p.x as usize)
@@ -70,7 +86,12 @@ pub fn points_csv(chart: &Chart, styles: &Styles) -> Vec<u8> {
                 kind,
                 &colour,
                 marker,
-                dash_name(i),
+                dash_name(parts.dash),
+                if options.hollow.contains(&(si, pi)) {
+                    "true"
+                } else {
+                    "false"
+                },
             ]);
         }
     }

@@ -15,9 +15,10 @@ pub use spec::{
     GROUP_TABLE, MAX_SIZE, MIN_SIZE,
 };
 
-pub use data::{points_csv, HEADER as POINTS_HEADER};
-pub use draw::{render_png, render_svg};
+pub use data::{points_csv, points_csv_with, HEADER as POINTS_HEADER};
+pub use draw::{render_png, render_png_with, render_svg, render_svg_with};
 
+use crate::output::style::{StyleIndex, Styles};
 use crate::stats;
 use std::collections::HashMap;
 
@@ -73,6 +74,8 @@ pub enum ChartError {
     #[error("cannot draw the chart: {0}")]
     Draw(String),
     #[error("{0}")]
+    Style(String),
+    #[error("{0}")]
     Theory(String),
     /// Writing the drawn chart failed (its I/O error, as a sentence).
     #[error("{0}")]
@@ -111,6 +114,8 @@ impl Table {
 /// What a chart's caption says about where its numbers come from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Context {
+    /// The file the numbers were read from (`csmacd plot`'s CSV).
+    pub source: Option<String>,
     /// The scenario's name.
     pub scenario: Option<String>,
     /// The master seed.
@@ -197,8 +202,30 @@ impl Chart {
     }
 }
 
+/// How a chart is drawn beyond its data: what [`build_figure`] decides
+/// from the spec and the table, which the drawing and the points' CSV follow.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    /// A fixed y range (asked for, shared, or 0 to 1 for all zeros).
+    pub y_range: Option<(f64, f64)>,
+    /// Points past saturation, drawn hollow: (series, point) indices.
+    pub hollow: Vec<(usize, usize)>,
+    /// Series at one numeric x are drawn a few pixels apart (their whiskers
+    /// would overlap otherwise).
+    pub dodge: bool,
+}
+
+/// A chart with its styles (one per value of its series axes) and options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub chart: Chart,
+    pub styles: Styles,
+    pub options: Options,
+}
+
 /// Above this many lines one plot is unreadable: small multiples instead.
-pub const MAX_LINES: usize = 8;
+/// Styles tell apart at least this many ([`crate::output::style`]).
+pub const MAX_LINES: usize = 12;
 /// The most panels of small multiples; beyond, one plot with a note.
 pub const MAX_PANELS: usize = 16;
 /// The most series a chart draws (in one plot, with a note that they are
@@ -227,8 +254,8 @@ pub fn parse_number(text: &str) -> Option<(f64, &str)> {
 }
 
 /// A short name for titles ("throughput", "offered load").
-fn short(column: &str) -> String {
-    let d = describe(column);
+fn short(column: &str, header: &[String]) -> String {
+    let d = describe_among(column, header);
     match d.find(" (") {
         Some(i) => d[..i].to_string(),
         None => d,
@@ -248,6 +275,56 @@ fn label_part(column: &str, value: &str, numeric: bool) -> String {
     format!("{name}={value}")
 }
 
+/// One series as gathered: its label parts, its raw values in the series
+/// columns, its points, whether each lies past saturation, and its style.
+struct Gathered {
+    key: Vec<String>,
+    raw: Vec<String>,
+    points: Vec<Point>,
+    past: Vec<bool>,
+    style: StyleIndex,
+}
+
+/// Whether the rows of one point lie past saturation: the offered load
+/// exceeds the throughput by more than the 95 % interval of their
+/// difference, or more than 1 % of frames are dropped. Such a point's delay
+/// counts only the frames that got through.
+fn saturated(table: &Table, rows: &[usize]) -> bool {
+    let col = |name: &str| table.find(name);
+    let value = |c: usize, r: usize| parse_number(&table.rows[r][c]).map(|(v, _)| v);
+    let mean = |c: usize| {
+        let v: Vec<f64> = rows.iter().filter_map(|&r| value(c, r)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    if let Some(d) = col("drop_fraction").and_then(mean) {
+        if d > 0.01 {
+            return true;
+        }
+    }
+    let (Some(o), Some(t)) = (col("offered_load"), col("throughput")) else {
+        return false;
+    };
+    let diffs: Vec<f64> = rows
+        .iter()
+        .filter_map(|&r| Some(value(o, r)? - value(t, r)?))
+        .collect();
+    if diffs.is_empty() {
+        return false;
+    }
+    let (m, half) = if diffs.len() == 1 {
+        // One row: summary.csv's intervals of each, combined.
+        let h = |name: &str| {
+            col(&format!("{name}_ci95"))
+                .and_then(|c| value(c, rows[0]))
+                .unwrap_or(0.0)
+        };
+        (diffs[0], h("offered_load").hypot(h("throughput")))
+    } else {
+        stats::mean_ci95(&diffs)
+    };
+    m > half.max(0.0) && m > 0.0
+}
+
 /// Rows gathered for one series at one x.
 struct Cell {
     x: f64,
@@ -263,6 +340,37 @@ struct Cell {
 /// series are replications (the table needs a `replication` column for
 /// that): they are averaged with a Student-t 95 % interval, as summary.csv is.
 pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart, ChartError> {
+    build_figure(table, table, spec, context).map(|f| f.chart)
+}
+
+/// The values of column `name` of `t` in order of first appearance: a
+/// sweep's tables list an axis's values in the order the file gives them.
+fn first_appearance(t: &Table, name: &str) -> Vec<String> {
+    let Some(c) = t.find(name) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in &t.rows {
+        if seen.insert(r[c].as_str()) {
+            out.push(r[c].clone());
+        }
+    }
+    out
+}
+
+/// [`build`], with each series styled by its values: the colour from the
+/// value of the colour column (`color_by`, else the first series column),
+/// the marker and dash from the value of the next (`dash_by`), each value's
+/// index taken from `order` (the whole table the rows come from, in its
+/// order of first appearance), so that a value keeps its style on every
+/// chart drawn from that table, whatever the other series columns.
+pub fn build_figure(
+    table: &Table,
+    order: &Table,
+    spec: &ChartSpec,
+    context: &Context,
+) -> Result<Figure, ChartError> {
     let xi = table.column(&spec.x)?;
     let yi = table.column(&spec.y)?;
     let ci = table.find(&format!("{}_ci95", spec.y));
@@ -344,6 +452,8 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
     }
     // Gather rows by series (in order of first appearance) and x.
     let mut keys: Vec<Vec<String>> = Vec::new();
+    // Per series, its raw cell in each series column.
+    let mut raws: Vec<Vec<String>> = Vec::new();
     let mut cells: Vec<Vec<Cell>> = Vec::new();
     let mut key_of: HashMap<&Vec<String>, usize> = HashMap::new();
     // Per series, the cell of each x (by its bits, 0 and -0 as one).
@@ -351,6 +461,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
     for (i, row) in table.rows.iter().enumerate() {
         let k = *key_of.entry(&parts[i]).or_insert_with(|| {
             keys.push(parts[i].clone());
+            raws.push(si.iter().map(|&c| row[c].clone()).collect());
             cells.push(Vec::new());
             cell_of.push(HashMap::new());
             keys.len() - 1
@@ -386,13 +497,30 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
 
     let dom = domain(&spec.y);
     let lines_only = spec.table.is_some();
+    // A delay spanning more than two decades is drawn on a log axis unless
+    // the spec says otherwise: a linear one squashes every value below
+    // saturation against zero.
+    let means: Vec<f64> = cells
+        .iter()
+        .flatten()
+        .map(|c| c.ys.iter().sum::<f64>() / c.ys.len().max(1) as f64)
+        .filter(|y| y.is_finite() && *y > 0.0)
+        .collect();
+    let span = means.iter().copied().fold(0.0f64, f64::max)
+        / means.iter().copied().fold(f64::INFINITY, f64::min);
+    let is_delay = spec.y.starts_with("delay_") || spec.y.starts_with("completion_");
+    let auto_log = spec.y_scale.is_none() && is_delay && !lines_only && span > 100.0;
+    let y_scale = spec
+        .y_scale
+        .unwrap_or(if auto_log { Scale::Log } else { Scale::Linear });
     let mut replication_counts: Vec<u64> = Vec::new();
     let mut below_zero = 0usize;
     let mut to_zero = 0usize;
-    let mut whole: Vec<(Vec<String>, Vec<Point>)> = Vec::new();
-    for (key, cs) in keys.iter().zip(&mut cells) {
+    let mut whole: Vec<Gathered> = Vec::new();
+    for ((key, raw), cs) in keys.iter().zip(&raws).zip(&mut cells) {
         cs.sort_by(|a, b| a.x.total_cmp(&b.x));
         let mut points = Vec::with_capacity(cs.len());
+        let mut past = Vec::with_capacity(cs.len());
         for c in cs.iter() {
             let (y, half, r) = if c.rows.len() == 1 {
                 let r = c.replications.or(rep.map(|_| 1));
@@ -411,24 +539,92 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                 replication_counts.push(r);
             }
             let mut y = Some(y).filter(|y| y.is_finite());
-            if spec.y_scale == Scale::Log && y.is_some_and(|v| v <= 0.0) {
+            if y_scale == Scale::Log && y.is_some_and(|v| v <= 0.0) {
                 y = None;
                 below_zero += 1;
             }
             let ci = y
                 .filter(|_| !lines_only)
                 .and_then(|y| clip_interval(y, half, dom));
-            if spec.y_scale == Scale::Log && ci.is_some_and(|(lo, _)| lo <= 0.0) {
+            if y_scale == Scale::Log && ci.is_some_and(|(lo, _)| lo <= 0.0) {
                 to_zero += 1;
             }
             points.push(Point { x: c.x, y, ci });
+            past.push(!lines_only && saturated(table, &c.rows));
         }
-        whole.push((key.clone(), points));
+        whole.push(Gathered {
+            key: key.clone(),
+            raw: raw.clone(),
+            points,
+            past,
+            style: StyleIndex::default(),
+        });
     }
-    if !whole.iter().any(|(_, ps)| ps.iter().any(|p| p.y.is_some())) {
+    if !whole.iter().any(|g| g.points.iter().any(|p| p.y.is_some())) {
         return Err(ChartError::NoData {
             column: spec.y.clone(),
         });
+    }
+    // Each series' style from its values.
+    let channel = |name: &Option<String>, what: &str| -> Result<Option<usize>, ChartError> {
+        match name {
+            None => Ok(None),
+            Some(n) => spec
+                .series
+                .iter()
+                .position(|s| s == n)
+                .map(Some)
+                .ok_or_else(|| {
+                    ChartError::Style(format!(
+                        "{what} `{n}` is not a series column of this chart; its series: {}",
+                        if spec.series.is_empty() {
+                            "none".to_string()
+                        } else {
+                            spec.series.join(", ")
+                        }
+                    ))
+                }),
+        }
+    };
+    let colour_col = channel(&spec.color_by, "color_by")?.unwrap_or(0);
+    let dash_col =
+        channel(&spec.dash_by, "dash_by")?.or_else(|| (0..si.len()).find(|&k| k != colour_col));
+    let orders: Vec<Vec<String>> = spec
+        .series
+        .iter()
+        .map(|name| {
+            let o = first_appearance(order, name);
+            if o.is_empty() {
+                first_appearance(table, name)
+            } else {
+                o
+            }
+        })
+        .collect();
+    let index_of = |k: usize, v: &str| orders[k].iter().position(|o| o == v).unwrap_or(0);
+    for g in &mut whole {
+        if si.is_empty() {
+            continue;
+        }
+        let c = index_of(colour_col, &g.raw[colour_col]);
+        g.style = match dash_col {
+            None => StyleIndex::all(c),
+            Some(d) => {
+                // The columns beyond colour and dash share the marker and
+                // dash, in mixed radix after the dash column's.
+                let mut m = index_of(d, &g.raw[d]);
+                let mut radix = orders[d].len().max(1);
+                for k in (0..si.len()).filter(|&k| k != colour_col && k != d) {
+                    m += radix * index_of(k, &g.raw[k]);
+                    radix *= orders[k].len().max(1);
+                }
+                StyleIndex {
+                    colour: c,
+                    marker: m,
+                    dash: m,
+                }
+            }
+        };
     }
 
     // Delays of 10^4 µs and more read better in ms (10^7: in s).
@@ -440,7 +636,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
     if spec.y.ends_with("_us") {
         let top = whole
             .iter()
-            .flat_map(|(_, ps)| ps.iter())
+            .flat_map(|g| g.points.iter())
             .filter_map(|p| p.y)
             .fold(0.0f64, |a, y| a.max(y.abs()));
         let (factor, unit) = if top >= 1e7 {
@@ -452,7 +648,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         };
         y_factor = factor;
         if factor != 1.0 {
-            for p in whole.iter_mut().flat_map(|(_, ps)| ps.iter_mut()) {
+            for p in whole.iter_mut().flat_map(|g| g.points.iter_mut()) {
                 p.y = p.y.map(|v| v * factor);
                 p.ci = p.ci.map(|(a, b)| (a * factor, b * factor));
             }
@@ -469,92 +665,98 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                 .join(", ")
         })
     };
+    // Two values on x make no trend: their points are not joined unless
+    // the spec asks (categories never are).
+    let distinct_x = {
+        let mut xs: Vec<u64> = x_values.iter().map(|x| x.to_bits()).collect();
+        xs.sort_unstable();
+        xs.dedup();
+        xs.len()
+    };
+    let look = if categories.is_none() && distinct_x <= 2 && !spec.lines && !lines_only {
+        Look::Measured
+    } else {
+        Look::Joined
+    };
     let all: Vec<usize> = (0..si.len()).collect();
-    let (mut series, panels, legend) = if whole.len() <= MAX_LINES {
-        let series = whole
-            .into_iter()
-            .map(|(k, points)| Series {
-                label: k.join(", "),
-                panel: 0,
-                points,
-                look: Look::Joined,
-            })
-            .collect::<Vec<_>>();
-        let legend = if series.len() == 1 && series[0].label.is_empty() {
+    let n_series = whole.len();
+    let facet = if n_series > MAX_LINES {
+        facet_column(&keys)
+    } else {
+        None
+    };
+    let mut styled: Vec<(String, StyleIndex)> = Vec::new();
+    let mut hollow_at: Vec<(usize, Vec<bool>)> = Vec::new();
+    let mut series: Vec<Series> = Vec::with_capacity(n_series);
+    let mut panels: Vec<String> = Vec::new();
+    for (i, g) in whole.into_iter().enumerate() {
+        let (label, panel) = if n_series <= MAX_LINES {
+            (g.key.join(", "), 0)
+        } else if let Some(f) = facet {
+            let panel = match panels.iter().position(|p| *p == g.key[f]) {
+                Some(p) => p,
+                None => {
+                    panels.push(g.key[f].clone());
+                    panels.len() - 1
+                }
+            };
+            let rest: Vec<&str> = g
+                .key
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != f)
+                .map(|(_, s)| s.as_str())
+                .collect();
+            (rest.join(", "), panel)
+        } else if n_series <= MAX_PANELS {
+            panels.push(g.key.join(", "));
+            (g.key.join(", "), i)
+        } else {
+            (g.key.join(", "), 0)
+        };
+        if !styled.iter().any(|(l, _)| *l == label) {
+            styled.push((label.clone(), g.style));
+        }
+        hollow_at.push((series.len(), g.past));
+        series.push(Series {
+            label,
+            panel,
+            points: g.points,
+            look,
+        });
+    }
+    let legend = if n_series <= MAX_LINES {
+        if series.len() == 1 && series[0].label.is_empty() {
             Legend::Hidden
         } else {
             Legend::Entries {
-                title: word_titles(&all),
+                title: spec.legend_title.clone().or_else(|| word_titles(&all)),
             }
-        };
-        (series, Vec::new(), legend)
-    } else if let Some(f) = facet_column(&keys) {
-        let mut panels: Vec<String> = Vec::new();
-        let series = whole
-            .into_iter()
-            .map(|(k, points)| {
-                let panel = match panels.iter().position(|p| *p == k[f]) {
-                    Some(p) => p,
-                    None => {
-                        panels.push(k[f].clone());
-                        panels.len() - 1
-                    }
-                };
-                let rest: Vec<&str> = k
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != f)
-                    .map(|(_, s)| s.as_str())
-                    .collect();
-                Series {
-                    label: rest.join(", "),
-                    panel,
-                    points,
-                    look: Look::Joined,
-                }
-            })
-            .collect();
+        }
+    } else if let Some(f) = facet {
         let rest: Vec<usize> = all.iter().copied().filter(|&k| k != f).collect();
-        (
-            series,
-            panels,
-            Legend::Entries {
-                title: word_titles(&rest),
-            },
-        )
-    } else if whole.len() <= MAX_PANELS {
-        let panels: Vec<String> = whole.iter().map(|(k, _)| k.join(", ")).collect();
-        let series = whole
-            .into_iter()
-            .enumerate()
-            .map(|(i, (k, points))| Series {
-                label: k.join(", "),
-                panel: i,
-                points,
-                look: Look::Joined,
-            })
-            .collect();
-        (series, panels, Legend::Hidden)
+        Legend::Entries {
+            title: spec.legend_title.clone().or_else(|| word_titles(&rest)),
+        }
+    } else if n_series <= MAX_PANELS {
+        Legend::Hidden
     } else {
-        let n = whole.len();
-        let series = whole
-            .into_iter()
-            .map(|(k, points)| Series {
-                label: k.join(", "),
-                panel: 0,
-                points,
-                look: Look::Joined,
-            })
-            .collect();
-        (
-            series,
-            Vec::new(),
-            Legend::Note(format!(
-                "{n} series: too many to name or tell apart. Draw fewer (a [[chart]] \
-                 with fewer series, or csmacd plot on a subset of summary.csv)."
-            )),
-        )
+        Legend::Note(format!(
+            "{n_series} series: too many to name or tell apart. Draw fewer (a [[chart]] \
+             with fewer series, or csmacd plot --where on a subset of the rows)."
+        ))
     };
+    // Points past saturation are drawn hollow, where they show.
+    let mut hollow: Vec<(usize, usize)> = Vec::new();
+    for (k, past) in &hollow_at {
+        for (p, &yes) in past.iter().enumerate() {
+            if yes && series[*k].points[p].y.is_some() {
+                hollow.push((*k, p));
+            }
+        }
+    }
+    // Whiskers at one numeric x that overlap are moved apart.
+    let dodge = categories.is_none() && !lines_only && whiskers_overlap(&series);
 
     let mut theory_clipped = false;
     if !spec.theory.is_empty() {
@@ -584,7 +786,20 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
             });
         let span = (yhi - ylo).max(yhi.abs().max(ylo.abs()) * 0.1).max(1e-300);
         let keep = (ylo - span)..=(yhi + span);
-        for t in &spec.theory {
+        let first_free = styled
+            .iter()
+            .map(|(_, st)| st.colour + 1)
+            .max()
+            .unwrap_or(0);
+        for (k, t) in spec.theory.iter().enumerate() {
+            styled.push((
+                t.label.clone(),
+                StyleIndex {
+                    colour: first_free + k,
+                    marker: first_free + k,
+                    dash: 1 + k,
+                },
+            ));
             if series
                 .iter()
                 .any(|s| s.label == t.label && s.look != Look::Theory)
@@ -601,7 +816,7 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
                         t.y.value(&[x])
                             .ok()
                             .map(|v| v * y_factor)
-                            .filter(|v| v.is_finite() && (spec.y_scale != Scale::Log || *v > 0.0));
+                            .filter(|v| v.is_finite() && (y_scale != Scale::Log || *v > 0.0));
                     let kept = y.filter(|v| keep.contains(v));
                     theory_clipped |= y.is_some() && kept.is_none();
                     Point {
@@ -623,37 +838,73 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         }
     }
 
-    let x_label = if x_unit.is_empty() {
-        describe(&spec.x)
-    } else {
-        format!("{} ({x_unit})", describe(&spec.x))
-    };
+    let x_label = spec.x_label.clone().unwrap_or_else(|| {
+        if x_unit.is_empty() {
+            describe_among(&spec.x, &table.header)
+        } else {
+            format!("{} ({x_unit})", describe_among(&spec.x, &table.header))
+        }
+    });
+    let y_label = spec.y_label.clone().unwrap_or(y_label);
     let title = spec.title.clone().unwrap_or_else(|| {
-        let y = short(&spec.y);
-        let mut t = format!("{}{} vs {}", y[..1].to_uppercase(), &y[1..], short(&spec.x));
+        let y = short(&spec.y, &table.header);
+        let mut t = format!(
+            "{}{} vs {}",
+            y[..1].to_uppercase(),
+            &y[1..],
+            short(&spec.x, &table.header)
+        );
         if spec.per_group() {
             t.push_str(", per station group");
         }
         t
     });
+    // The seed is no context on a chart that varies it.
+    let mut context = context.clone();
+    if spec.x == "seed" || spec.series.iter().any(|s| s == "seed") {
+        context.seed = None;
+    }
     let mut caption = caption(
-        context,
+        &context,
         &replication_counts,
         ci.is_some() && !lines_only,
         below_zero,
         to_zero,
     );
+    let mut note = |text: &str| {
+        if !caption.is_empty() && !caption.ends_with('.') {
+            caption.push('.');
+        }
+        if !caption.is_empty() {
+            caption.push(' ');
+        }
+        caption.push_str(text);
+    };
+    if auto_log {
+        note("Log y axis: the values span more than two decades.");
+    }
+    if dodge {
+        note("Points at one x are drawn slightly apart so that their whiskers do not hide each other.");
+    }
+    if !hollow.is_empty() {
+        note(&format!(
+            "Hollow markers: past saturation (offered load above throughput by more than its 95 % CI, \
+             or over 1 % of frames dropped){}.",
+            if is_delay {
+                "; their delays count only the frames delivered"
+            } else {
+                ""
+            }
+        ));
+    }
     if !spec.theory.is_empty() {
         let names: Vec<String> = spec
             .theory
             .iter()
             .map(|t| format!("{} = {}", t.label, t.y.text()))
             .collect();
-        if !caption.is_empty() && !caption.ends_with('.') {
-            caption.push('.');
-        }
-        caption.push_str(&format!(
-            " Lines without markers: theory, computed, not simulated ({}){}.",
+        note(&format!(
+            "Lines without markers: theory, computed, not simulated ({}){}.",
             names.join("; "),
             if theory_clipped {
                 "; drawn where within the data's range widened by its span"
@@ -667,20 +918,113 @@ pub fn build(table: &Table, spec: &ChartSpec, context: &Context) -> Result<Chart
         caption = caption.replace(" (none where 1)", "");
     }
     let size = spec.size.unwrap_or_else(|| default_size(panels.len()));
-    Ok(Chart {
-        title,
-        x_label,
-        y_label,
-        x_scale: spec.x_scale,
-        y_scale: spec.y_scale,
-        categories,
-        series,
-        panels,
-        legend,
-        caption,
-        size,
-        shade: spec.shade.clone(),
-        lines_only,
+    let y_range = spec.y_range.map(|(lo, hi)| (lo * y_factor, hi * y_factor));
+    Ok(Figure {
+        chart: Chart {
+            title,
+            x_label,
+            y_label,
+            x_scale: spec.x_scale,
+            y_scale,
+            categories,
+            series,
+            panels,
+            legend,
+            caption,
+            size,
+            shade: spec.shade.clone(),
+            lines_only,
+        },
+        styles: Styles::of_parts(styled),
+        options: Options {
+            y_range,
+            hollow,
+            dodge,
+        },
+    })
+}
+
+/// The y values a chart draws, whiskers included: (lowest, highest).
+fn y_extent(chart: &Chart) -> Option<(f64, f64)> {
+    let mut out: Option<(f64, f64)> = None;
+    for p in chart.series.iter().flat_map(|s| s.points.iter()) {
+        let Some(y) = p.y else { continue };
+        let (a, b) = p.ci.unwrap_or((y, y));
+        let (lo, hi) = out.unwrap_or((f64::INFINITY, f64::NEG_INFINITY));
+        out = Some((lo.min(a).min(y), hi.max(b).max(y)));
+    }
+    out
+}
+
+/// Gives the figures that ask for it (`Some(y)`: their y column) one y
+/// range per y column: the union of their data's, so that charts of one
+/// metric read against one scale. A figure with a fixed range keeps it.
+pub fn share_y<'a>(figures: impl IntoIterator<Item = (Option<&'a str>, &'a mut Figure)>) {
+    let mut groups: Vec<(&str, Vec<&mut Figure>)> = Vec::new();
+    for (y, f) in figures {
+        let Some(y) = y else { continue };
+        match groups.iter_mut().find(|(g, _)| *g == y) {
+            Some((_, v)) => v.push(f),
+            None => groups.push((y, vec![f])),
+        }
+    }
+    for (_, figs) in groups {
+        // Units must agree (a delay in µs on one chart and ms on another
+        // cannot share numbers).
+        let labels: Vec<&str> = figs.iter().map(|f| f.chart.y_label.as_str()).collect();
+        if labels.iter().any(|l| *l != labels[0]) {
+            continue;
+        }
+        let union = figs
+            .iter()
+            .filter_map(|f| y_extent(&f.chart))
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+        let Some((lo, hi)) = union else { continue };
+        for f in figs {
+            if f.options.y_range.is_some() {
+                continue;
+            }
+            let lo = if f.chart.y_scale == Scale::Linear {
+                lo.min(0.0)
+            } else {
+                lo
+            };
+            let pad = if f.chart.y_scale == Scale::Linear {
+                (hi - lo) * 0.05
+            } else {
+                0.0
+            };
+            let (lo, hi) = if f.chart.y_scale == Scale::Log {
+                (lo / 1.2, hi * 1.2)
+            } else {
+                (lo, hi + pad)
+            };
+            if hi > lo && (f.chart.y_scale == Scale::Linear || lo > 0.0) {
+                f.options.y_range = Some((lo, hi));
+            }
+        }
+    }
+}
+
+/// Whether two series of one panel have whiskers (or points) that overlap
+/// at one x: only then are they drawn apart.
+fn whiskers_overlap(series: &[Series]) -> bool {
+    let mut at: HashMap<(usize, u64), Vec<(f64, f64)>> = HashMap::new();
+    for s in series.iter().filter(|s| s.look != Look::Theory) {
+        for p in &s.points {
+            let Some(y) = p.y else { continue };
+            let (lo, hi) = p.ci.unwrap_or((y, y));
+            at.entry((s.panel, p.x.to_bits()))
+                .or_default()
+                .push((lo, hi));
+        }
+    }
+    at.values().any(|v| {
+        v.iter().enumerate().any(|(i, a)| {
+            v[..i]
+                .iter()
+                .any(|b| a.0 <= b.1 && b.0 <= a.1 && (a.1 > a.0 || b.1 > b.0))
+        })
     })
 }
 
@@ -783,6 +1127,9 @@ fn caption(
     to_zero: usize,
 ) -> String {
     let mut parts: Vec<String> = Vec::new();
+    if let Some(f) = &context.source {
+        parts.push(format!("from {f}"));
+    }
     if let Some(s) = &context.scenario {
         parts.push(format!("scenario \u{201c}{s}\u{201d}"));
     }
@@ -800,7 +1147,8 @@ fn caption(
         }
         (Some(lo), Some(hi)) => {
             parts.push(format!(
-                "whiskers: 95 % CI over {lo} to {hi} replications (none where 1)"
+                "whiskers: 95 % CI over {lo} to {hi} replications{}",
+                if lo == 1 { " (none where 1)" } else { "" }
             ));
         }
         _ if has_ci => parts.push("whiskers: 95 % CI".into()),

@@ -38,7 +38,27 @@ pub struct ChartSpec {
     /// The file stem under charts/; default `<y>-vs-<x>`.
     pub name: Option<String>,
     pub x_scale: Scale,
-    pub y_scale: Scale,
+    /// The y scale; None: linear, or log for a delay whose values span more
+    /// than two decades (said in the caption).
+    pub y_scale: Option<Scale>,
+    /// A fixed y range [lo, hi] in the column's units.
+    pub y_range: Option<(f64, f64)>,
+    /// Axis titles in place of the columns' documented meanings.
+    pub x_label: Option<String>,
+    pub y_label: Option<String>,
+    /// The legend's title in place of the series columns' meanings.
+    pub legend_title: Option<String>,
+    /// The series column whose values choose the colour (default the first)
+    /// and the one whose values choose the marker and dash (default the
+    /// second).
+    pub color_by: Option<String>,
+    pub dash_by: Option<String>,
+    /// One y range for every panel of small multiples and every chart of a
+    /// sweep drawing this y (with `share_y` too).
+    pub share_y: bool,
+    /// Join the points of a two-value x axis with lines (by default they
+    /// are not: two points make no trend).
+    pub lines: bool,
     /// Width and height in pixels; default by the number of panels.
     pub size: Option<(u32, u32)>,
     /// The table drawn from when it is neither summary.csv nor groups.csv

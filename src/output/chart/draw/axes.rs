@@ -4,7 +4,7 @@
 use super::pen::{Drawn, Pen};
 use super::text::fit;
 use crate::output::chart::ticks::{self, Range, DATA_TICKS};
-use crate::output::chart::{Chart, Scale};
+use crate::output::chart::{Chart, Options, Scale};
 use crate::output::style::{self, size as font_size};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -54,9 +54,11 @@ pub(super) struct Extent {
     y_hi: f64,
     /// The smallest positive y or whisker end, for a log axis.
     y_pos_lo: f64,
+    /// A y range fixed by the figure's options.
+    y_fixed: Option<(f64, f64)>,
 }
 
-pub(super) fn extent(chart: &Chart) -> Extent {
+pub(super) fn extent(chart: &Chart, options: &Options) -> Extent {
     let mut xs: Vec<f64> = Vec::new();
     let (mut lo, mut hi, mut pos_lo) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY);
     for p in chart.series.iter().flat_map(|s| s.points.iter()) {
@@ -78,6 +80,7 @@ pub(super) fn extent(chart: &Chart) -> Extent {
         y_lo: lo,
         y_hi: hi,
         y_pos_lo: pos_lo,
+        y_fixed: options.y_range,
     }
 }
 
@@ -155,6 +158,39 @@ pub(super) fn y_axis(chart: &Chart, ext: &Extent, height: f64, s: f64) -> YAxis 
     } else {
         (0.0, 1.0)
     };
+    // Values all equal (all zero: a fraction that never happened) get a
+    // range from 0 to above them, never one reaching below 0.
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else if lo == 0.0 {
+        (0.0, 1.0)
+    } else {
+        (lo.min(0.0), lo.abs().max(hi) * 1.2)
+    };
+    if let Some((a, b)) = ext.y_fixed {
+        let range = Range {
+            scale: chart.y_scale,
+            lo: a,
+            hi: b,
+        };
+        let (t, labels) = match chart.y_scale {
+            Scale::Linear => {
+                let (t, step) = ticks::round_ticks(range, max);
+                let l = t.iter().map(|&v| ticks::label_step(v, step)).collect();
+                (t, l)
+            }
+            Scale::Log => {
+                let t = ticks::log_ticks(range, max);
+                let l = t.iter().map(|&v| ticks::label(v)).collect();
+                (t, l)
+            }
+        };
+        return YAxis {
+            range,
+            ticks: t,
+            labels,
+        };
+    }
     match chart.y_scale {
         Scale::Linear => {
             // Zero stays in sight for numbers that cannot be negative.

@@ -5,7 +5,7 @@
 use super::axes::{extent, x_axis, y_axis, Frame, XAxis, YAxis};
 use super::legend::{legend_box, LegendBox};
 use super::text::{fit, wrap};
-use crate::output::chart::Chart;
+use crate::output::chart::{Chart, Options};
 use crate::output::style::{self, size as font_size, Styles};
 
 /// Columns and rows of a grid of `n` panels.
@@ -49,7 +49,7 @@ pub(super) struct Layout {
 
 impl Layout {
     /// Measures the chart's texts and the room they leave, at its size.
-    pub(super) fn measure(chart: &Chart, styles: &Styles) -> Layout {
+    pub(super) fn measure(chart: &Chart, styles: &Styles, options: &Options) -> Layout {
         let (w, h) = (chart.size.0 as f64, chart.size.1 as f64);
         let s = (w / 900.0).min(h / 560.0).clamp(0.85, 2.0);
         let m = 14.0 * s;
@@ -95,7 +95,7 @@ impl Layout {
             10.0 * s
         };
         let gap_h = 18.0 * s;
-        let ext = extent(chart);
+        let ext = extent(chart, options);
 
         // Heights first (they fix the y ticks, whose labels fix the left
         // edge, which fixes the x ticks, whose rows of labels may change the

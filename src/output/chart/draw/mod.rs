@@ -11,7 +11,7 @@ mod text;
 
 pub(super) use layout::grid;
 
-use super::{Chart, ChartError};
+use super::{Chart, ChartError, Options};
 use crate::output::style::{self, size as font_size, Styles};
 use axes::draw_panel;
 use layout::Layout;
@@ -24,20 +24,38 @@ use series::draw_series;
 
 /// Draws the chart as SVG text.
 pub fn render_svg(chart: &Chart, styles: &Styles) -> Result<String, ChartError> {
+    render_svg_with(chart, styles, &Options::default())
+}
+
+/// Draws the chart as the bytes of a PNG file.
+pub fn render_png(chart: &Chart, styles: &Styles) -> Result<Vec<u8>, ChartError> {
+    render_png_with(chart, styles, &Options::default())
+}
+
+/// [`render_svg`] with a figure's options (y range, hollow points, dodging).
+pub fn render_svg_with(
+    chart: &Chart,
+    styles: &Styles,
+    options: &Options,
+) -> Result<String, ChartError> {
     style::register();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, chart.size).into_drawing_area();
-        paint(&root, chart, styles).map_err(ChartError::Draw)?;
+        paint(&root, chart, styles, options).map_err(ChartError::Draw)?;
         root.present()
             .map_err(|e| ChartError::Draw(e.to_string()))?;
     }
     Ok(svg)
 }
 
-/// Draws the chart as the bytes of a PNG file.
-pub fn render_png(chart: &Chart, styles: &Styles) -> Result<Vec<u8>, ChartError> {
-    crate::output::png::render(chart.size, |root| paint(root, chart, styles))
+/// [`render_png`] with a figure's options.
+pub fn render_png_with(
+    chart: &Chart,
+    styles: &Styles,
+    options: &Options,
+) -> Result<Vec<u8>, ChartError> {
+    crate::output::png::render(chart.size, |root| paint(root, chart, styles, options))
         .map_err(ChartError::Draw)
 }
 
@@ -46,10 +64,11 @@ fn paint<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &Chart,
     styles: &Styles,
+    options: &Options,
 ) -> Drawn {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let pen = Pen { area: root };
-    let l = Layout::measure(chart, styles);
+    let l = Layout::measure(chart, styles, options);
     let s = l.s;
     let title_size = font_size::TITLE * s;
     let caption_size = font_size::CAPTION * s;
@@ -86,7 +105,7 @@ fn paint<DB: DrawingBackend>(
                 false,
             )?;
         }
-        draw_series(&pen, chart, styles, p, f, &l.x, &l.y, s)?;
+        draw_series(&pen, chart, styles, options, p, f, &l.x, &l.y, s)?;
     }
 
     // Axis titles.

@@ -110,6 +110,18 @@ impl<DB: DrawingBackend> Pen<'_, DB> {
         self.shape(m, c, r, colour)
     }
 
+    /// A marker drawn hollow: its outline in colour, its inside white.
+    pub(super) fn hollow_marker(
+        &self,
+        m: Marker,
+        c: (f64, f64),
+        r: f64,
+        colour: RGBColor,
+    ) -> Drawn {
+        self.marker(m, c, r * 1.1, colour)?;
+        self.shape(m, c, r * 0.5, WHITE)
+    }
+
     fn shape(&self, m: Marker, (x, y): (f64, f64), r: f64, colour: RGBColor) -> Drawn {
         match m {
             Marker::Circle => self

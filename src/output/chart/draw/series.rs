@@ -3,7 +3,7 @@
 
 use super::axes::{Frame, XAxis, YAxis};
 use super::pen::{Drawn, Pen};
-use crate::output::chart::{Chart, Look, Scale, Series};
+use crate::output::chart::{Chart, Look, Options, Scale, Series};
 use crate::output::style::Styles;
 use plotters::prelude::*;
 
@@ -27,14 +27,14 @@ fn positions(
 /// side in a category; on numbers with ticks on the values, a few pixels
 /// (less than a marker) so that whiskers at one x do not hide each other;
 /// else not at all.
-fn dodge_step(chart: &Chart, f: &Frame, x: &XAxis, n: usize, s: f64) -> f64 {
+fn dodge_step(chart: &Chart, options: &Options, f: &Frame, x: &XAxis, n: usize, s: f64) -> f64 {
     let n = n.max(1) as f64;
     let width = f.right - f.left;
     if let Some(cats) = &chart.categories {
         let slot = width / cats.len().max(1) as f64;
         return (slot * 0.7 / n).min(18.0 * s);
     }
-    if n < 2.0 || !x.on_values {
+    if n < 2.0 || !x.on_values || !options.dodge {
         return 0.0;
     }
     let pxs: Vec<f64> = x.ticks.iter().map(|&v| x.range.frac(v) * width).collect();
@@ -54,13 +54,19 @@ pub(super) fn draw_series<DB: DrawingBackend>(
     pen: &Pen<DB>,
     chart: &Chart,
     styles: &Styles,
+    options: &Options,
     panel: usize,
     f: &Frame,
     x: &XAxis,
     y: &YAxis,
     s: f64,
 ) -> Drawn {
-    let mine: Vec<&Series> = chart.series.iter().filter(|t| t.panel == panel).collect();
+    let mine: Vec<(usize, &Series)> = chart
+        .series
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.panel == panel)
+        .collect();
     let width = 2.0 * s;
     let r = 4.0 * s;
     let categorical = chart.categories.is_some();
@@ -75,10 +81,10 @@ pub(super) fn draw_series<DB: DrawingBackend>(
     }
     // A closed form's line stays where it is; the measured series make
     // way for each other.
-    let marked = mine.iter().filter(|t| t.look != Look::Theory).count();
-    let step = dodge_step(chart, f, x, marked, s);
+    let marked = mine.iter().filter(|(_, t)| t.look != Look::Theory).count();
+    let step = dodge_step(chart, options, f, x, marked, s);
     let mut k = 0;
-    for series in &mine {
+    for &(index, series) in &mine {
         let st = styles.get(&series.label);
         let dodge = if series.look == Look::Theory {
             0.0
@@ -118,8 +124,13 @@ pub(super) fn draw_series<DB: DrawingBackend>(
             }
         }
         if series.look != Look::Theory && !chart.lines_only {
-            for at in pts.iter().flatten() {
-                pen.marker(st.marker, *at, r, st.colour)?;
+            for (p, at) in pts.iter().enumerate() {
+                let Some(at) = at else { continue };
+                if options.hollow.contains(&(index, p)) {
+                    pen.hollow_marker(st.marker, *at, r, st.colour)?;
+                } else {
+                    pen.marker(st.marker, *at, r, st.colour)?;
+                }
             }
         }
     }
