@@ -512,7 +512,7 @@ fn words_on_x_are_drawn_as_points_per_category() {
     );
     let draw = |x: &str, series: &str, name: &str| {
         let out = dir.join(name);
-        let r = csmacd(&[
+        let mut args = vec![
             "plot",
             csv.to_str().unwrap(),
             "--x",
@@ -523,15 +523,24 @@ fn words_on_x_are_drawn_as_points_per_category() {
             series,
             "--out",
             out.to_str().unwrap(),
-        ]);
+        ];
+        if name.starts_with("joined") {
+            args.push("--lines");
+        }
+        let r = csmacd(&args);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         std::fs::read_to_string(&out).unwrap()
     };
-    // Numbers on x: each series is a line.
-    let numeric = draw("load", "mode", "numeric.svg");
-    // (aloha's line is solid: its first style.)
-    let c = legend_colour(&numeric, "aloha");
+    // Numbers on x, asked to be joined: each series is a line.
+    let numeric = draw("load", "mode", "joined.svg");
+    // (csma-cd's line is solid: the first style, as the first value of
+    // its column in the file.)
+    let c = legend_colour(&numeric, "csma-cd");
     assert!(long_lines(&numeric, &c, 20) > 0, "a line joins the points");
+    // Two values on x make no trend: by default the points stand alone.
+    let two = draw("load", "mode", "numeric.svg");
+    let c = legend_colour(&two, "csma-cd");
+    assert_eq!(long_lines(&two, &c, 20), 0, "a line joins two x values");
     // Words on x: points (with the category names on the axis), no lines.
     let words = draw("mode", "load", "words.svg");
     for cat in ["csma-cd", "csma", "aloha"] {
@@ -693,7 +702,7 @@ fn series_group_draws_one_series_per_station_group() {
         }
     }
     // A per-group chart reads groups.csv's columns, and says so when wrong.
-    let bad = TWO_GROUPS.replace("y = \"share\"", "y = \"collisions_per_delivered\"");
+    let bad = TWO_GROUPS.replace("y = \"share\"", "y = \"capture_mean_run\"");
     let g = write_file(&dir, "bad.toml", &bad);
     let r = csmacd(&["sweep", g.to_str().unwrap(), "--dry-run"]);
     assert_eq!(r.status.code(), Some(2));
@@ -707,7 +716,7 @@ fn series_group_draws_one_series_per_station_group() {
 #[test]
 fn many_series_become_small_multiples() {
     let mut csv = String::from("k,m,x,y\n");
-    for k in 0..4 {
+    for k in 0..5 {
         for m in 0..3 {
             for x in 0..3 {
                 csv.push_str(&format!("{k},{m},{x},{}\n", k * m + x));
@@ -721,24 +730,28 @@ fn many_series_become_small_multiples() {
         series: series.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     };
-    // 12 lines: one panel per value of m (the fewest panels), four lines
+    // 15 lines: one panel per value of m (the fewest panels), five lines
     // (k) in each, named by one legend.
     let c = chart::build(&t, &spec(&["k", "m"]), &Context::default()).unwrap();
     assert_eq!(c.panels, ["m=0", "m=1", "m=2"]);
-    assert_eq!(c.labels(), ["k=0", "k=1", "k=2", "k=3"]);
+    assert_eq!(c.labels(), ["k=0", "k=1", "k=2", "k=3", "k=4"]);
     assert!(matches!(c.legend, chart::Legend::Entries { .. }));
-    // 12 lines of one column: a panel each, titled, without a legend.
+    // 14 lines of one column: a panel each, titled, without a legend.
     let mut one = String::from("j,x,y\n");
-    for j in 0..12 {
+    for j in 0..14 {
         one.push_str(&format!("{j},0,1\n{j},1,2\n"));
     }
     let t1 = Table::from_csv(one.as_bytes()).unwrap();
     let c = chart::build(&t1, &spec(&["j"]), &Context::default()).unwrap();
-    assert_eq!(c.panels.len(), 12);
-    assert_eq!(c.panels[11], "j=11");
+    assert_eq!(c.panels.len(), 14);
+    assert_eq!(c.panels[13], "j=13");
     assert_eq!(c.legend, chart::Legend::Hidden);
-    // Up to 8 lines share one plot.
-    let few = Table::from_csv(b"m,x,y\n0,0,1\n1,0,2\n").unwrap();
+    // Up to 12 lines share one plot.
+    let mut twelve = String::from("m,x,y\n");
+    for m in 0..12 {
+        twelve.push_str(&format!("{m},0,1\n"));
+    }
+    let few = Table::from_csv(twelve.as_bytes()).unwrap();
     let c = chart::build(&few, &spec(&["m"]), &Context::default()).unwrap();
     assert!(c.panels.is_empty());
 }

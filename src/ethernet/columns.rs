@@ -102,6 +102,8 @@ pub const GROUP_COLUMNS: &[&str] = &[
     "dropped_excessive",
     "dropped_queue",
     "fairness",
+    "collisions_per_delivered",
+    "drop_fraction",
 ];
 
 const HEADLINE: &[&str] = &[
@@ -162,11 +164,13 @@ impl Scenario {
 }
 
 impl GroupResult {
-    /// The group's row of groups.csv.
+    /// The group's row of groups.csv: its collisions per delivered frame
+    /// and drop fraction as the run's (docs/model.md, "Metric columns").
     fn row(&self) -> Vec<Cell> {
+        let dropped = self.dropped_excessive + self.dropped_queue;
         vec![
             Cell::text(self.name.clone()),
-            Cell::text(self.policy.to_string()),
+            Cell::text(self.policy_label.clone()),
             Cell::Count(self.stations),
             Cell::Number(self.offered_load),
             Cell::Number(self.throughput),
@@ -183,6 +187,14 @@ impl GroupResult {
             Cell::Count(self.dropped_excessive),
             Cell::Count(self.dropped_queue),
             Cell::Number(self.fairness),
+            Cell::Number(ratio(
+                self.collision_involvements as f64,
+                self.delivered as f64,
+            )),
+            Cell::Number(ratio(
+                dropped as f64,
+                (self.delivered + self.undetected_collisions + dropped) as f64,
+            )),
         ]
     }
 }
@@ -230,6 +242,15 @@ fn station_rows(results: &mut Vec<StationResult>) -> Table {
     rows
 }
 
+/// a / b, NaN when b is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
 impl RunResult {
     /// The run as named columns: the metrics, the derived ones, and the
     /// stations table (which takes the per-station results, see
@@ -239,7 +260,6 @@ impl RunResult {
         let delivered = m.get("delivered");
         let dropped = m.get("dropped_excessive") + m.get("dropped_queue");
         let decided = delivered + m.get("undetected_collisions") + dropped;
-        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
         let mut metrics = m.values.clone();
         metrics.push(ratio(m.get("collision_involvements"), delivered));
         metrics.push(ratio(dropped, decided));

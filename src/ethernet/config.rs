@@ -200,6 +200,9 @@ pub struct Group {
     pub arrivals: Arrivals,
     pub frame: FrameLaw,
     pub backoff: BackoffSpec,
+    /// The policy as the scenario writes it, in short: its kind and the
+    /// parameters written ("beb backoff_limit=6"), for groups.csv.
+    pub policy: String,
     /// FIFO capacity in frames.
     pub queue: usize,
     /// Explicit positions in metres, one per station.

@@ -73,6 +73,8 @@ impl StationResult {
 pub struct GroupResult {
     pub name: String,
     pub policy: &'static str,
+    /// The policy as written, kind and parameters ([`super::Group::policy`]).
+    pub policy_label: String,
     pub stations: u64,
     /// Offered and carried load as fractions of the bit rate.
     pub offered_load: f64,
@@ -92,6 +94,8 @@ pub struct GroupResult {
     pub collision_involvements: u64,
     pub dropped_excessive: u64,
     pub dropped_queue: u64,
+    /// Frames lost to collisions the senders did not detect.
+    pub undetected_collisions: u64,
     /// Jain's index over the group's stations (NaN: nothing delivered).
     pub fairness: f64,
 }
@@ -673,6 +677,7 @@ impl Recorder {
                 GroupResult {
                     name: g.name.clone(),
                     policy: g.backoff.kind(),
+                    policy_label: g.policy.clone(),
                     stations: g.count as u64,
                     offered_load: self.group_arrived_bits[gi] as f64 / rt,
                     throughput: delivered_bits as f64 / rt,
@@ -692,6 +697,7 @@ impl Recorder {
                     collision_involvements: gsum(|s| s.collisions),
                     dropped_excessive: gsum(|s| s.dropped_excessive),
                     dropped_queue: gsum(|s| s.dropped_queue),
+                    undetected_collisions: gsum(|s| s.undetected_collisions),
                     fairness: jain(members),
                 }
             })

@@ -882,6 +882,9 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
         arrivals,
         "e.g. traffic = { kind = \"saturated\" }",
     )?;
+    let policy = f
+        .with("backoff", |i| Ok(policies::short_text(i.value)))?
+        .unwrap_or_else(|| "beb".to_string());
     let backoff = f
         .with("backoff", |i| policies::read(i, m))?
         .unwrap_or_else(BackoffSpec::beb);
@@ -933,6 +936,7 @@ fn read_group(mut f: Fields, m: &Medium) -> Result<Group, FieldError> {
         arrivals,
         frame,
         backoff,
+        policy,
         queue,
         positions,
         destination,

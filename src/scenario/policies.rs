@@ -223,6 +223,42 @@ pub const POLICIES: &[PolicyDoc] = &[
 ];
 
 /// The policy names a scenario may use.
+/// A policy as written, in one short line: its kind, then each other key
+/// as `key=value` in the order written ("beb backoff_limit=6"); nested
+/// tables by dotted keys.
+pub fn short_text(v: &toml::Value) -> String {
+    fn walk(prefix: &str, v: &toml::Value, out: &mut Vec<String>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, x) in t {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&key, x, out);
+                }
+            }
+            toml::Value::String(s) => out.push(format!("{prefix}={s}")),
+            other => out.push(format!("{prefix}={}", other.to_string().trim())),
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(k) = v.get("kind").and_then(toml::Value::as_str) {
+        parts.push(k.to_string());
+    }
+    let mut rest = Vec::new();
+    if let toml::Value::Table(t) = v {
+        for (k, x) in t.iter().filter(|(k, _)| *k != "kind") {
+            walk(k, x, &mut rest);
+        }
+    } else {
+        walk("", v, &mut rest);
+    }
+    parts.extend(rest);
+    parts.join(" ")
+}
+
 pub fn kinds() -> Vec<&'static str> {
     POLICIES
         .iter()

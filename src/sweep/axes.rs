@@ -14,6 +14,11 @@ pub const MAX_POINTS: usize = 1_000_000;
 pub struct Axis {
     /// The dotted path the axis sets, or a linked axis's name.
     pub path: String,
+    /// Its column in the result files: the path, or `sweep.PATH` for a
+    /// top-level key that a result file has a column of (`seed`,
+    /// `stations`, `replications`), so that no file has two columns of one
+    /// name.
+    pub column: String,
     pub values: Vec<Value>,
     /// Each value as it appears in CSV columns, legends and progress lines:
     /// its `label` when written `{ label = "...", value = ... }`, else a
@@ -32,7 +37,7 @@ impl Axis {
     /// The axis as a chart sees it: its summary column and the values there.
     pub fn column(&self) -> AxisColumn<'_> {
         AxisColumn {
-            name: &self.path,
+            name: &self.column,
             labels: &self.labels,
         }
     }
@@ -99,6 +104,7 @@ pub(super) fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<
                 let labels = labels_of(&values, &named);
                 check_distinct(&key, &labels, "labels two values")?;
                 out.push(Axis {
+                    column: path.clone(),
                     path,
                     values,
                     labels,
@@ -120,8 +126,9 @@ pub(super) fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<
 }
 
 /// Columns the result files write beside the axes: a linked axis may not
-/// take their names.
-const FIXED_COLUMNS: &[&str] = &[
+/// take their names, and a plain axis of one of these keys is written as
+/// `sweep.KEY`.
+pub(super) const FIXED_COLUMNS: &[&str] = &[
     "replication",
     "replications",
     "seed",
@@ -301,6 +308,7 @@ fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
             .collect();
         out.push(Axis {
             path: name.clone(),
+            column: name.clone(),
             values,
             labels,
             keys,

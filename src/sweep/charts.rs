@@ -260,6 +260,15 @@ pub(super) fn read_charts(
             }
         }
         f.finish(KEYS)?;
+        // An axis is drawn from its column (`sweep.seed` for an axis `seed`).
+        let column_of = |p: String| match axes.iter().find(|a| a.path == p) {
+            Some(a) => a.column.clone(),
+            None => p,
+        };
+        let x = column_of(x);
+        let series: Vec<String> = series.into_iter().map(column_of).collect();
+        let color_by = color_by.map(column_of);
+        let dash_by = dash_by.map(column_of);
         let spec = ChartSpec {
             x,
             y,

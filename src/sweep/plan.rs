@@ -1,7 +1,7 @@
 //! The sweep file -> Plan: `[sweep]` axes expanded into a grid of validated
 //! points, each with its own seed; `[[chart]]` specs; shards. It runs nothing.
 
-use super::axes::{check_axes_apart, read_axes, Axis, MAX_POINTS};
+use super::axes::{check_axes_apart, read_axes, Axis, FIXED_COLUMNS, MAX_POINTS};
 use super::charts::read_charts;
 use crate::output::chart::ChartSpec;
 use crate::results::Columns;
@@ -437,6 +437,23 @@ pub fn from_str(
                 a.path
             ),
         )));
+    }
+    // A top-level axis named as a column a result file writes (`seed` in
+    // runs.csv, `stations` in groups.csv) is written as `sweep.NAME`.
+    let mut axes = axes;
+    for (i, a) in axes.iter_mut().enumerate() {
+        let taken = FIXED_COLUMNS.contains(&a.path.as_str())
+            || columns.metrics.contains(&a.path.as_str())
+            || columns
+                .tables
+                .iter()
+                .any(|t| t.columns.contains(&a.path.as_str()));
+        if a.linked.is_empty() && taken {
+            a.column = format!("sweep.{}", a.path);
+            for p in &mut points {
+                p.axes[i].0 = a.column.clone();
+            }
+        }
     }
     let surges: Vec<Option<(f64, f64)>> = points.iter().map(|p| p.scenario.surge_s()).collect();
     let charts = read_charts(&table, &axes, &columns, &surges).map_err(at)?;

@@ -7,18 +7,8 @@ use super::{Chart, Look, Options};
 use crate::output::style::{Marker, Styles, DASHES};
 
 /// The columns of a chart's CSV.
-pub const HEADER: [&str; 11] = [
-    "series",
-    "panel",
-    "x",
-    "y",
-    "ci_low",
-    "ci_high",
-    "kind",
-    "color",
-    "marker",
-    "dash",
-    "overloaded",
+pub const HEADER: [&str; 10] = [
+    "series", "panel", "x", "y", "ci_low", "ci_high", "kind", "color", "marker", "dash",
 ];
 
 fn marker_name(m: Marker) -> &'static str {
@@ -43,8 +33,8 @@ fn number(v: f64) -> String {
 /// One row per point drawn: the series label, its panel's title (empty for
 /// one plot), x (the category for words on x), y and its interval (empty
 /// where undefined), `simulation` or `theory`, and the series' colour (hex),
-/// marker (none for a line without markers) and dash, and whether the
-/// point lies past saturation (drawn hollow).
+/// marker (none for a line without markers; `-hollow` after its name for a
+/// point past saturation, drawn hollow) and dash.
 pub fn points_csv(chart: &Chart, styles: &Styles) -> Vec<u8> {
     points_csv_with(chart, styles, &Options::default())
 }
@@ -85,13 +75,12 @@ pub fn points_csv_with(chart: &Chart, styles: &Styles, options: &Options) -> Vec
                 &hi,
                 kind,
                 &colour,
-                marker,
-                dash_name(parts.dash),
-                if options.hollow.contains(&(si, pi)) {
-                    "true"
+                &if options.hollow.contains(&(si, pi)) && marker != "none" {
+                    format!("{marker}-hollow")
                 } else {
-                    "false"
+                    marker.to_string()
                 },
+                dash_name(parts.dash),
             ]);
         }
     }
