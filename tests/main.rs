@@ -8,6 +8,7 @@ mod cli_basics;
 mod common;
 mod core_model;
 mod docs_examples;
+mod experiments;
 mod golden;
 mod groups;
 mod hostile_inputs;

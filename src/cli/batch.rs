@@ -631,30 +631,7 @@ pub fn write_results(plan: &Plan, out: &Path) -> Result<Assembled, CliError> {
 /// results being built, see [`finish`]). Every series label keeps one style across the charts.
 /// Returns how many charts were drawn.
 pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, CliError> {
-    let axes: Vec<_> = plan.axes.iter().map(|a| a.column()).collect();
-    let specs = if plan.charts.is_empty() {
-        // The default charts a world has the columns for; a world without
-        // the bus's metrics gets its headline metrics against the same axis.
-        let mut specs = chart::default_specs(&axes);
-        if let Some(columns) = plan.points.first().map(|p| p.scenario.columns()) {
-            let x = specs.first().map(|s| s.x.clone());
-            specs.retain(|s| columns.metrics.contains(&s.y.as_str()));
-            if let (true, Some(x)) = (specs.is_empty(), x) {
-                specs = columns
-                    .headline
-                    .iter()
-                    .map(|y| chart::ChartSpec {
-                        x: x.clone(),
-                        y: y.to_string(),
-                        ..Default::default()
-                    })
-                    .collect();
-            }
-        }
-        specs
-    } else {
-        plan.charts.clone()
-    };
+    let specs = plan.chart_specs();
     if specs.is_empty() {
         return Ok(0);
     }
@@ -674,7 +651,6 @@ pub fn write_charts(plan: &Plan, out: &Path, done: &Assembled) -> Result<usize, 
     };
     let mut charts: Vec<(String, chart::Figure, chart::ChartSpec)> = Vec::new();
     for spec in specs {
-        let spec = chart::complete(&spec, &axes);
         let name = spec.name.clone().unwrap_or_else(|| spec.y.clone());
         let per_bin;
         let table = match (&spec.table, spec.per_group(), &groups) {

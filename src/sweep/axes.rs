@@ -436,7 +436,12 @@ pub fn short_labels(values: &[Value]) -> Vec<String> {
                 }
             }
             if parts.is_empty() {
-                value_label(v)
+                // Nothing tells it apart from its peers (it stands among
+                // words, say): its keys and values, without braces.
+                f.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             } else {
                 parts.join(" ")
             }
@@ -496,6 +501,8 @@ mod tests {
         let v = values(r#"[[{ count = 2, load = 0.1 }], [{ count = 2, load = 0.2 }]]"#);
         assert_eq!(short_labels(&v), ["0.load=0.1", "0.load=0.2"]);
         assert_eq!(short_labels(&values("[1, 2.5, \"x\"]")), ["1", "2.5", "x"]);
+        let v = values(r#"["none", { size = 10, scope = "shared" }]"#);
+        assert_eq!(short_labels(&v), ["none", "size=10 scope=shared"]);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::axes::{check_axes_apart, read_axes, Axis, FIXED_COLUMNS, MAX_POINTS};
 use super::charts::read_charts;
-use crate::output::chart::ChartSpec;
+use crate::output::chart::{self, ChartSpec};
 use crate::results::Columns;
 use crate::scenario::reader::FieldError;
 use crate::scenario::{self, ScenarioError};
@@ -131,6 +131,36 @@ impl Plan {
     /// The master seed (None for a plan without points).
     pub fn seed(&self) -> Option<u64> {
         self.points.first().map(|p| p.scenario.seed())
+    }
+
+    /// The charts the sweep draws, completed ([`chart::complete`]): those
+    /// its `[[chart]]` tables ask for, else the default ones a world has
+    /// the columns for (a world without the bus's metrics gets its headline
+    /// metrics against the same axis).
+    pub fn chart_specs(&self) -> Vec<ChartSpec> {
+        let axes: Vec<_> = self.axes.iter().map(Axis::column).collect();
+        let specs = if self.charts.is_empty() {
+            let mut specs = chart::default_specs(&axes);
+            if let Some(columns) = self.points.first().map(|p| p.scenario.columns()) {
+                let x = specs.first().map(|s| s.x.clone());
+                specs.retain(|s| columns.metrics.contains(&s.y.as_str()));
+                if let (true, Some(x)) = (specs.is_empty(), x) {
+                    specs = columns
+                        .headline
+                        .iter()
+                        .map(|y| ChartSpec {
+                            x: x.clone(),
+                            y: y.to_string(),
+                            ..Default::default()
+                        })
+                        .collect();
+                }
+            }
+            specs
+        } else {
+            self.charts.clone()
+        };
+        specs.iter().map(|s| chart::complete(s, &axes)).collect()
     }
 
     /// Total simulation runs: points times their replications.

@@ -63,10 +63,14 @@ impl Layout {
         let caption_lines = wrap(&chart.caption, caption_size, w - 2.0 * m);
         let top = m + title_lines.len() as f64 * title_size * 1.25 + 8.0 * s;
         let caption_h = caption_lines.len() as f64 * caption_size * 1.4;
-        let legend = legend_box(chart, styles, s, 0.3 * w, w - 2.0 * m);
+        // A legend below the plot leaves it at least half the height.
+        let axis_room = font_size::AXIS_TITLE * s * 1.7 + 5.0 * s + font_size::TICK * s * 1.35;
+        let legend_h =
+            (h - top - m - caption_h - axis_room - 8.0 * s - h / 2.0).max(3.0 * s * 22.0);
+        let legend = legend_box(chart, styles, s, 0.3 * w, w - 2.0 * m, legend_h);
         // Time runs across the page: a chart over time keeps the full width
         // and has its legend below.
-        let beside = legend.as_ref().is_some_and(|l| l.cols == 1) && !chart.lines_only;
+        let beside = legend.as_ref().is_some_and(|l| l.beside);
         let below_h = match &legend {
             Some(l) if !beside => l.height + 8.0 * s,
             _ => 0.0,

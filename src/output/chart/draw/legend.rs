@@ -3,7 +3,7 @@
 //! and drawn.
 
 use super::pen::{Drawn, Pen};
-use super::text::wrap;
+use super::text::{fit, wrap};
 use crate::output::chart::ticks;
 use crate::output::chart::{Chart, Legend, Look, Series};
 use crate::output::style::{self, size as font_size, SeriesStyle, Styles};
@@ -97,15 +97,24 @@ pub(super) struct LegendBox {
     pub(super) width: f64,
     pub(super) height: f64,
     pub(super) cols: usize,
+    /// Beside the plot (else below it).
+    pub(super) beside: bool,
     entry_w: f64,
 }
 
+/// The most columns a legend below the plot takes.
+const MAX_COLS: usize = 6;
+
+/// The legend's box: beside the plot when it fits in `max_w`; else below
+/// it, in as few columns as keep it within `max_h` (long labels shortened
+/// with an ellipsis to their column), so that it never crowds the plot.
 pub(super) fn legend_box(
     chart: &Chart,
     styles: &Styles,
     s: f64,
     max_w: f64,
     page_w: f64,
+    max_h: f64,
 ) -> Option<LegendBox> {
     let size = font_size::LEGEND * s;
     let row = size * 1.6;
@@ -126,6 +135,7 @@ pub(super) fn legend_box(
                 title: None,
                 width,
                 cols: 1,
+                beside: !chart.lines_only && width <= max_w,
                 entry_w: width,
             })
         }
@@ -163,25 +173,39 @@ pub(super) fn legend_box(
             let title_w = title.as_ref().map_or(0.0, |t| style::text_width(t, size));
             let entry_w = swatch + label_w + 2.0 * pad;
             let single_w = entry_w.max(title_w + 2.0 * pad);
-            // Beside the plot when narrow enough; else below it, in columns.
-            let cols = if single_w <= max_w {
-                1
-            } else {
-                ((page_w - 2.0 * pad) / entry_w).floor().max(1.0) as usize
-            };
-            let rows = entries.len().div_ceil(cols);
             let title_h = if title.is_some() { row } else { 0.0 };
+            let height =
+                |cols: usize| title_h + entries.len().div_ceil(cols) as f64 * row + 2.0 * pad;
+            let inner = page_w - 2.0 * pad;
+            // Beside the plot when narrow enough; else below it, in as many
+            // columns as its entries fit whole, more (shortened) if it
+            // would still take too much height.
+            // Time runs across the page: a chart over time keeps the full
+            // width and has its legend below.
+            let beside = single_w <= max_w && !chart.lines_only;
+            let (cols, entry_w) = if beside {
+                (1, entry_w)
+            } else {
+                let whole = (inner / entry_w).floor().clamp(1.0, MAX_COLS as f64) as usize;
+                let cols = (whole..=MAX_COLS.max(whole))
+                    .find(|&c| height(c) <= max_h)
+                    .unwrap_or(MAX_COLS.max(whole))
+                    .min(entries.len().max(1));
+                (cols, entry_w.min(inner / cols as f64))
+            };
+            let width = if beside {
+                single_w
+            } else {
+                cols as f64 * entry_w + 2.0 * pad
+            };
             Some(LegendBox {
                 lines: Vec::new(),
-                width: if cols == 1 {
-                    single_w
-                } else {
-                    cols as f64 * entry_w + 2.0 * pad
-                },
-                height: title_h + rows as f64 * row + 2.0 * pad,
+                width,
+                height: height(cols),
                 entries,
-                title: title.clone(),
+                title: title.as_ref().map(|t| fit(t, size, width - 2.0 * pad)),
                 cols,
+                beside,
                 entry_w,
             })
         }
@@ -242,7 +266,7 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
             )?;
         }
         pen.text(
-            &e.text(),
+            &fit(&e.text(), size, l.entry_w - swatch - 8.0 * s - pad),
             (ex + swatch + 8.0 * s, ey),
             size,
             if e.empty { style::MUTED } else { style::INK },

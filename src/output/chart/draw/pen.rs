@@ -54,12 +54,12 @@ impl<DB: DrawingBackend> Pen<'_, DB> {
             filled: false,
             stroke_width: width.round().max(1.0) as u32,
         };
-        self.area
-            .draw(&PathElement::new(
-                pts.iter().map(|&p| px(p)).collect::<Vec<_>>(),
-                style,
-            ))
-            .map_err(|e| e.to_string())
+        for piece in joinable(pts, style.stroke_width) {
+            self.area
+                .draw(&PathElement::new(piece, style))
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     pub(super) fn dashed(
@@ -167,6 +167,46 @@ impl<DB: DrawingBackend> Pen<'_, DB> {
     }
 }
 
+/// A polyline in whole pixels, in pieces that every backend joins alike:
+/// repeated points dropped (a zero-length segment has no direction), and,
+/// for a stroke wider than a pixel, cut where it turns back sharply (more
+/// than 135 degrees), where the bitmap backend's mitred join would run far
+/// past the points as a spike while SVG viewers cut it short.
+fn joinable(pts: &[(f64, f64)], width: u32) -> Vec<Vec<(i32, i32)>> {
+    let mut dedup: Vec<(i32, i32)> = Vec::with_capacity(pts.len());
+    for &p in pts {
+        let q = px(p);
+        if dedup.last() != Some(&q) {
+            dedup.push(q);
+        }
+    }
+    if dedup.len() < 2 {
+        // A line of one pixel's length: a dot.
+        return match dedup.first() {
+            Some(&p) if pts.len() >= 2 => vec![vec![p, p]],
+            _ => Vec::new(),
+        };
+    }
+    if width <= 1 {
+        return vec![dedup];
+    }
+    let mut out = Vec::new();
+    let mut cur = vec![dedup[0]];
+    for w in dedup.windows(3) {
+        let (a, b, c) = (w[0], w[1], w[2]);
+        cur.push(b);
+        let u = ((b.0 - a.0) as f64, (b.1 - a.1) as f64);
+        let v = ((c.0 - b.0) as f64, (c.1 - b.1) as f64);
+        let cos = (u.0 * v.0 + u.1 * v.1) / (u.0.hypot(u.1) * v.0.hypot(v.1));
+        if cos < -0.7 {
+            out.push(std::mem::replace(&mut cur, vec![b]));
+        }
+    }
+    cur.push(dedup[dedup.len() - 1]);
+    out.push(cur);
+    out
+}
+
 /// Cuts a polyline into the pieces a dash pattern (on, off, on, ...
 /// lengths) leaves drawn; the pattern runs on across vertices.
 fn dash_pieces(pts: &[(f64, f64)], pattern: &[f64]) -> Vec<Vec<(f64, f64)>> {
@@ -221,5 +261,20 @@ mod tests {
             ]
         );
         assert_eq!(dash_pieces(&[(0.0, 0.0), (3.0, 0.0)], &[]).len(), 1);
+    }
+
+    #[test]
+    fn wide_lines_are_cut_where_they_turn_back() {
+        // A spike up and straight back down: two pieces, sharing the tip.
+        let pts = [(0.0, 10.0), (1.0, 0.0), (2.0, 10.0), (3.0, 10.0)];
+        let pieces = joinable(&pts, 2);
+        assert_eq!(
+            pieces,
+            vec![vec![(0, 10), (1, 0)], vec![(1, 0), (2, 10), (3, 10)]]
+        );
+        // Thin lines stay whole; repeated pixels go.
+        assert_eq!(joinable(&pts, 1).len(), 1);
+        let rep = [(0.0, 0.0), (0.2, 0.1), (5.0, 0.0)];
+        assert_eq!(joinable(&rep, 2), vec![vec![(0, 0), (5, 0)]]);
     }
 }
