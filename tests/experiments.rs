@@ -314,7 +314,7 @@ impl Lcg {
 fn synthetic(column: &str, g: &mut Lcg) -> f64 {
     let u = g.next();
     match chart::domain(column) {
-        (0.0, hi) if hi == 1.0 => u,
+        (0.0, 1.0) => u,
         (0.0, _) if column.contains("delay") || column.ends_with("_us") => {
             10f64.powf(2.0 + 4.0 * u)
         }
