@@ -548,3 +548,121 @@ fn long_legends_fit_beside_or_below_the_plot() {
         check_figure(&f, &format!("long {}", spec.name.unwrap()));
     }
 }
+
+/// `csmacd plot` titles a column by its meaning in the world that wrote the
+/// file, else by its name; takes axis and legend titles and a y range; and
+/// its caption names the CSV it read.
+#[test]
+fn plot_titles_ranges_and_caption() {
+    let dir = temp_dir("plot-titles");
+    let csv = write_file(
+        &dir,
+        "bus.csv",
+        "load,policy,throughput\n0.2,beb,0.2\n0.6,beb,0.58\n1.0,beb,0.9\n0.2,mild,0.2\n0.6,mild,0.57\n1.0,mild,0.62\n",
+    );
+    let draw = |extra: &[&str], name: &str| {
+        let out = dir.join(name);
+        let mut args = vec![
+            "plot",
+            csv.to_str().unwrap(),
+            "--x",
+            "load",
+            "--y",
+            "throughput",
+            "--series",
+            "policy",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let r = csmacd(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let svg = draw(&[], "plain.svg");
+    let t = texts(&svg);
+    assert!(t.iter().any(|t| t.content == "load"), "x title");
+    assert!(!svg.contains("attempts per call"));
+    assert!(svg.contains("from "), "the caption names the CSV");
+    assert!(svg.contains("bus.csv"));
+    let svg = draw(
+        &[
+            "--y-range",
+            "0.5,1",
+            "--x-label",
+            "total offered load",
+            "--legend-title",
+            "policy of the group",
+        ],
+        "named.svg",
+    );
+    let t = texts(&svg);
+    for want in ["total offered load", "policy of the group"] {
+        assert!(t.iter().any(|t| t.content == want), "{want}");
+    }
+    let ticks: Vec<f64> = t
+        .iter()
+        .filter(|t| t.anchor == "end")
+        .filter_map(|t| t.content.parse().ok())
+        .collect();
+    assert!(ticks.iter().all(|v| (0.5..=1.0).contains(v)), "{ticks:?}");
+    // A bad range and a colour column outside the series are refused.
+    for (flag, value) in [("--y-range", "1,0"), ("--color-by", "load")] {
+        let out = dir.join("bad.svg");
+        let r = csmacd(&[
+            "plot",
+            csv.to_str().unwrap(),
+            "--x",
+            "load",
+            "--y",
+            "throughput",
+            "--series",
+            "policy",
+            flag,
+            value,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(r.status.code(), Some(2), "{flag} {value}");
+    }
+}
+
+/// Delays spanning more than two decades are drawn on a log axis (said in
+/// the caption) unless the spec says linear; charts that share y get one
+/// range.
+#[test]
+fn delays_go_log_and_shared_charts_share_y() {
+    let t =
+        Table::from_csv(b"x,k,delay_mean_us\n1,a,10\n2,a,100\n3,a,5000\n1,b,20\n2,b,30\n3,b,40\n")
+            .unwrap();
+    let spec = ChartSpec {
+        x: "x".into(),
+        y: "delay_mean_us".into(),
+        series: vec!["k".into()],
+        ..Default::default()
+    };
+    let f = chart::build_figure(&t, &t, &spec, &Context::default()).unwrap();
+    assert_eq!(f.chart.y_scale, chart::Scale::Log);
+    assert!(
+        f.chart.caption.contains("Log y axis"),
+        "{}",
+        f.chart.caption
+    );
+    let linear = ChartSpec {
+        y_scale: Some(chart::Scale::Linear),
+        ..spec.clone()
+    };
+    let g = chart::build_figure(&t, &t, &linear, &Context::default()).unwrap();
+    assert_eq!(g.chart.y_scale, chart::Scale::Linear);
+    // Two charts of one metric, one of them with a smaller range.
+    let small = Table::from_csv(b"x,k,delay_mean_us\n1,a,10\n2,a,20\n3,a,30\n").unwrap();
+    let mut one = chart::build_figure(&small, &small, &linear, &Context::default()).unwrap();
+    let mut two = g;
+    chart::share_y([
+        (Some("delay_mean_us"), &mut one),
+        (Some("delay_mean_us"), &mut two),
+    ]);
+    assert_eq!(one.options.y_range, two.options.y_range);
+    let (lo, hi) = one.options.y_range.unwrap();
+    assert!(lo <= 0.0 && hi >= 5000.0, "{lo} {hi}");
+}

@@ -22,11 +22,19 @@ Whiskers stop at the bounds of the metric (fractions at 0 and 1, counts and
 delays at 0). Rows that repeat X and series without replication numbers are
 refused: name the column that tells them apart with --series.
 
-Axes are linear unless --x-scale log or --y-scale log. With more than 8
-series the chart is drawn as small multiples; more than 1000 series are
-refused (--where keeps a subset of the rows). The caption names the
-scenario and seed when the CSV sits beside the scenario.toml of a results
-directory. The format follows the extension of --out: .png or .svg.
+Axes are linear unless --x-scale log or --y-scale log (a delay spanning
+more than two decades is drawn on a log y unless --y-scale linear). The
+first --series column gives each series its colour, the second its marker
+and dash (--color-by, --dash-by choose); a value's style is its place in its
+column of the whole file, so a sweep's own charts and plots of its files
+agree. With more than 12 series the chart is drawn as small multiples; more
+than 1000 series are refused (--where keeps a subset of the rows). Points
+past saturation (offered_load above throughput beyond the interval, or
+drop_fraction over 1 %) are drawn hollow. Titles are the columns' documented
+meanings in the world that wrote the file, else their names. The caption
+names the CSV read, and the scenario and seed when it sits beside the
+scenario.toml of a results directory. The format follows the extension of
+--out: .png or .svg.
 
 Examples:
   csmacd plot results/throughput-vs-load/summary.csv \\

@@ -144,7 +144,7 @@ fn print_table(plan: &Plan, done: &Assembled) {
         if plan.points.len() == 1 { "" } else { "s" },
         plan.runs()
     );
-    let mut header: Vec<String> = plan.axes.iter().map(|a| a.path.clone()).collect();
+    let mut header: Vec<String> = plan.axes.iter().map(|a| a.column.clone()).collect();
     header.extend(idx.iter().map(|&k| columns[k].to_string()));
     let rows: Vec<Vec<String>> = plan
         .points
