@@ -61,6 +61,8 @@ pub fn describe(column: &str) -> String {
         (c, "count") if c.starts_with("clients.") => "clients".into(),
         ("policy", _) | (_, "kind") | (_, "backoff") => "backoff policy".into(),
         (_, "access") => "access mode".into(),
+        (c, "budget") if c.starts_with("clients.") => "retry budget".into(),
+        (c, "breaker") if c.starts_with("clients.") => "circuit breaker".into(),
         (c, "load") if c.contains('.') => "offered load (fraction of bit rate)".into(),
         (_, "count") => "stations".into(),
         (_, "frame") | (_, "size") => "frame size".into(),

@@ -71,7 +71,8 @@ pub(super) fn draw_series<DB: DrawingBackend>(
     let r = 4.0 * s;
     let categorical = chart.categories.is_some();
     // Small multiples of one series each show the others faintly, for scale.
-    if mine.len() == 1 && chart.panels.len() > 1 && !categorical {
+    // (Not where points stand unjoined: no line is drawn there at all.)
+    if mine.len() == 1 && chart.panels.len() > 1 && !categorical && mine[0].1.look == Look::Joined {
         for other in chart.series.iter().filter(|t| t.panel != panel) {
             let pts = positions(other, 0.0, f, x, y);
             for run in runs(&pts) {
