@@ -328,7 +328,7 @@ fn memory_is_estimated_first_and_refusals_name_what_drives_it() {
         &out,
         2,
         &[
-            "positions.toml:9: `sweep`: its 1000000 points would hold about 8.5 GiB once read",
+            "positions.toml:9: `sweep`: its 1000000 points would hold about 8.6 GiB once read",
             "more than the 2.0 GiB a sweep may hold at once",
         ],
         "explicit positions at 10^6 points",

@@ -114,6 +114,7 @@ impl Scenario {
             .map(|g| {
                 size_of::<super::Group>()
                     + g.name.len()
+                    + g.policy.len()
                     + g.positions
                         .as_ref()
                         .map_or(0, |p| p.len() * size_of::<f64>())

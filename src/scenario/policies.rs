@@ -239,9 +239,20 @@ pub fn short_text(v: &toml::Value) -> String {
                     walk(&key, x, out);
                 }
             }
-            toml::Value::String(s) => out.push(format!("{prefix}={s}")),
+            // A percentage stands for its fraction, as everywhere.
+            toml::Value::String(s) => match s
+                .strip_suffix('%')
+                .and_then(|p| p.trim().parse::<f64>().ok())
+            {
+                Some(p) => out.push(format!("{prefix}={}", p / 100.0)),
+                None => out.push(format!("{prefix}={s}")),
+            },
             other => out.push(format!("{prefix}={}", other.to_string().trim())),
         }
+    }
+    // A bare name is its table with the defaults.
+    if let toml::Value::String(s) = v {
+        return s.clone();
     }
     let mut parts: Vec<String> = Vec::new();
     if let Some(k) = v.get("kind").and_then(toml::Value::as_str) {
