@@ -666,3 +666,49 @@ fn delays_go_log_and_shared_charts_share_y() {
     let (lo, hi) = one.options.y_range.unwrap();
     assert!(lo <= 0.0 && hi >= 5000.0, "{lo} {hi}");
 }
+
+/// Sweeping top-level keys that result files have columns of (`seed`,
+/// `stations`) gives every file distinct column names, and a chart of the
+/// seed does not caption one seed.
+#[test]
+fn axis_columns_stay_apart_from_result_columns() {
+    let dir = temp_dir("axis-columns");
+    let f = write_file(
+        &dir,
+        "seeds.toml",
+        r#"
+name = "seeds"
+duration = "20ms"
+replications = 2
+[[stations]]
+count = 3
+traffic = { kind = "poisson", load = 0.5 }
+frame = "512B"
+[sweep]
+seed = [1, 2, 3]
+stations = [[{ count = 2, traffic = { kind = "poisson", load = 0.3 }, frame = "512B" }], [{ count = 4, traffic = { kind = "poisson", load = 0.3 }, frame = "512B" }]]
+[[chart]]
+x = "seed"
+y = "throughput"
+"#,
+    );
+    let out = dir.join("out");
+    let r = csmacd(&["sweep", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for file in ["summary.csv", "runs.csv", "groups.csv", "stations.csv"] {
+        let t = Table::from_csv(&std::fs::read(out.join(file)).unwrap()).unwrap();
+        let mut names = t.header.clone();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), t.header.len(), "{file}: {:?}", t.header);
+        assert_eq!(&t.header[..2], ["sweep.seed", "sweep.stations"], "{file}");
+    }
+    let groups = Table::from_csv(&std::fs::read(out.join("groups.csv")).unwrap()).unwrap();
+    let c = groups.column("sweep.stations").unwrap();
+    assert_eq!(groups.rows[0][c], "0.count=2", "a short label, not TOML");
+    let svg = std::fs::read_to_string(out.join("charts/throughput-vs-seed.svg")).unwrap();
+    assert!(
+        !svg.contains("seed 1"),
+        "a chart of the seed captions one seed"
+    );
+}

@@ -861,7 +861,8 @@ pub fn build_figure(
     });
     // The seed is no context on a chart that varies it.
     let mut context = context.clone();
-    if spec.x == "seed" || spec.series.iter().any(|s| s == "seed") {
+    let is_seed = |c: &str| c == "seed" || c == "sweep.seed";
+    if is_seed(&spec.x) || spec.series.iter().any(|s| is_seed(s)) {
         context.seed = None;
     }
     let mut caption = caption(
