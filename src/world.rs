@@ -183,7 +183,7 @@ impl Scenario {
             Scenario::Ethernet(_) => None,
             Scenario::Service(s) => s
                 .surge()
-                .map(|g| (g.from as f64 / 1e12, g.to as f64 / 1e12)),
+                .map(|(from, to)| (from as f64 / 1e12, to as f64 / 1e12)),
         }
     }
 

@@ -5,7 +5,7 @@
 
 use super::gates::GateState;
 use super::stacks::{Failure, StackState};
-use super::{Call, Calls, Ev, Outcome, ServerKind, Sim};
+use super::{Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
 use crate::seed::{self, Stream};
@@ -51,7 +51,7 @@ impl Sim<'_> {
     }
 
     /// The next call time of a `poisson` or `fresh` group after now, if
-    /// before its end: the rate is piecewise constant (a surge raises it).
+    /// before its end: the rate is piecewise constant (its profile changes it).
     fn next_arrival(&mut self, gi: usize) -> Option<Time> {
         let g = &self.sc.groups[gi];
         let end = self.sc.duration;
@@ -60,19 +60,20 @@ impl Sim<'_> {
         let mut t = self.now;
         loop {
             // The rate from t, and until when it holds.
-            let (rate, until) = match g.calls {
+            let (base, per, until) = match g.calls {
                 Calls::Poisson { rate, until } => {
                     if t >= until {
                         return None;
                     }
-                    (rate * g.count as f64, until)
+                    (rate, g.count as f64, until)
                 }
-                Calls::Fresh { rate, surge } => match surge {
-                    Some(s) if t < s.from => (rate, s.from),
-                    Some(s) if t < s.to => (s.rate, s.to),
-                    _ => (rate, Time::MAX),
-                },
+                Calls::Fresh { rate } => (rate, 1.0, Time::MAX),
                 _ => return None,
+            };
+            let (rate, until) = match g.profile.iter().find(|s| t < s.to) {
+                Some(s) if t < s.from => (base * per, s.from.min(until)),
+                Some(s) => (s.rate * per, s.to.min(until)),
+                None => (base * per, until),
             };
             let dt = e / rate * 1e12;
             if (t as f64 + dt) < until as f64 {
@@ -110,6 +111,9 @@ impl Sim<'_> {
         if counted {
             self.counts[gi].calls += 1;
         }
+        if let Some(b) = self.bin_at_now() {
+            b.calls_started += 1;
+        }
         let stream = seed::derive(self.run_seed, &[seed::BACKOFF, self.serial]);
         self.serial += 1;
         let c = Call {
@@ -119,6 +123,9 @@ impl Sim<'_> {
             retries: 0,
             sent: 0,
             seq: u64::MAX,
+            sent_at: 0,
+            first_sent: 0,
+            retry_after: 0,
             waiting: false,
             counted,
             ready_at: 0,
@@ -277,8 +284,12 @@ impl Sim<'_> {
         if first {
             if let Some(br) = g.breaker {
                 let now = self.now;
-                if self.gate(gi, client).blocks_call(&br, now) {
+                let gate = self.gate(gi, client);
+                if gate.blocks_call(&br, now) {
                     return self.end_call(call);
+                }
+                if matches!(br, Breaker::Classic { all: true, .. }) {
+                    gate.admit(&br, now);
                 }
             }
             if let Some(b) = g.budget {
@@ -288,9 +299,14 @@ impl Sim<'_> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.count_send(gi);
+        let now = self.now;
         let c = self.call_mut(call);
+        if c.sent == 0 {
+            c.first_sent = now;
+        }
         c.sent += 1;
         c.seq = seq;
+        c.sent_at = now;
         c.waiting = true;
         if let Some(t) = g.timeout {
             self.q.push(self.now + t, Ev::Timeout { call, seq });
@@ -324,7 +340,7 @@ impl Sim<'_> {
     }
 
     /// The live call waiting for attempt `seq`, if any.
-    fn waiting(&mut self, call: u32, seq: u64) -> bool {
+    pub(super) fn waiting(&mut self, call: u32, seq: u64) -> bool {
         matches!(self.calls.get(call as usize), Some(Some(c)) if c.waiting && c.seq == seq)
     }
 
@@ -341,7 +357,20 @@ impl Sim<'_> {
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
         if self.waiting(call, seq) {
-            self.call_mut(call).waiting = false;
+            let c = self.call_mut(call);
+            c.waiting = false;
+            let (gi, counted) = (c.group as usize, c.counted);
+            if counted {
+                self.counts[gi].timeouts += 1;
+            }
+            if let Some(b) = self.bin() {
+                b.timeouts += 1;
+            }
+            if self.sc.groups[gi].cancel && matches!(self.sc.server.kind, ServerKind::Queue { .. })
+            {
+                let d = self.delay();
+                self.q.push(self.now + d, Ev::Cancel { seq });
+            }
             self.stack_outcome(call, Some(Failure::Timeout));
             self.failed(call, None, Some(Failure::Timeout));
         }
@@ -381,11 +410,8 @@ impl Sim<'_> {
             Outcome::Ok => self.succeeded(call),
             Outcome::NotReady => self.failed(call, None, None),
             Outcome::Fail { retry_after } => {
-                let ra = if retry_after {
-                    self.sc.server.retry_after
-                } else {
-                    None
-                };
+                let ra = (retry_after && self.sc.server.retry_after.is_some())
+                    .then(|| self.call_mut(call).retry_after);
                 self.failed(call, ra, failure)
             }
             Outcome::ClientError => {
@@ -398,10 +424,20 @@ impl Sim<'_> {
     }
 
     fn succeeded(&mut self, call: u32) {
-        let (gi, client, counted, ready_at, n) = {
+        let (gi, client, counted, ready_at, n, first_sent) = {
             let c = self.call_mut(call);
-            (c.group as usize, c.client, c.counted, c.ready_at, c.n)
+            (
+                c.group as usize,
+                c.client,
+                c.counted,
+                c.ready_at,
+                c.n,
+                c.first_sent,
+            )
         };
+        let latency = self.now - first_sent;
+        let good = self.sc.slo.is_some_and(|s| latency <= s.latency);
+        self.bin_latencies.push(latency);
         self.policy_update(call, true, n, 0);
         let now = self.now;
         if let Some(br) = self.sc.groups[gi].breaker {
@@ -409,10 +445,13 @@ impl Sim<'_> {
         }
         if let Some(b) = self.bin() {
             b.successes += 1;
+            b.slo_good += u64::from(good);
         }
         let cnt = &mut self.counts[gi];
         if counted {
             cnt.successes += 1;
+            cnt.latency.add(latency);
+            cnt.slo_good += u64::from(good);
             cnt.completion = Some(now);
             if let Calls::Poll { .. } = self.sc.groups[gi].calls {
                 cnt.lateness_ps += now.saturating_sub(ready_at) as f64;
@@ -434,7 +473,7 @@ impl Sim<'_> {
                 }
             }
         }
-        self.end_call(call);
+        self.release(call);
     }
 
     /// An attempt failed (`failure`: a failure the gates count; a poll
@@ -475,6 +514,9 @@ impl Sim<'_> {
                 None => return self.end_call(call),
             }
         }
+        if let Some(br) = g.breaker {
+            self.gate(gi, client).admit(&br, now);
+        }
         let c = self.call_mut(call);
         c.n = c.n.saturating_add(1);
         c.retries += 1;
@@ -482,8 +524,27 @@ impl Sim<'_> {
         self.q.push(now + wait, Ev::Send { call });
     }
 
-    /// The call is over (succeeded or failed for good).
+    /// The call has failed for good.
     fn end_call(&mut self, call: u32) {
+        let now = self.now;
+        let c = self.call_mut(call);
+        let (gi, counted, sent, first_sent) = (c.group as usize, c.counted, c.sent, c.first_sent);
+        let latency = if sent == 0 { 0 } else { now - first_sent };
+        if let Some(b) = self.bin() {
+            b.calls_failed += 1;
+            b.failed_fast += u64::from(sent == 0);
+        }
+        if counted {
+            let cnt = &mut self.counts[gi];
+            cnt.failed += 1;
+            cnt.failed_fast += u64::from(sent == 0);
+            cnt.failed_latency_ps += latency as f64;
+        }
+        self.release(call);
+    }
+
+    /// The call is over (succeeded or failed for good).
+    fn release(&mut self, call: u32) {
         if let Some(c) = self.calls[call as usize].take() {
             let g = &self.sc.groups[c.group as usize];
             if matches!(g.calls, Calls::Fresh { .. }) {
