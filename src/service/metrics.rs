@@ -442,8 +442,9 @@ fn bin_width(bin: Time, duration: Time, k: usize) -> f64 {
 }
 
 /// Recovery after a disturbance over [from, to), judged by goodput: the
-/// first bin from `to` on that starts `window` of bins all within
-/// `tolerance` of the undisturbed goodput (the mean over the bins wholly
+/// first bin from `to` on that starts a `window` of bins whose goodput
+/// (successful calls per second over the window) is within `tolerance` of
+/// the undisturbed goodput (the mean over the bins wholly
 /// in [warmup, from), else the calls offered outside the profile), as
 /// (recovered, time from `to`).
 pub fn recovery(sc: &Scenario, bins: &[Bin], from: Time, to: Time) -> (bool, Option<Time>) {
@@ -463,20 +464,12 @@ pub fn recovery(sc: &Scenario, bins: &[Bin], from: Time, to: Time) -> (bool, Opt
     }
     let span = sc.recovery.window.div_ceil(width).max(1) as usize;
     let first = to.div_ceil(width) as usize;
-    let good = |k: usize| {
-        let g = bins[k].successes as f64 / (width as f64 / 1e12);
-        (g - reference).abs() <= sc.recovery.tolerance * reference
-    };
-    let mut run = 0;
-    for k in first..full.min(bins.len()) {
-        if good(k) {
-            run += 1;
-            if run == span {
-                let start = (k + 1 - span) as u64 * width;
-                return (true, Some(start - to));
-            }
-        } else {
-            run = 0;
+    let end = full.min(bins.len());
+    for k in first..end.saturating_sub(span - 1) {
+        let calls: u64 = bins[k..k + span].iter().map(|b| b.successes).sum();
+        let g = calls as f64 / (span as f64 * width as f64 / 1e12);
+        if (g - reference).abs() <= sc.recovery.tolerance * reference {
+            return (true, Some(k as u64 * width - to));
         }
     }
     (false, None)
