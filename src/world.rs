@@ -173,7 +173,7 @@ impl Scenario {
     pub fn offered_load(&self) -> Option<OfferedLoad> {
         match self {
             Scenario::Ethernet(s) => Some(s.offered_load()),
-            Scenario::Service(_) => None,
+            Scenario::Service(s) => s.offered_load(),
         }
     }
 

@@ -377,3 +377,29 @@ calls = {{ kind = "fresh", rate = "100/s" }}
     .to_string();
     assert!(err.contains("line 1") && err.contains("no unit"), "{err}");
 }
+
+/// `validate` compares first attempts with workers x service rate, and
+/// warns of a per-client gate on one-off clients.
+#[test]
+fn validate_warns_of_overload_and_of_one_off_gates() {
+    let sc = |rate: &str, scope: &str| {
+        service(&format!(
+            r#"duration = "60s"
+[server]
+kind = "queue"
+service = {{ kind = "exponential", mean = "4ms" }}
+workers = 2
+[[clients]]
+calls = {{ kind = "fresh", rate = "{rate}" }}
+breaker = {{ consecutive = 5, open = "30s", scope = "{scope}" }}
+"#
+        ))
+    };
+    let kinds =
+        |s: &world::Scenario| -> Vec<&str> { s.warnings().iter().map(|w| w.kind).collect() };
+    assert_eq!(kinds(&sc("400/s", "shared")), Vec::<&str>::new());
+    assert_eq!(kinds(&sc("600/s", "shared")), ["overload"]);
+    assert_eq!(kinds(&sc("400/s", "client")), ["one-off-gate"]);
+    let load = sc("400/s", "shared").offered_load().unwrap();
+    assert_eq!(load.total(), csmacd::advice::Share::Fraction(0.8));
+}
