@@ -403,3 +403,65 @@ breaker = {{ consecutive = 5, open = "30s", scope = "{scope}" }}
     let load = sc("400/s", "shared").offered_load().unwrap();
     assert_eq!(load.total(), csmacd::advice::Share::Fraction(0.8));
 }
+
+/// `csmacd trace` of a service scenario: a row per attempt with the wait
+/// the policy drew (here Retry-After "backlog": 2 attempts x 200 ms) and
+/// the gates' decision, the same in CSV and JSON lines.
+#[test]
+fn trace_lists_each_attempt_with_its_decision() {
+    let dir = temp_dir("service-trace");
+    let file = dir.join("t.toml");
+    std::fs::write(
+        &file,
+        r#"duration = "3s"
+[server]
+kind = "queue"
+rate = "5/s"
+queue_limit = 2
+retry_after = "backlog"
+[network]
+delay = "10ms"
+[[clients]]
+count = 4
+calls = { kind = "once", at = "0s" }
+timeout = "500ms"
+backoff = { kind = "full-jitter", base = "100ms", cap = "1s" }
+max_retries = 3
+"#,
+    )
+    .unwrap();
+    let out = crate::common::bin()
+        .args(["trace", "--format", "csv"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "group,client,call,attempt,sent_s,arrives_s,starts_s,ends_s,outcome,wait_s,decision"
+    );
+    assert_eq!(lines[3], "full-jitter,2,2,1,0,0.01,,0.02,refused,0.4,retry");
+    assert_eq!(lines.len(), 7);
+    assert!(
+        lines[1..]
+            .iter()
+            .filter(|l| l.ends_with("succeeded"))
+            .count()
+            == 4
+    );
+    let out = crate::common::bin()
+        .args(["trace", "--format", "jsonl"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["ends_s"], 0.22);
+    assert_eq!(first["outcome"], "ok");
+}

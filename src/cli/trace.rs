@@ -34,9 +34,10 @@ Examples:
 pub struct TraceArgs {
     /// The scenario file (TOML).
     pub file: PathBuf,
-    /// Stop the run here (a time with a unit: 300us, 2ms, 10slot).
-    #[arg(long, default_value = "2ms")]
-    pub until: String,
+    /// Stop the run here (a time with a unit: 300us, 2ms, 10slot) [default:
+    /// 2ms for a bus scenario, the duration for a service scenario].
+    #[arg(long)]
+    pub until: Option<String>,
     /// Print only the events from this time on (the run still starts at 0,
     /// so what happens at --from is what the full run does then).
     #[arg(long)]
@@ -250,10 +251,17 @@ pub fn parse_station_list(text: &str, count: usize) -> Result<Vec<u32>, String> 
     Ok(out)
 }
 
-pub fn run_trace(args: TraceArgs) -> CliResult {
+pub fn run_trace(mut args: TraceArgs) -> CliResult {
+    if let Some(sc) = service_scenario(&args.file)? {
+        if args.until.is_none() {
+            args.until = Some(crate::units::format_ps(sc.duration));
+        }
+        return super::service_trace::run(&args, sc);
+    }
+    let until_text = args.until.clone().unwrap_or_else(|| "2ms".into());
     let sc = load(&args.file, args.seed)?;
-    let until = parse_until(&sc, &args.until)?;
-    let from = parse_from(&sc, args.from.as_deref(), until, &args.until)?;
+    let until = parse_until(&sc, &until_text)?;
+    let from = parse_from(&sc, args.from.as_deref(), until, &until_text)?;
     check_stations(&sc, &args.stations)?;
     let seed = trace::run_seed(&sc);
     let filter = TraceFilter::new(&sc, until, args.stations);
@@ -296,6 +304,25 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     match out.flush() {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::failure(e)),
         _ => Ok(()),
+    }
+}
+
+/// The service scenario in `file`, if it is one (a `[server]` table and no
+/// `[sweep]`); None for anything else, which the bus path then reads.
+fn service_scenario(file: &Path) -> Result<Option<crate::service::Scenario>, CliError> {
+    let Ok(text) = scenario::read_text(file) else {
+        return Ok(None);
+    };
+    let name = file.display().to_string();
+    let Ok(table) = scenario::parse_table(&name, &text) else {
+        return Ok(None);
+    };
+    if !table.contains_key("server") || table.contains_key("sweep") {
+        return Ok(None);
+    }
+    match scenario::load(file).map_err(CliError::usage)? {
+        crate::world::Scenario::Service(s) => Ok(Some(s)),
+        crate::world::Scenario::Ethernet(_) => Ok(None),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::gates::GateState;
 use super::stacks::{Failure, StackState};
-use super::{Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
+use super::{AttemptRow, Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
 use crate::seed::{self, Stream};
@@ -123,6 +123,7 @@ impl Sim<'_> {
             retries: 0,
             sent: 0,
             seq: u64::MAX,
+            id: self.serial - 1,
             sent_at: 0,
             first_sent: 0,
             retry_after: 0,
@@ -271,6 +272,7 @@ impl Sim<'_> {
             let now = self.now;
             if !std::mem::take(&mut self.call_mut(call).paced) {
                 if !self.stack(gi, client).permit(&st, now) {
+                    self.trace_gated(call, "stack");
                     return self.end_call(call);
                 }
                 let hold = self.stack(gi, client).pace(now);
@@ -286,6 +288,7 @@ impl Sim<'_> {
                 let now = self.now;
                 let gate = self.gate(gi, client);
                 if gate.blocks_call(&br, now) {
+                    self.trace_gated(call, "breaker");
                     return self.end_call(call);
                 }
                 if matches!(br, Breaker::Classic { all: true, .. }) {
@@ -308,6 +311,23 @@ impl Sim<'_> {
         c.seq = seq;
         c.sent_at = now;
         c.waiting = true;
+        let (id, attempt) = (c.id, c.sent);
+        if let Some(t) = self.trace.as_mut() {
+            t.by_seq.insert(seq, t.rows.len());
+            t.rows.push(AttemptRow {
+                group: g.name.clone(),
+                client,
+                call: id,
+                attempt,
+                sent: now,
+                arrives: None,
+                starts: None,
+                ends: None,
+                outcome: "",
+                wait: None,
+                decision: "",
+            });
+        }
         if let Some(t) = g.timeout {
             self.q.push(self.now + t, Ev::Timeout { call, seq });
         }
@@ -326,6 +346,37 @@ impl Sim<'_> {
                 );
             }
         }
+    }
+
+    /// A call failed by a gate before its first attempt, in the trace.
+    fn trace_gated(&mut self, call: u32, gate: &'static str) {
+        let now = self.now;
+        let c = self.calls[call as usize].as_ref().expect("live call");
+        let (group, client, id) = (c.group as usize, c.client, c.id);
+        if let Some(t) = self.trace.as_mut() {
+            t.rows.push(AttemptRow {
+                group: self.sc.groups[group].name.clone(),
+                client,
+                call: id,
+                attempt: 0,
+                sent: now,
+                arrives: None,
+                starts: None,
+                ends: Some(now),
+                outcome: "gated",
+                wait: None,
+                decision: gate,
+            });
+        }
+    }
+
+    /// The gates' decision after the call's current attempt, in the trace.
+    fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
+        let seq = self.call_mut(call).seq;
+        self.note(seq, |r| {
+            r.decision = decision;
+            r.wait = wait;
+        });
     }
 
     fn count_attempt(&mut self, call: u32) {
@@ -357,6 +408,11 @@ impl Sim<'_> {
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
         if self.waiting(call, seq) {
+            let now = self.now;
+            self.note(seq, |r| {
+                r.outcome = "timeout";
+                r.ends = Some(now);
+            });
             let c = self.call_mut(call);
             c.waiting = false;
             let (gi, counted) = (c.group as usize, c.counted);
@@ -393,6 +449,8 @@ impl Sim<'_> {
         if !self.waiting(call, seq) {
             return;
         }
+        let now = self.now;
+        self.note(seq, |r| r.ends = Some(now));
         self.call_mut(call).waiting = false;
         // A refusal from a full or down queue is the server throttling.
         let failure = match outcome {
@@ -418,6 +476,7 @@ impl Sim<'_> {
                 if let Some(b) = self.bin() {
                     b.failures += 1;
                 }
+                self.decide(call, "not retryable", None);
                 self.end_call(call)
             }
         }
@@ -435,6 +494,7 @@ impl Sim<'_> {
                 c.first_sent,
             )
         };
+        self.decide(call, "succeeded", None);
         let latency = self.now - first_sent;
         let good = self.sc.slo.is_some_and(|s| latency <= s.latency);
         self.bin_latencies.push(latency);
@@ -496,22 +556,28 @@ impl Sim<'_> {
             }
         }
         if g.max_retries.is_some_and(|m| retries >= m) {
+            self.decide(call, "max_retries", None);
             return self.end_call(call);
         }
         if let Some(br) = g.breaker {
             if self.gate(gi, client).blocks_retry(&br, now) {
+                self.decide(call, "breaker", None);
                 return self.end_call(call);
             }
         }
         if let Some(b) = g.budget {
             if !self.gate(gi, client).pay(&b) {
+                self.decide(call, "budget", None);
                 return self.end_call(call);
             }
         }
         if let (Some(st), Some(f)) = (g.stack, failure) {
             match self.stack(gi, client).retry(&st, now, f) {
                 Some(paid) => self.call_mut(call).paid = paid,
-                None => return self.end_call(call),
+                None => {
+                    self.decide(call, "stack", None);
+                    return self.end_call(call);
+                }
             }
         }
         if let Some(br) = g.breaker {
@@ -521,6 +587,7 @@ impl Sim<'_> {
         c.n = c.n.saturating_add(1);
         c.retries += 1;
         let wait = self.wait(call, retry_after, failure);
+        self.decide(call, "retry", Some(wait));
         self.q.push(now + wait, Ev::Send { call });
     }
 
