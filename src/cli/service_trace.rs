@@ -112,7 +112,7 @@ pub fn run(args: &TraceArgs, mut sc: service::Scenario) -> CliResult {
     let time = |flag: &str, text: &str| -> Result<Time, CliError> {
         match crate::units::parse_time(text) {
             Ok(crate::units::TimeSpec::Ps(ps))
-                if ps >= 0.0 && ps <= crate::scenario::MAX_DURATION_S * 1e12 =>
+                if (0.0..=crate::scenario::MAX_DURATION_S * 1e12).contains(&ps) =>
             {
                 Ok(ps.round() as Time)
             }
