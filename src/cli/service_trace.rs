@@ -2,7 +2,6 @@
 //! when it reached the server and began service, how it ended, the wait
 //! drawn and the gates' decision), as text, CSV or JSON lines.
 
-use super::trace::{Format, TraceArgs};
 use super::{CliError, CliResult};
 use crate::engine::Time;
 use crate::service::{self, AttemptRow};
@@ -101,10 +100,27 @@ fn jsonl_line(r: &AttemptRow) -> String {
     serde_json::Value::Object(o).to_string()
 }
 
+/// How the rows are printed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Format {
+    Text,
+    Csv,
+    Jsonl,
+}
+
+/// What `csmacd trace` was asked, for a service scenario.
+pub struct Args {
+    pub until: String,
+    pub from: Option<String>,
+    pub stations: bool,
+    pub seed: Option<u64>,
+    pub format: Format,
+}
+
 /// Traces a service scenario up to --until (a time with a unit), from
 /// --from on, its first replication.
-pub fn run(args: &TraceArgs, mut sc: service::Scenario) -> CliResult {
-    if args.stations.is_some() {
+pub fn run(args: &Args, mut sc: service::Scenario) -> CliResult {
+    if args.stations {
         return Err(CliError::usage(anyhow!(
             "--stations: a service scenario has clients, not stations; its trace lists every attempt"
         )));
@@ -121,7 +137,7 @@ pub fn run(args: &TraceArgs, mut sc: service::Scenario) -> CliResult {
             ))),
         }
     };
-    let until_text = args.until.clone().unwrap_or_default();
+    let until_text = args.until.clone();
     let until = time("--until", &until_text)?.max(1);
     let from = match &args.from {
         Some(f) => time("--from", f)?,

@@ -253,10 +253,19 @@ pub fn parse_station_list(text: &str, count: usize) -> Result<Vec<u32>, String> 
 
 pub fn run_trace(mut args: TraceArgs) -> CliResult {
     if let Some(sc) = service_scenario(&args.file)? {
-        if args.until.is_none() {
-            args.until = Some(crate::units::format_ps(sc.duration));
-        }
-        return super::service_trace::run(&args, sc);
+        use super::service_trace::{self as st, Format as F};
+        let asked = st::Args {
+            until: (args.until.take()).unwrap_or_else(|| crate::units::format_ps(sc.duration)),
+            from: args.from.take(),
+            stations: args.stations.is_some(),
+            seed: args.seed,
+            format: match args.format {
+                Format::Text => F::Text,
+                Format::Csv => F::Csv,
+                Format::Jsonl => F::Jsonl,
+            },
+        };
+        return st::run(&asked, sc);
     }
     let until_text = args.until.clone().unwrap_or_else(|| "2ms".into());
     let sc = load(&args.file, args.seed)?;
