@@ -39,21 +39,26 @@ fn secs(t: Option<Time>) -> String {
     format!("{whole}.{}", f.trim_end_matches('0'))
 }
 
+/// Seconds to the microsecond, for the text form.
+fn text_time(t: Option<Time>) -> String {
+    t.map_or("-".to_string(), |ps| format!("{:.6}", ps as f64 / 1e12))
+}
+
 fn text_line(r: &AttemptRow) -> String {
-    let opt = |t: Option<Time>| t.map_or("-".to_string(), format_ps);
     format!(
-        "{:>14} {:<12} client {:<6} call {:<7} #{:<3} arrives {:>10} starts {:>10} ends {:>10} {:<14} {}{}",
-        format_ps(r.sent),
+        "{:>12} {:<12} {:>8} {:>8} {:>3} {:>12} {:>12} {:>12} {:<15} {}{}",
+        text_time(Some(r.sent)),
         r.group,
         r.client,
         r.call,
         r.attempt,
-        opt(r.arrives),
-        opt(r.starts),
-        opt(r.ends),
+        text_time(r.arrives),
+        text_time(r.starts),
+        text_time(r.ends),
         r.outcome,
         r.decision,
-        r.wait.map_or(String::new(), |w| format!(" (wait {})", format_ps(w)))
+        r.wait
+            .map_or(String::new(), |w| format!(" (wait {})", text_time(Some(w))))
     )
 }
 
@@ -174,8 +179,8 @@ pub fn run(args: &Args, mut sc: service::Scenario) -> CliResult {
             Format::Csv => writeln!(out, "{}", COLUMNS.join(","))?,
             Format::Text => writeln!(
                 out,
-                "{:>14} {:<12} {:<13} {:<12} {:<4} then: arrives, starts (service), ends (at the client), outcome, decision",
-                "sent", "group", "client", "call", "n"
+                "{:>12} {:<12} {:>8} {:>8} {:>3} {:>12} {:>12} {:>12} {:<15} decision",
+                "sent (s)", "group", "client", "call", "n", "arrives", "starts", "ends", "outcome"
             )?,
             Format::Jsonl => {}
         }

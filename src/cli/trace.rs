@@ -27,10 +27,16 @@ the same as `csmacd run` gives, and stops at --until (it says so on stderr
 when the scenario runs longer); --from leaves out the events before it. Signal rows are listed
 for the chosen --stations, or for every station when there are at most 16.
 
+A service scenario (one with [server]) is traced attempt by attempt instead:
+group, client, call, attempt n, when it was sent, reached the server, began
+service and ended at the client, its outcome, the wait drawn and the gates'
+decision (times in seconds; --until defaults to its duration).
+
 Examples:
   csmacd trace scenarios/lessons/2-collision.toml --until 300us
   csmacd trace scenarios/two-saturated.toml --from 5ms --until 6ms
-  csmacd trace scenarios/two-saturated.toml --stations 0 --format csv > s0.csv")]
+  csmacd trace scenarios/two-saturated.toml --stations 0 --format csv > s0.csv
+  csmacd trace scenarios/service-your-own-retry.toml --until 2s --format csv")]
 pub struct TraceArgs {
     /// The scenario file (TOML).
     pub file: PathBuf,
@@ -326,8 +332,14 @@ fn service_scenario(file: &Path) -> Result<Option<crate::service::Scenario>, Cli
     let Ok(table) = scenario::parse_table(&name, &text) else {
         return Ok(None);
     };
-    if !table.contains_key("server") || table.contains_key("sweep") {
+    if !table.contains_key("server") {
         return Ok(None);
+    }
+    if table.contains_key("sweep") {
+        return Err(CliError::usage(anyhow!(
+            "{name}: has a [sweep] table; a trace follows one run: trace a scenario file \
+             without [sweep] (one point of the sweep)"
+        )));
     }
     match scenario::load(file).map_err(CliError::usage)? {
         crate::world::Scenario::Service(s) => Ok(Some(s)),
