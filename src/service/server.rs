@@ -2,9 +2,16 @@
 //! when full, crashing above a backlog and restarting), a flaky server that
 //! fails attempts at random, and one optimistically locked row.
 
-use super::{Calls, Ev, Outcome, ServerKind, Service, Sim, Why};
+use super::{Calls, Ev, Outcome, ServerKind, Service, Sim, Why, CONFLICT, CONNECTION_LOST};
 use crate::engine::Time;
 use rand::RngExt;
+
+/// What the client of an attempt lost in a crash hears: its connection
+/// closed, with no status and no Retry-After.
+const LOST: Outcome = Outcome::Fail {
+    retry_after: false,
+    status: CONNECTION_LOST,
+};
 
 impl Sim<'_> {
     /// An attempt (or an OCC write carrying the version it read) arrives.
@@ -13,13 +20,13 @@ impl Sim<'_> {
             ServerKind::Queue { accept, .. } => {
                 if !self.server.up {
                     self.why = Why::Down;
-                    return self.answer(call, seq, Outcome::Fail { retry_after: true });
+                    return self.answer(call, seq, self.refusal());
                 }
                 match accept {
                     Some(gate) if self.server.next_pass > self.now => {
                         if self.server.at_gate >= gate.burst {
                             self.why = Why::Gate;
-                            return self.answer(call, seq, Outcome::Fail { retry_after: true });
+                            return self.answer(call, seq, self.refusal());
                         }
                         let at = self.server.next_pass;
                         self.server.next_pass = at.saturating_add(gate.interval);
@@ -40,7 +47,7 @@ impl Sim<'_> {
                 let u: f64 = self.server_rng.random();
                 let outcome = if u < failure {
                     self.why = Why::Error;
-                    Outcome::Fail { retry_after: true }
+                    self.refusal()
                 } else if u < failure + client_error {
                     Outcome::ClientError
                 } else {
@@ -54,7 +61,10 @@ impl Sim<'_> {
                     Outcome::Ok
                 } else {
                     self.why = Why::Conflict;
-                    Outcome::Fail { retry_after: false }
+                    Outcome::Fail {
+                        retry_after: false,
+                        status: CONFLICT,
+                    }
                 };
                 self.answer(call, seq, outcome);
             }
@@ -74,7 +84,7 @@ impl Sim<'_> {
         else {
             return;
         };
-        let fail = Outcome::Fail { retry_after: true };
+        let fail = self.refusal();
         if !self.server.up {
             self.why = Why::Down;
             return self.answer(call, seq, fail);
@@ -87,7 +97,7 @@ impl Sim<'_> {
         if crash_above.is_some_and(|c| n + 1 > c) {
             self.why = Why::Down;
             self.crash();
-            return self.answer(call, seq, Outcome::Fail { retry_after: false });
+            return self.answer(call, seq, LOST);
         }
         self.server.queue.push_back((call, seq));
         if !self.server.busy {
@@ -108,6 +118,15 @@ impl Sim<'_> {
                 Outcome::NotReady
             }
             _ => Outcome::Ok,
+        }
+    }
+
+    /// A refusal (or a flaky server's failure reply): the server's status,
+    /// with Retry-After.
+    fn refusal(&self) -> Outcome {
+        Outcome::Fail {
+            retry_after: true,
+            status: self.sc.server.refuse_status,
         }
     }
 
@@ -167,7 +186,7 @@ impl Sim<'_> {
         self.server.epoch = self.server.epoch.wrapping_add(1);
         let lost = std::mem::take(&mut self.server.queue);
         for (call, seq) in lost {
-            self.answer(call, seq, Outcome::Fail { retry_after: false });
+            self.answer(call, seq, LOST);
         }
         self.q.push(self.now + restart, Ev::Restart);
         self.drop_connected();
