@@ -5,7 +5,7 @@
 
 use super::gates::GateState;
 use super::stacks::{Failure, StackState};
-use super::{Call, Calls, Ev, Outcome, ServerKind, Sim};
+use super::{Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
 use crate::seed::{self, Stream};
@@ -58,7 +58,7 @@ impl Sim<'_> {
     }
 
     /// The next call time of a `poisson` or `fresh` group after now, if
-    /// before its end: the rate is piecewise constant (a surge raises it).
+    /// before its end: the rate is piecewise constant (its profile changes it).
     fn next_arrival(&mut self, gi: usize) -> Option<Time> {
         let g = &self.sc.groups[gi];
         let end = self.sc.duration;
@@ -67,19 +67,20 @@ impl Sim<'_> {
         let mut t = self.now;
         loop {
             // The rate from t, and until when it holds.
-            let (rate, until) = match g.calls {
+            let (base, per, until) = match g.calls {
                 Calls::Poisson { rate, until } => {
                     if t >= until {
                         return None;
                     }
-                    (rate * g.count as f64, until)
+                    (rate, g.count as f64, until)
                 }
-                Calls::Fresh { rate, surge } => match surge {
-                    Some(s) if t < s.from => (rate, s.from),
-                    Some(s) if t < s.to => (s.rate, s.to),
-                    _ => (rate, Time::MAX),
-                },
+                Calls::Fresh { rate } => (rate, 1.0, Time::MAX),
                 _ => return None,
+            };
+            let (rate, until) = match g.profile.iter().find(|s| t < s.to) {
+                Some(s) if t < s.from => (base * per, s.from.min(until)),
+                Some(s) => (s.rate * per, s.to.min(until)),
+                None => (base * per, until),
             };
             let dt = e / rate * 1e12;
             if (t as f64 + dt) < until as f64 {
@@ -123,6 +124,9 @@ impl Sim<'_> {
         if counted {
             self.counts[gi].calls += 1;
         }
+        if let Some(b) = self.bin_at_now() {
+            b.calls_started += 1;
+        }
         let stream = seed::derive(self.run_seed, &[seed::BACKOFF, self.serial]);
         self.serial += 1;
         let c = Call {
@@ -132,6 +136,9 @@ impl Sim<'_> {
             retries: 0,
             sent: 0,
             seq: u64::MAX,
+            sent_at: 0,
+            first_sent: 0,
+            retry_after: 0,
             waiting: false,
             counted,
             ready_at: 0,
@@ -296,8 +303,12 @@ impl Sim<'_> {
         if first {
             if let Some(br) = g.breaker {
                 let now = self.now;
-                if self.gate(gi, client).blocks_call(&br, now) {
+                let gate = self.gate(gi, client);
+                if gate.blocks_call(&br, now) {
                     return self.end_call(call);
+                }
+                if matches!(br, Breaker::Classic { all: true, .. }) {
+                    gate.admit(&br, now);
                 }
             }
             if let Some(b) = g.budget {
@@ -310,8 +321,12 @@ impl Sim<'_> {
         let deadline = g.stack.is_some_and(|s| s.deadline());
         let now = self.now;
         let c = self.call_mut(call);
+        if c.sent == 0 {
+            c.first_sent = now;
+        }
         c.sent += 1;
         c.seq = seq;
+        c.sent_at = now;
         c.waiting = true;
         match g.timeout {
             // gRPC: the call's deadline, from its first attempt.
@@ -386,7 +401,7 @@ impl Sim<'_> {
     }
 
     /// The live call waiting for attempt `seq`, if any.
-    fn waiting(&mut self, call: u32, seq: u64) -> bool {
+    pub(super) fn waiting(&mut self, call: u32, seq: u64) -> bool {
         matches!(self.calls.get(call as usize), Some(Some(c)) if c.waiting && c.seq == seq)
     }
 
@@ -402,28 +417,38 @@ impl Sim<'_> {
     }
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
-        // A call's deadline: it fails with its attempt, or in its backoff.
-        if matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq) {
-            let c = self.call_mut(call);
-            let was_waiting = std::mem::take(&mut c.waiting);
-            if was_waiting {
-                self.stack_outcome(call, Some(Failure::Timeout));
-            }
-            return self.failed_for_good(call);
-        }
-        if self.waiting(call, seq) {
-            self.call_mut(call).waiting = false;
-            self.stack_outcome(call, Some(Failure::Timeout));
-            let gi = self.call_mut(call).group as usize;
-            if self.sc.groups[gi]
-                .retry_on
-                .as_ref()
-                .is_some_and(|r| !r.timeout)
-            {
+        // A gRPC call's deadline: it ends the call, in its backoff or with
+        // the attempt in flight.
+        let deadline = matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq);
+        if deadline {
+            if !self.call_mut(call).waiting {
                 return self.failed_for_good(call);
             }
-            self.failed(call, None, Some(Failure::Timeout));
+        } else if !self.waiting(call, seq) {
+            return;
         }
+        let c = self.call_mut(call);
+        c.waiting = false;
+        let (gi, counted, current) = (c.group as usize, c.counted, c.seq);
+        if counted {
+            self.counts[gi].timeouts += 1;
+        }
+        if let Some(b) = self.bin() {
+            b.timeouts += 1;
+        }
+        if self.sc.groups[gi].cancel && matches!(self.sc.server.kind, ServerKind::Queue { .. }) {
+            let d = self.delay();
+            self.q.push(self.now + d, Ev::Cancel { seq: current });
+        }
+        self.stack_outcome(call, Some(Failure::Timeout));
+        let unretried = self.sc.groups[gi]
+            .retry_on
+            .as_ref()
+            .is_some_and(|r| !r.timeout);
+        if deadline || unretried {
+            return self.failed_for_good(call);
+        }
+        self.failed(call, None, Some(Failure::Timeout));
     }
 
     /// The call fails with a failure it does not retry.
@@ -498,11 +523,8 @@ impl Sim<'_> {
             (Outcome::NotReady, _) => self.failed(call, None, None),
             (_, Some(Failure::ClientError)) => self.failed_for_good(call),
             (Outcome::Fail { retry_after, .. }, _) => {
-                let ra = if retry_after {
-                    self.sc.server.retry_after
-                } else {
-                    None
-                };
+                let ra = (retry_after && self.sc.server.retry_after.is_some())
+                    .then(|| self.call_mut(call).retry_after);
                 self.failed(call, ra, failure)
             }
             (Outcome::ClientError, _) => self.failed_for_good(call),
@@ -510,10 +532,20 @@ impl Sim<'_> {
     }
 
     fn succeeded(&mut self, call: u32) {
-        let (gi, client, counted, ready_at, n) = {
+        let (gi, client, counted, ready_at, n, first_sent) = {
             let c = self.call_mut(call);
-            (c.group as usize, c.client, c.counted, c.ready_at, c.n)
+            (
+                c.group as usize,
+                c.client,
+                c.counted,
+                c.ready_at,
+                c.n,
+                c.first_sent,
+            )
         };
+        let latency = self.now - first_sent;
+        let good = self.sc.slo.is_some_and(|s| latency <= s.latency);
+        self.bin_latencies.push(latency);
         self.policy_update(call, true, n, 0);
         let now = self.now;
         if let Some(br) = self.sc.groups[gi].breaker {
@@ -521,10 +553,13 @@ impl Sim<'_> {
         }
         if let Some(b) = self.bin() {
             b.successes += 1;
+            b.slo_good += u64::from(good);
         }
         let cnt = &mut self.counts[gi];
         if counted {
             cnt.successes += 1;
+            cnt.latency.add(latency);
+            cnt.slo_good += u64::from(good);
             cnt.completion = Some(now);
             if let Calls::Poll { .. } = self.sc.groups[gi].calls {
                 cnt.lateness_ps += now.saturating_sub(ready_at) as f64;
@@ -546,7 +581,7 @@ impl Sim<'_> {
                 }
             }
         }
-        self.end_call(call);
+        self.release(call);
     }
 
     /// An attempt failed (`failure`: a failure the gates count; a poll
@@ -587,6 +622,9 @@ impl Sim<'_> {
                 None => return self.end_call(call),
             }
         }
+        if let Some(br) = g.breaker {
+            self.gate(gi, client).admit(&br, now);
+        }
         let c = self.call_mut(call);
         c.n = c.n.saturating_add(1);
         c.retries += 1;
@@ -598,8 +636,27 @@ impl Sim<'_> {
         }
     }
 
-    /// The call is over (succeeded or failed for good).
+    /// The call has failed for good.
     fn end_call(&mut self, call: u32) {
+        let now = self.now;
+        let c = self.call_mut(call);
+        let (gi, counted, sent, first_sent) = (c.group as usize, c.counted, c.sent, c.first_sent);
+        let latency = if sent == 0 { 0 } else { now - first_sent };
+        if let Some(b) = self.bin() {
+            b.calls_failed += 1;
+            b.failed_fast += u64::from(sent == 0);
+        }
+        if counted {
+            let cnt = &mut self.counts[gi];
+            cnt.failed += 1;
+            cnt.failed_fast += u64::from(sent == 0);
+            cnt.failed_latency_ps += latency as f64;
+        }
+        self.release(call);
+    }
+
+    /// The call is over (succeeded or failed for good).
+    fn release(&mut self, call: u32) {
         if let Some(c) = self.calls[call as usize].take() {
             let gi = c.group as usize;
             match self.sc.groups[gi].calls {
