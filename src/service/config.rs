@@ -2,6 +2,7 @@
 //! and their retry gates, typed and already validated (scenario/service.rs).
 
 use super::stacks::Stack;
+use super::status::CONNECTION_LOST;
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 
@@ -71,12 +72,6 @@ pub enum RetryAfter {
     /// system times the mean service time over the workers), at most `cap`.
     Backlog { cap: Time },
 }
-
-/// The status of a connection lost with its attempt (a crash): no reply
-/// came, so no HTTP status; the clients see a connection error.
-pub const CONNECTION_LOST: u16 = 0;
-/// The status of an OCC write after another: 409 Conflict.
-pub const CONFLICT: u16 = 409;
 
 /// Which failed attempts a client group retries: HTTP statuses (ranges,
 /// so that "5xx" is 500 to 599; a lost connection counts as 5xx) and

@@ -18,13 +18,15 @@ mod gates;
 mod metrics;
 mod server;
 mod stacks;
+mod status;
 
 pub use config::{
     Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
-    Scenario, Server, ServerKind, Service, Slo, Surge, CONFLICT, CONNECTION_LOST,
+    Scenario, Server, ServerKind, Service, Slo, Surge,
 };
 pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
 pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
+pub use status::{CONFLICT, CONNECTION_LOST};
 
 use crate::backoff::BackoffState;
 use crate::engine::{EventQueue, Time};

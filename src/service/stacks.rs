@@ -5,6 +5,7 @@
 //! Finagle's RetryBudget, Envoy's retry budget, and the circuit breakers of
 //! Polly and resilience4j.
 
+use super::status::{CONFLICT, CONNECTION_LOST};
 use crate::engine::Time;
 use std::collections::VecDeque;
 
@@ -111,8 +112,8 @@ pub const GRPC_UNAVAILABLE: u32 = 14;
 /// an optimistic write that lost), a lost connection UNAVAILABLE.
 pub fn grpc_code(status: u16) -> u32 {
     match status {
-        super::config::CONNECTION_LOST | 429 | 502 | 503 | 504 => GRPC_UNAVAILABLE,
-        super::config::CONFLICT => GRPC_ABORTED,
+        CONNECTION_LOST | 429 | 502 | 503 | 504 => GRPC_UNAVAILABLE,
+        CONFLICT => GRPC_ABORTED,
         _ => GRPC_UNKNOWN,
     }
 }
@@ -298,7 +299,6 @@ impl Stack {
     /// refusal, an error reply, a lost connection, a conflict):
     /// `ClientError` where it does not retry it.
     pub fn classify(&self, status: u16, refusal: bool) -> Failure {
-        use super::config::{CONFLICT, CONNECTION_LOST};
         match self.kind {
             StackKind::Grpc { retryable, .. } => {
                 if retryable & (1 << grpc_code(status)) != 0 {
