@@ -9,8 +9,8 @@ use crate::backoff::{BackoffSpec, PolicyWorld};
 use crate::engine::Time;
 use crate::results::MemoryNeed;
 use crate::service::{
-    Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, Scenario,
-    Server, ServerKind, Service, Slo, Surge,
+    Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
+    Scenario, Server, ServerKind, Service, Slo, Surge,
 };
 use crate::units::{self, format_bytes};
 use toml::{Table, Value};
@@ -56,6 +56,15 @@ const WINDOW_POLICIES: &[&str] = &[
 
 /// A rate per second: "10000/s", "600/min", "2/h".
 fn rate(item: Item) -> Result<f64> {
+    if let Some(v) = item
+        .value
+        .as_float()
+        .or(item.value.as_integer().map(|i| i as f64))
+    {
+        return Err(item.err(format!(
+            "{v} has no unit; write a rate in quotes with its unit of time, e.g. \"{v}/s\""
+        )));
+    }
     let s = item.str()?;
     let wrong = || {
         item.err(format!(
@@ -327,8 +336,15 @@ const QUEUE_KEYS: &[&str] = &[
     "discipline",
     "drop_expired",
     "reject_cost",
+    "refuse_status",
 ];
-const FLAKY_KEYS: &[&str] = &["kind", "failure", "client_error", "retry_after"];
+const FLAKY_KEYS: &[&str] = &[
+    "kind",
+    "failure",
+    "client_error",
+    "retry_after",
+    "failure_status",
+];
 const OCC_KEYS: &[&str] = &["kind", "retry_after"];
 
 fn read_server(mut f: Fields) -> Result<Server> {
@@ -366,6 +382,25 @@ fn read_server(mut f: Fields) -> Result<Server> {
             ))
         }
         (ra, None) => ra,
+    };
+    // The HTTP status of a queue's refusals, of a flaky server's failures.
+    let status = |f: &mut Fields, key: &str, allowed: &[i64]| -> Result<u16> {
+        let Some(v) = f.with(key, |i| i.integer())? else {
+            return Ok(503);
+        };
+        if !allowed.contains(&v) {
+            let list: Vec<String> = allowed.iter().map(i64::to_string).collect();
+            return Err(f.err(
+                key,
+                format!("{v} is not allowed; allowed: {}", list.join(", ")),
+            ));
+        }
+        Ok(v as u16)
+    };
+    let refuse_status = match kind.as_str() {
+        "queue" => status(&mut f, "refuse_status", &[429, 503])?,
+        "flaky" => status(&mut f, "failure_status", &[429, 500, 502, 503, 504])?,
+        _ => 503,
     };
     let kind = match kind.as_str() {
         "queue" => {
@@ -445,7 +480,11 @@ fn read_server(mut f: Fields) -> Result<Server> {
         _ => ServerKind::Occ,
     };
     f.finish(allowed)?;
-    Ok(Server { kind, retry_after })
+    Ok(Server {
+        kind,
+        retry_after,
+        refuse_status,
+    })
 }
 
 /// The longest Retry-After "backlog" gives unless `retry_after_cap` says.
@@ -795,6 +834,7 @@ const GROUP_KEYS: &[&str] = &[
     "budget",
     "breaker",
     "stack",
+    "retry_on",
     "profile",
 ];
 
@@ -927,8 +967,10 @@ fn read_group(mut f: Fields) -> Result<Group> {
             ));
         }
     }
+    let retry_on = f.with("retry_on", read_retry_on)?;
     f.finish(GROUP_KEYS)?;
     Ok(Group {
+        retry_on,
         name: name.unwrap_or_else(|| policy.clone()),
         count,
         calls,
@@ -943,6 +985,31 @@ fn read_group(mut f: Fields) -> Result<Group> {
         breaker,
         stack: stack.map(|(s, _)| s),
     })
+}
+
+/// `retry_on = ["5xx", "429", "timeout"]`: the classes a group retries.
+fn read_retry_on(item: Item) -> Result<RetryOn> {
+    let mut on = RetryOn {
+        statuses: Vec::new(),
+        timeout: false,
+    };
+    let allowed =
+        "allowed: \"5xx\", \"4xx\", \"timeout\" or a status from 400 to 599, e.g. \"429\"";
+    for v in item.array()? {
+        let Some(s) = v.as_str() else {
+            return Err(item.err(format!("`{v}` is not a failure class; {allowed}")));
+        };
+        match s {
+            "timeout" => on.timeout = true,
+            "5xx" => on.statuses.push((500, 599)),
+            "4xx" => on.statuses.push((400, 499)),
+            _ => match s.parse::<u16>() {
+                Ok(code) if (400..=599).contains(&code) => on.statuses.push((code, code)),
+                _ => return Err(item.err(format!("`{s}` is not a failure class; {allowed}"))),
+            },
+        }
+    }
+    Ok(on)
 }
 
 /// `none`: the next attempt goes at once.
@@ -1204,14 +1271,42 @@ fn read_profile(item: Item, calls: &Calls) -> Result<Vec<Surge>> {
 
 fn read_calls(item: Item) -> Result<(Calls, Option<Surge>)> {
     let mut f = Fields::of(item)?;
-    let all = ["once", "reconnect", "poisson", "fresh", "poll"];
+    let all = [
+        "once",
+        "reconnect",
+        "poisson",
+        "fresh",
+        "poll",
+        "sequential",
+    ];
     let kind = f.choice("kind", &all)?;
-    let kind = f.require("kind", kind, "one of once, reconnect, poisson, fresh, poll")?;
+    let kind = f.require(
+        "kind",
+        kind,
+        "one of once, reconnect, poisson, fresh, poll, sequential",
+    )?;
     let at = |f: &mut Fields| -> Result<Time> { Ok(f.with("at", duration)?.unwrap_or(0)) };
     let mut surge = None;
     let (calls, keys): (Calls, &[&str]) = match kind.as_str() {
         "once" => (Calls::Once { at: at(&mut f)? }, &["kind", "at"]),
         "reconnect" => (Calls::Reconnect { at: at(&mut f)? }, &["kind", "at"]),
+        "sequential" => {
+            let count = f.integer("count", 1, 1 << 40)?;
+            let count = f.require(
+                "count",
+                count,
+                "the calls each client makes one after another, e.g. count = 1000",
+            )? as u64;
+            let gap = f.with("gap", duration)?.unwrap_or(0);
+            (
+                Calls::Sequential {
+                    count,
+                    gap,
+                    at: at(&mut f)?,
+                },
+                &["kind", "count", "gap", "at"],
+            )
+        }
         "poisson" => {
             let rate = required(
                 &mut f,

@@ -39,6 +39,13 @@ impl Sim<'_> {
                         self.q.push(at + wait, Ev::Send { call });
                     }
                 }
+                Calls::Sequential { at, .. } => {
+                    self.now = at;
+                    for c in 0..g.count {
+                        let call = self.new_call(gi, c, 0);
+                        self.q.push(at, Ev::Send { call });
+                    }
+                }
                 Calls::Poisson { .. } | Calls::Fresh { .. } => {
                     self.now = 0;
                     if let Some(t) = self.next_arrival(gi) {
@@ -104,6 +111,12 @@ impl Sim<'_> {
         }
     }
 
+    /// The next call of client `client` of a `sequential` group.
+    pub(super) fn next_call(&mut self, gi: usize, client: u64) {
+        let call = self.new_call(gi, client, 0);
+        self.send(call);
+    }
+
     /// A new call of client `client` of group `gi`, with `n` failures behind it.
     fn new_call(&mut self, gi: usize, client: u64, n: u32) -> u32 {
         let _ = &self.sc.groups[gi];
@@ -131,7 +144,10 @@ impl Sim<'_> {
             counted,
             ready_at: 0,
             paced: false,
+            ticket: u64::MAX,
             paid: 0,
+            deadline: Time::MAX,
+            first_seq: u64::MAX,
             backoff: self.client_backoff(gi, client),
             rng: Stream::new(stream, true),
         };
@@ -189,7 +205,12 @@ impl Sim<'_> {
         let (backoff, rng) = (&mut c.backoff, &mut c.rng);
         let retry_after = at_least.unwrap_or(0);
         let d = match g.stack {
-            Some(st) => st.wait(n, failure, rng.with(|r| r.random::<f64>())),
+            Some(st) => {
+                let drawn = st.wait(n, failure, rng.with(|r| r.random::<f64>()));
+                return st
+                    .retry_after(drawn, retry_after)
+                    .min(1_000_000_000_000_000_000);
+            }
             None => {
                 let drawn = rng.with(|r| {
                     backoff.draw(
@@ -275,10 +296,8 @@ impl Sim<'_> {
                     self.trace_gated(call, "stack");
                     return self.end_call(call);
                 }
-                let hold = self.stack(gi, client).pace(now);
-                if hold > 0 {
-                    self.call_mut(call).paced = true;
-                    return self.q.push(now + hold, Ev::Send { call });
+                if self.hold(call) {
+                    return;
                 }
             }
             self.stack(gi, client).sent(&st, now, !first);
@@ -302,6 +321,7 @@ impl Sim<'_> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.count_send(gi);
+        let deadline = g.stack.is_some_and(|s| s.deadline());
         let now = self.now;
         let c = self.call_mut(call);
         if c.sent == 0 {
@@ -312,6 +332,18 @@ impl Sim<'_> {
         c.sent_at = now;
         c.waiting = true;
         let (id, attempt) = (c.id, c.sent);
+        match g.timeout {
+            // gRPC: the call's deadline, from its first attempt.
+            Some(t) if deadline && first => {
+                c.deadline = now.saturating_add(t);
+                c.first_seq = seq;
+                self.q
+                    .push(now.saturating_add(t), Ev::Timeout { call, seq });
+            }
+            Some(_) if deadline => {}
+            Some(t) => self.q.push(now + t, Ev::Timeout { call, seq }),
+            None => {}
+        }
         if let Some(t) = self.trace.as_mut() {
             t.by_seq.insert(seq, t.rows.len());
             t.rows.push(AttemptRow {
@@ -327,9 +359,6 @@ impl Sim<'_> {
                 wait: None,
                 decision: "",
             });
-        }
-        if let Some(t) = g.timeout {
-            self.q.push(self.now + t, Ev::Timeout { call, seq });
         }
         let d = self.delay();
         match self.sc.server.kind {
@@ -379,6 +408,38 @@ impl Sim<'_> {
         });
     }
 
+    /// Whether adaptive mode's rate limiter holds the call's attempt (it
+    /// then tries again when its wait is over or a rate change wakes it).
+    fn hold(&mut self, call: u32) -> bool {
+        let (gi, client) = {
+            let c = self.call_mut(call);
+            (c.group as usize, c.client)
+        };
+        let ticket = self.next_seq;
+        let now = self.now;
+        let hold = self.stack(gi, client).pace(now, call, ticket);
+        if hold == 0 {
+            return false;
+        }
+        self.next_seq += 1;
+        self.call_mut(call).ticket = ticket;
+        self.q.push(now + hold, Ev::Paced { call, ticket });
+        true
+    }
+
+    /// A held attempt wakes (its wait over, or woken by a rate change):
+    /// it leaves if it now gets a token.
+    pub(super) fn paced(&mut self, call: u32, ticket: u64) {
+        if !matches!(self.calls.get(call as usize), Some(Some(c)) if c.ticket == ticket) {
+            return;
+        }
+        self.call_mut(call).ticket = u64::MAX;
+        if !self.hold(call) {
+            self.call_mut(call).paced = true;
+            self.send(call);
+        }
+    }
+
     fn count_attempt(&mut self, call: u32) {
         let c = self.call_mut(call);
         let (gi, counted) = (c.group as usize, c.counted);
@@ -407,28 +468,67 @@ impl Sim<'_> {
     }
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
-        if self.waiting(call, seq) {
-            let now = self.now;
-            self.note(seq, |r| {
-                r.outcome = "timeout";
-                r.ends = Some(now);
-            });
-            let c = self.call_mut(call);
-            c.waiting = false;
-            let (gi, counted) = (c.group as usize, c.counted);
-            if counted {
-                self.counts[gi].timeouts += 1;
+        // A gRPC call's deadline: it ends the call, in its backoff or with
+        // the attempt in flight.
+        let deadline = matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq);
+        if deadline {
+            if !self.call_mut(call).waiting {
+                return self.failed_for_good(call);
             }
-            if let Some(b) = self.bin() {
-                b.timeouts += 1;
-            }
-            if self.sc.groups[gi].cancel && matches!(self.sc.server.kind, ServerKind::Queue { .. })
-            {
-                let d = self.delay();
-                self.q.push(self.now + d, Ev::Cancel { seq });
-            }
-            self.stack_outcome(call, Some(Failure::Timeout));
-            self.failed(call, None, Some(Failure::Timeout));
+        } else if !self.waiting(call, seq) {
+            return;
+        }
+        let now = self.now;
+        let current = self.call_mut(call).seq;
+        self.note(current, |r| {
+            r.outcome = "timeout";
+            r.ends = Some(now);
+        });
+        let c = self.call_mut(call);
+        c.waiting = false;
+        let (gi, counted, current) = (c.group as usize, c.counted, c.seq);
+        if counted {
+            self.counts[gi].timeouts += 1;
+        }
+        if let Some(b) = self.bin() {
+            b.timeouts += 1;
+        }
+        if self.sc.groups[gi].cancel && matches!(self.sc.server.kind, ServerKind::Queue { .. }) {
+            let d = self.delay();
+            self.q.push(self.now + d, Ev::Cancel { seq: current });
+        }
+        self.stack_outcome(call, Some(Failure::Timeout));
+        let unretried = self.sc.groups[gi]
+            .retry_on
+            .as_ref()
+            .is_some_and(|r| !r.timeout);
+        if deadline || unretried {
+            return self.failed_for_good(call);
+        }
+        self.failed(call, None, Some(Failure::Timeout));
+    }
+
+    /// The call fails with a failure it does not retry.
+    fn failed_for_good(&mut self, call: u32) {
+        self.decide(call, "not retried", None);
+        if let Some(b) = self.bin() {
+            b.failures += 1;
+        }
+        self.end_call(call)
+    }
+
+    /// How the call's group sees a failed reply with HTTP `status`
+    /// (`refusal`: a queue server's): not retried if its `retry_on` does
+    /// not list it, else as its stack classifies it.
+    fn classify(&self, gi: usize, status: u16, refusal: bool) -> Failure {
+        let g = &self.sc.groups[gi];
+        if g.retry_on.as_ref().is_some_and(|r| !r.status(status)) {
+            return Failure::ClientError;
+        }
+        match g.stack {
+            Some(st) => st.classify(status, refusal),
+            None if refusal => Failure::Throttled,
+            None => Failure::Error,
         }
     }
 
@@ -442,6 +542,20 @@ impl Sim<'_> {
             let now = self.now;
             self.stack(gi, client)
                 .outcome(&st, now, retry, failure, paid);
+            // The rate changed: the limiter's first waiter wakes.
+            let calls = &self.calls;
+            let live =
+                |c: u32, t: u64| matches!(calls.get(c as usize), Some(Some(k)) if k.ticket == t);
+            let gate = match st.shared {
+                true => &mut self.gates[gi].shared,
+                false => self.gates[gi]
+                    .per_client
+                    .get_mut(&client)
+                    .expect("a client's stack state exists once it has sent"),
+            };
+            if let Some((call, ticket)) = gate.stack.as_mut().and_then(|s| s.notify(live)) {
+                self.q.push(now, Ev::Paced { call, ticket });
+            }
         }
     }
 
@@ -452,33 +566,28 @@ impl Sim<'_> {
         let now = self.now;
         self.note(seq, |r| r.ends = Some(now));
         self.call_mut(call).waiting = false;
+        let gi = self.call_mut(call).group as usize;
         // A refusal from a full or down queue is the server throttling.
+        let queue = matches!(self.sc.server.kind, ServerKind::Queue { .. });
         let failure = match outcome {
             Outcome::Ok | Outcome::NotReady => None,
-            Outcome::Fail { retry_after: true }
-                if matches!(self.sc.server.kind, ServerKind::Queue { .. }) =>
-            {
-                Some(Failure::Throttled)
-            }
-            Outcome::Fail { .. } => Some(Failure::Error),
+            Outcome::Fail {
+                retry_after,
+                status,
+            } => Some(self.classify(gi, status, retry_after && queue)),
             Outcome::ClientError => Some(Failure::ClientError),
         };
         self.stack_outcome(call, failure);
-        match outcome {
-            Outcome::Ok => self.succeeded(call),
-            Outcome::NotReady => self.failed(call, None, None),
-            Outcome::Fail { retry_after } => {
+        match (outcome, failure) {
+            (Outcome::Ok, _) => self.succeeded(call),
+            (Outcome::NotReady, _) => self.failed(call, None, None),
+            (_, Some(Failure::ClientError)) => self.failed_for_good(call),
+            (Outcome::Fail { retry_after, .. }, _) => {
                 let ra = (retry_after && self.sc.server.retry_after.is_some())
                     .then(|| self.call_mut(call).retry_after);
                 self.failed(call, ra, failure)
             }
-            Outcome::ClientError => {
-                if let Some(b) = self.bin() {
-                    b.failures += 1;
-                }
-                self.decide(call, "not retryable", None);
-                self.end_call(call)
-            }
+            (Outcome::ClientError, _) => self.failed_for_good(call),
         }
     }
 
@@ -587,8 +696,14 @@ impl Sim<'_> {
         c.n = c.n.saturating_add(1);
         c.retries += 1;
         let wait = self.wait(call, retry_after, failure);
-        self.decide(call, "retry", Some(wait));
-        self.q.push(now + wait, Ev::Send { call });
+        // A retry due at or after the call's deadline never goes: the
+        // deadline ends the call.
+        if now.saturating_add(wait) < self.call_mut(call).deadline {
+            self.decide(call, "retry", Some(wait));
+            self.q.push(now + wait, Ev::Send { call });
+        } else {
+            self.decide(call, "deadline", Some(wait));
+        }
     }
 
     /// The call has failed for good.
@@ -613,9 +728,22 @@ impl Sim<'_> {
     /// The call is over (succeeded or failed for good).
     fn release(&mut self, call: u32) {
         if let Some(c) = self.calls[call as usize].take() {
-            let g = &self.sc.groups[c.group as usize];
-            if matches!(g.calls, Calls::Fresh { .. }) {
-                self.gates[c.group as usize].per_client.remove(&c.client);
+            let gi = c.group as usize;
+            match self.sc.groups[gi].calls {
+                Calls::Fresh { .. } => {
+                    self.gates[gi].per_client.remove(&c.client);
+                }
+                Calls::Sequential { gap, .. } => {
+                    let left = &mut self.sequential_left[gi][c.client as usize];
+                    if *left > 0 {
+                        *left -= 1;
+                        let group = gi as u32;
+                        let client = c.client;
+                        self.q
+                            .push(self.now.saturating_add(gap), Ev::Next { group, client });
+                    }
+                }
+                _ => {}
             }
         }
         self.free.push(call);

@@ -2,6 +2,7 @@
 //! and their retry gates, typed and already validated (scenario/service.rs).
 
 use super::stacks::Stack;
+use super::status::CONNECTION_LOST;
 use crate::backoff::BackoffSpec;
 use crate::engine::Time;
 
@@ -57,6 +58,9 @@ pub struct Server {
     pub kind: ServerKind,
     /// Sent with refusals and error replies: the client waits at least this.
     pub retry_after: Option<RetryAfter>,
+    /// The HTTP status of a refusal (a full, down or gated queue): 429 or
+    /// 503; a flaky server's failure replies carry it too.
+    pub refuse_status: u16,
 }
 
 /// What a server's Retry-After says.
@@ -67,6 +71,29 @@ pub enum RetryAfter {
     /// The queue's drain time at the service rate (the attempts in the
     /// system times the mean service time over the workers), at most `cap`.
     Backlog { cap: Time },
+}
+
+/// Which failed attempts a client group retries: HTTP statuses (ranges,
+/// so that "5xx" is 500 to 599; a lost connection counts as 5xx) and
+/// whether timeouts. A failure it does not list ends the call at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryOn {
+    pub statuses: Vec<(u16, u16)>,
+    pub timeout: bool,
+}
+
+impl RetryOn {
+    /// Whether a reply with `status` is retried.
+    pub fn status(&self, status: u16) -> bool {
+        let status = if status == CONNECTION_LOST {
+            500
+        } else {
+            status
+        };
+        self.statuses
+            .iter()
+            .any(|&(lo, hi)| (lo..=hi).contains(&status))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -268,6 +295,10 @@ pub enum Calls {
     Poisson { rate: f64, until: Time },
     /// One Poisson process of calls, each from a new client.
     Fresh { rate: f64 },
+    /// Each client makes `count` calls one after another from `at`, each
+    /// `gap` after the previous one's outcome (a loop over one client
+    /// object).
+    Sequential { count: u64, gap: Time, at: Time },
     /// Each client starts a job at `at` that is ready after `job`, and polls.
     Poll { at: Time, job: Delay },
 }
@@ -340,6 +371,8 @@ pub struct Group {
     pub breaker: Option<Breaker>,
     /// A library's retry stack (it sets the backoff and gates).
     pub stack: Option<Stack>,
+    /// The failures retried (None: every retryable one).
+    pub retry_on: Option<RetryOn>,
 }
 
 impl Group {
@@ -397,6 +430,7 @@ impl Scenario {
             .iter()
             .map(|g| match g.calls {
                 Calls::Once { .. } | Calls::Reconnect { .. } | Calls::Poll { .. } => g.count as f64,
+                Calls::Sequential { count, .. } => (g.count * count) as f64,
                 Calls::Poisson { rate, until } => {
                     let end = until.min(self.duration);
                     g.count as f64 * (rate * (end as f64 / 1e12) + g.extra_calls(rate, end))

@@ -18,14 +18,16 @@ mod gates;
 mod metrics;
 mod server;
 mod stacks;
+mod status;
 mod trace;
 
 pub use config::{
-    Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, Scenario,
-    Server, ServerKind, Service, Slo, Surge,
+    Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
+    Scenario, Server, ServerKind, Service, Slo, Surge,
 };
 pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
-pub use stacks::{Stack, StackKind};
+pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
+pub use status::{CONFLICT, CONNECTION_LOST};
 pub use trace::AttemptRow;
 
 use crate::backoff::BackoffState;
@@ -77,9 +79,11 @@ enum Outcome {
     Ok,
     /// A poll answered before the job is ready.
     NotReady,
-    /// A retryable failure (refusal, 5xx, conflict, crash), with Retry-After.
+    /// A failure (refusal, 5xx, conflict, crash) with its HTTP status
+    /// ([`CONNECTION_LOST`] for a crash), with Retry-After or not.
     Fail {
         retry_after: bool,
+        status: u16,
     },
     /// A non-retryable error: the call fails at once.
     ClientError,
@@ -100,6 +104,16 @@ enum Ev {
         call: u32,
         seq: u64,
         version: u64,
+    },
+    /// An attempt held by a rate limiter tries again for a token.
+    Paced {
+        call: u32,
+        ticket: u64,
+    },
+    /// A client of a `sequential` group starts its next call.
+    Next {
+        group: u32,
+        client: u64,
     },
     /// An OCC read reaches the server.
     OccRead {
@@ -163,8 +177,14 @@ struct Call {
     ready_at: Time,
     /// The stack's rate limiter has already given this attempt its token.
     paced: bool,
+    /// The ticket of its wait for a token, while the limiter holds it.
+    ticket: u64,
     /// The retry quota the call's last retry took (AWS stacks).
     paid: u32,
+    /// A gRPC call's deadline (Time::MAX: none), and its first attempt's
+    /// seq, which its deadline event carries.
+    deadline: Time,
+    first_seq: u64,
     backoff: BackoffState,
     rng: Stream,
 }
@@ -220,6 +240,8 @@ struct Sim<'a> {
     reconnect_total: u64,
     /// Fresh clients started per group.
     fresh_clients: Vec<u64>,
+    /// Per `sequential` group, the calls each client has still to start.
+    sequential_left: Vec<Vec<u64>>,
     gates: Vec<GroupGates>,
     net: ChaCha8Rng,
     server_rng: ChaCha8Rng,
@@ -379,6 +401,14 @@ impl<'a> Sim<'a> {
             connected_total: 0,
             reconnect_total,
             fresh_clients: vec![0; sc.groups.len()],
+            sequential_left: sc
+                .groups
+                .iter()
+                .map(|g| match g.calls {
+                    Calls::Sequential { count, .. } => vec![count - 1; g.count as usize],
+                    _ => Vec::new(),
+                })
+                .collect(),
             gates,
             net: rng(&[NETWORK]),
             server_rng: rng(&[SERVER]),
@@ -538,6 +568,8 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrival { group } => self.arrival(group as usize),
             Ev::Send { call } => self.send(call),
+            Ev::Paced { call, ticket } => self.paced(call, ticket),
+            Ev::Next { group, client } => self.next_call(group as usize, client),
             Ev::AtServer { call, seq, version } => self.at_server(call, seq, version),
             Ev::OccRead { call, seq } => {
                 let version = self.server.version;

@@ -5,7 +5,7 @@
 //! locked row.
 
 use super::config::{Empirical, RetryAfter};
-use super::{Calls, Ev, Outcome, ServerKind, Service, Sim, Why};
+use super::{Calls, Ev, Outcome, ServerKind, Service, Sim, Why, CONFLICT, CONNECTION_LOST};
 use crate::engine::Time;
 use rand::RngExt;
 
@@ -27,6 +27,13 @@ pub(super) struct Work {
     /// A refusal being made (`reject_cost`), not an attempt being served.
     pub refusal: bool,
 }
+
+/// What the client of an attempt lost in a crash hears: its connection
+/// closed, with no status and no Retry-After.
+const LOST: Outcome = Outcome::Fail {
+    retry_after: false,
+    status: CONNECTION_LOST,
+};
 
 impl Sim<'_> {
     /// An attempt (or an OCC write carrying the version it read) arrives.
@@ -65,7 +72,7 @@ impl Sim<'_> {
                 let outcome = if u < failure {
                     self.why = Why::Error;
                     self.note_retry_after(call, seq);
-                    Outcome::Fail { retry_after: true }
+                    self.refusal()
                 } else if u < failure + client_error {
                     Outcome::ClientError
                 } else {
@@ -79,7 +86,10 @@ impl Sim<'_> {
                     Outcome::Ok
                 } else {
                     self.why = Why::Conflict;
-                    Outcome::Fail { retry_after: false }
+                    Outcome::Fail {
+                        retry_after: false,
+                        status: CONFLICT,
+                    }
                 };
                 self.answer(call, seq, outcome);
             }
@@ -95,7 +105,7 @@ impl Sim<'_> {
         };
         if cost == 0 {
             self.note_retry_after(call, seq);
-            return self.answer(call, seq, Outcome::Fail { retry_after: true });
+            return self.answer(call, seq, self.refusal());
         }
         let w = Waiting {
             call,
@@ -156,7 +166,7 @@ impl Sim<'_> {
         if crash_above.is_some_and(|c| n + 1 > c) {
             self.why = Why::Down;
             self.crash();
-            return self.answer(call, seq, Outcome::Fail { retry_after: false });
+            return self.answer(call, seq, LOST);
         }
         let w = Waiting {
             call,
@@ -175,9 +185,11 @@ impl Sim<'_> {
     }
 
     /// When the client of attempt `seq` stops waiting for it: its send time
-    /// plus its group's timeout (now, if it has stopped already).
+    /// plus its group's timeout, or the call's deadline (gRPC); now, if it
+    /// has stopped already.
     fn deadline(&self, call: u32, seq: u64) -> Time {
         match self.calls.get(call as usize) {
+            Some(Some(c)) if c.seq == seq && c.waiting && c.deadline < Time::MAX => c.deadline,
             Some(Some(c)) if c.seq == seq && c.waiting => self.sc.groups[c.group as usize]
                 .timeout
                 .map_or(Time::MAX, |t| c.sent_at.saturating_add(t)),
@@ -198,6 +210,15 @@ impl Sim<'_> {
                 Outcome::NotReady
             }
             _ => Outcome::Ok,
+        }
+    }
+
+    /// A refusal (or a flaky server's failure reply): the server's status,
+    /// with Retry-After.
+    fn refusal(&self) -> Outcome {
+        Outcome::Fail {
+            retry_after: true,
+            status: self.sc.server.refuse_status,
         }
     }
 
@@ -324,7 +345,8 @@ impl Sim<'_> {
         self.server.busy_ps += (self.now - work.started) as f64;
         if work.refusal {
             self.note_retry_after(work.call, work.seq);
-            self.answer(work.call, work.seq, Outcome::Fail { retry_after: true });
+            let refusal = self.refusal();
+            self.answer(work.call, work.seq, refusal);
         } else {
             self.server.in_system -= 1;
             if !self.waiting(work.call, work.seq) {
@@ -388,7 +410,7 @@ impl Sim<'_> {
         }
         self.server.in_system = 0;
         for (call, seq, _) in lost {
-            self.answer(call, seq, Outcome::Fail { retry_after: false });
+            self.answer(call, seq, LOST);
         }
         self.q.push(self.now + restart, Ev::Restart);
         self.drop_connected();
