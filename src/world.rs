@@ -173,7 +173,7 @@ impl Scenario {
     pub fn offered_load(&self) -> Option<OfferedLoad> {
         match self {
             Scenario::Ethernet(s) => Some(s.offered_load()),
-            Scenario::Service(_) => None,
+            Scenario::Service(s) => s.offered_load(),
         }
     }
 
@@ -183,7 +183,7 @@ impl Scenario {
             Scenario::Ethernet(_) => None,
             Scenario::Service(s) => s
                 .surge()
-                .map(|g| (g.from as f64 / 1e12, g.to as f64 / 1e12)),
+                .map(|(from, to)| (from as f64 / 1e12, to as f64 / 1e12)),
         }
     }
 

@@ -23,6 +23,7 @@ mod progress;
 mod serve_caps;
 mod service;
 mod service_scenarios;
+mod service_sre;
 mod stacks;
 mod standards;
 mod status;

@@ -82,33 +82,198 @@ fn grpc_throttling_allows_exactly_the_tokens_above_half() {
     }
 }
 
-/// AWS standard mode: a 500-token quota, 5 per retry, nothing back while
-/// every call fails: 100 retries in all once 50 calls (2 retries each) have
-/// been made; fewer calls retry twice each. A retry after a timeout costs
-/// 10: 50 retries.
+/// A flaky server that fails every attempt with `status`, and one group.
+fn always_failing_with(status: u16, group: &str, delay: &str, duration: &str) -> world::Scenario {
+    service(&format!(
+        r#"duration = "{duration}"
+[server]
+kind = "flaky"
+failure = 1.0
+failure_status = {status}
+[network]
+delay = "{delay}"
+[[clients]]
+{group}
+"#
+    ))
+}
+
+/// AWS standard mode as botocore 1.44 counts it (retries/standard.py,
+/// RetryQuotaChecker): a 500-token quota, 14 per retry after an error or a
+/// timeout, 5 after a throttling error (a 429), nothing back while every
+/// call fails: floor(500 / 14) = 35 retries in all, or 100 after 429s;
+/// fewer calls retry twice each (three times for DynamoDB). botocore 1.43:
+/// 5 per retry, 10 after a timeout: 100 and 50; it does not retry a 429
+/// that carries no error code.
 #[test]
-fn aws_standard_quota_pays_exactly_100_retries() {
-    for m in [10u64, 50, 80, 400] {
+fn aws_standard_quota_pays_exactly_the_retries_its_costs_allow() {
+    // (stack keys, status, retries allowed in all, retries per call)
+    let cases: &[(&str, u16, u64, u64)] = &[
+        ("", 503, 35, 2),
+        ("", 500, 35, 2),
+        ("", 429, 100, 2),
+        ("dynamodb = true", 503, 35, 3),
+        ("dynamodb = true", 429, 100, 3),
+        ("version = \"1.43\"", 503, 100, 2),
+        ("version = \"1.43\"", 429, 0, 0),
+        ("retry_cost = 10", 503, 50, 2),
+        ("throttling_retry_cost = 50", 429, 10, 2),
+    ];
+    for &(keys, status, total, per_call) in cases {
+        let stack = format!("stack = {{ kind = \"aws-standard\", {keys} }}").replace(", }", " }");
+        for m in [10u64, 50, 80, 400] {
+            let group = format!("count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\n{stack}");
+            let r = always_failing_with(status, &group, "5ms", "600s")
+                .run(3)
+                .unwrap();
+            assert_eq!(
+                attempts(&r),
+                m + (per_call * m).min(total),
+                "{m} calls, {stack}, {status}"
+            );
+        }
+        for overlap in OVERLAPS {
+            let group = overlap.replace("{m}", "60") + "\n" + &stack;
+            let r = always_failing_with(status, &group, "5ms", "200s")
+                .run(5)
+                .unwrap();
+            assert!(calls(&r) >= 50, "{group}");
+            assert_eq!(attempts(&r), calls(&r) + total, "{group}, {status}");
+        }
+    }
+    // Every reply comes after the 1 s timeout: 14 per retry in 1.44, 10 in 1.43.
+    for (version, total) in [("1.44", 35u64), ("1.43", 50)] {
+        for m in [30u64, 200] {
+            let group = format!(
+                "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\ntimeout = \"1s\"\nstack = {{ kind = \"aws-standard\", version = \"{version}\" }}"
+            );
+            let r = always_failing(&group, "2s", "600s").run(3).unwrap();
+            assert_eq!(
+                attempts(&r),
+                m + (2 * m).min(total),
+                "{m} calls timing out, {version}"
+            );
+        }
+    }
+}
+
+/// M calls one after another from one client object, as the real-client
+/// check runs botocore: exactly M calls and the quota's retries; and a gap
+/// after each outcome spaces them: three round trips of 10 ms and a gap of
+/// 70 ms make a call every 100 ms, so 10 calls start in 950 ms.
+#[test]
+fn sequential_calls_are_counted_exactly() {
+    for m in [1u64, 7, 200] {
         let group = format!(
-            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\nstack = {{ kind = \"aws-standard\" }}"
+            "count = 1\ncalls = {{ kind = \"sequential\", count = {m} }}\nstack = {{ kind = \"aws-standard\" }}"
         );
-        let r = always_failing(&group, "5ms", "600s").run(3).unwrap();
-        assert_eq!(attempts(&r), m + (2 * m).min(100), "{m} calls");
+        let r = always_failing(&group, "1ms", "3600s").run(1).unwrap();
+        assert_eq!(calls(&r), m);
+        assert_eq!(attempts(&r), m + (2 * m).min(35), "{m} calls");
     }
-    for overlap in OVERLAPS {
-        let group = overlap.replace("{m}", "60") + "\nstack = { kind = \"aws-standard\" }";
-        let r = always_failing(&group, "5ms", "60s").run(5).unwrap();
-        assert!(calls(&r) >= 50, "{group}");
-        assert_eq!(attempts(&r), calls(&r) + 100, "{group}");
-    }
-    // Every reply comes after the 1 s timeout: each retry costs 10.
-    for m in [30u64, 200] {
+    for clients in [1u64, 3] {
         let group = format!(
-            "count = {m}\ncalls = {{ kind = \"once\", at = \"0s\" }}\ntimeout = \"1s\"\nstack = {{ kind = \"aws-standard\" }}"
+            "count = {clients}\ncalls = {{ kind = \"sequential\", count = 1000, gap = \"70ms\" }}\nmax_retries = 2"
         );
-        let r = always_failing(&group, "2s", "600s").run(3).unwrap();
-        assert_eq!(attempts(&r), m + (2 * m).min(50), "{m} calls timing out");
+        let r = always_failing(&group, "5ms", "950ms").run(1).unwrap();
+        assert_eq!(calls(&r), 10 * clients);
+        assert_eq!(attempts(&r), 30 * clients);
     }
+}
+
+/// A group's `retry_on` lists what it retries: a refusal or failure whose
+/// status it does not list ends the call at once, as a timeout does when
+/// "timeout" is missing; a queue's refusals carry its `refuse_status`.
+#[test]
+fn retry_on_ends_the_calls_it_does_not_list() {
+    let retried = |status: u16, retry_on: &str| {
+        let group = format!(
+            "count = 20\ncalls = {{ kind = \"once\" }}\nmax_retries = 3\nretry_on = {retry_on}"
+        );
+        let r = always_failing_with(status, &group, "5ms", "10s")
+            .run(1)
+            .unwrap();
+        attempts(&r) - calls(&r)
+    };
+    assert_eq!(retried(503, r#"["5xx"]"#), 60);
+    assert_eq!(retried(500, r#"["429"]"#), 0);
+    assert_eq!(retried(429, r#"["429", "timeout"]"#), 60);
+    assert_eq!(retried(429, r#"["5xx", "timeout"]"#), 0);
+    assert_eq!(retried(502, r#"["503"]"#), 0);
+    // A full queue refuses with 429: retried only where 429 is listed.
+    for (retry_on, extra) in [(r#"["5xx"]"#, 0u64), (r#"["4xx"]"#, 3)] {
+        let r = service(&format!(
+            r#"duration = "10s"
+[server]
+kind = "queue"
+rate = "1/s"
+queue_limit = 1
+refuse_status = 429
+[network]
+delay = "5ms"
+[[clients]]
+count = 2
+calls = {{ kind = "once" }}
+max_retries = 3
+retry_on = {retry_on}
+"#
+        ))
+        .run(1)
+        .unwrap();
+        assert_eq!(attempts(&r), 2 + extra, "{retry_on}");
+    }
+    // Timeouts: retried only with "timeout".
+    for (retry_on, attempts_each) in [(r#"["5xx", "timeout"]"#, 4u64), (r#"["5xx"]"#, 1)] {
+        let group = format!(
+            "count = 5\ncalls = {{ kind = \"once\" }}\nmax_retries = 3\ntimeout = \"1s\"\nretry_on = {retry_on}"
+        );
+        let r = always_failing(&group, "2s", "60s").run(1).unwrap();
+        assert_eq!(attempts(&r), 5 * attempts_each, "{retry_on}");
+    }
+}
+
+/// gRPC's `timeout` is the call's deadline (A6: DEADLINE_EXCEEDED ends
+/// the call, never retried, and the retry throttle does not count it).
+/// Replies 10 ms after each attempt and grpcio's waits of 100 ms and
+/// 200 ms times U(0.8, 1.2): the second attempt leaves by 130 ms, a third
+/// could leave at 260 ms at the earliest, past a 250 ms deadline: exactly
+/// 2 attempts per call, and no attempt starts after its deadline. A reply
+/// later than the deadline ends the call at its first attempt.
+#[test]
+fn grpc_timeout_is_the_calls_deadline() {
+    let group = "count = 1\ncalls = { kind = \"sequential\", count = 50 }\ntimeout = \"250ms\"\nstack = { kind = \"grpc\", max_tokens = 1000 }";
+    let r = always_failing(group, "5ms", "600s").run(1).unwrap();
+    assert_eq!(calls(&r), 50);
+    assert_eq!(attempts(&r), 100);
+    // The deadline passes before any reply: one attempt per call, and the
+    // throttle (10 tokens, no retry at 5 or fewer) never closes.
+    let group = "count = 1\ncalls = { kind = \"sequential\", count = 50 }\ntimeout = \"250ms\"\nstack = { kind = \"grpc\" }";
+    let r = always_failing(group, "1s", "600s").run(1).unwrap();
+    assert_eq!((calls(&r), attempts(&r)), (50, 50));
+    // Without a deadline the throttle allows its 4 retries.
+    let group =
+        "count = 1\ncalls = { kind = \"sequential\", count = 50 }\nstack = { kind = \"grpc\" }";
+    let r = always_failing(group, "1s", "3600s").run(1).unwrap();
+    assert_eq!((calls(&r), attempts(&r)), (50, 54));
+}
+
+/// gRPC maps a refusal's HTTP status to its code (429, 502, 503, 504:
+/// UNAVAILABLE; else UNKNOWN) and retries only its retryable codes.
+#[test]
+fn grpc_retries_only_its_retryable_status_codes() {
+    let run = |status: u16, codes: &str| {
+        let group = format!(
+            "count = 3\ncalls = {{ kind = \"once\" }}\nstack = {{ kind = \"grpc\" {codes} }}"
+        );
+        let r = always_failing_with(status, &group, "5ms", "60s")
+            .run(1)
+            .unwrap();
+        attempts(&r) - calls(&r)
+    };
+    assert_eq!(run(503, ""), 4);
+    assert_eq!(run(429, ""), 4);
+    assert_eq!(run(500, ""), 0);
+    assert_eq!(run(500, r#", retryable_status_codes = ["UNKNOWN"]"#), 4);
 }
 
 /// A success without a retry gives 1 token back and a retry that succeeds

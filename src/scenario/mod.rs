@@ -116,7 +116,7 @@ pub fn parse_table(file: &str, text: &str) -> Result<Table, ScenarioError> {
             ),
         });
     }
-    text.parse::<Table>().map_err(|e| {
+    let mut table = text.parse::<Table>().map_err(|e| {
         let line = e
             .span()
             .map(|s| locate::line_of_offset(text, s.start))
@@ -126,7 +126,30 @@ pub fn parse_table(file: &str, text: &str) -> Result<Table, ScenarioError> {
             line,
             message: e.message().trim().to_string(),
         }
-    })
+    })?;
+    resolve_files(&mut table, file);
+    Ok(table)
+}
+
+/// Makes a relative `server.service.file` (an empirical service time law)
+/// relative to the scenario file's directory, as a reader expects.
+fn resolve_files(table: &mut Table, file: &str) {
+    let Some(dir) = Path::new(file)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    else {
+        return;
+    };
+    let service = table
+        .get_mut("server")
+        .and_then(toml::Value::as_table_mut)
+        .and_then(|s| s.get_mut("service"))
+        .and_then(toml::Value::as_table_mut);
+    if let Some(toml::Value::String(f)) = service.and_then(|s| s.get_mut("file")) {
+        if Path::new(f.as_str()).is_relative() {
+            *f = dir.join(f.as_str()).display().to_string();
+        }
+    }
 }
 
 /// Loads and validates a single-point scenario file.

@@ -9,7 +9,8 @@ use crate::backoff::{BackoffSpec, PolicyWorld};
 use crate::engine::Time;
 use crate::results::MemoryNeed;
 use crate::service::{
-    Accept, Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
+    Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
+    Scenario, Server, ServerKind, Service, Slo, Surge,
 };
 use crate::units::{self, format_bytes};
 use toml::{Table, Value};
@@ -26,6 +27,8 @@ const TOP_KEYS: &[&str] = &[
     "server",
     "network",
     "clients",
+    "recovery",
+    "slo",
 ];
 
 /// `max_retries` of a group that gives neither it nor a `backoff`: retries
@@ -53,6 +56,15 @@ const WINDOW_POLICIES: &[&str] = &[
 
 /// A rate per second: "10000/s", "600/min", "2/h".
 fn rate(item: Item) -> Result<f64> {
+    if let Some(v) = item
+        .value
+        .as_float()
+        .or(item.value.as_integer().map(|i| i as f64))
+    {
+        return Err(item.err(format!(
+            "{v} has no unit; write a rate in quotes with its unit of time, e.g. \"{v}/s\""
+        )));
+    }
     let s = item.str()?;
     let wrong = || {
         item.err(format!(
@@ -182,6 +194,57 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
             ))
         }
     };
+    let recovery = match top.get("recovery") {
+        None => Recovery::default(),
+        Some(Value::Table(t)) => {
+            let mut f = Fields::new("recovery", t);
+            let d = Recovery::default();
+            let tolerance = f.float("tolerance", 0.0, 1.0)?.unwrap_or(d.tolerance);
+            let window = f.with("window", positive_duration)?.unwrap_or(d.window);
+            f.finish(&["tolerance", "window"])?;
+            Recovery { tolerance, window }
+        }
+        Some(_) => {
+            return Err(top.err(
+                "recovery",
+                "expected a table, e.g. recovery = { tolerance = 0.1, window = \"5s\" }",
+            ))
+        }
+    };
+    let slo = match top.get("slo") {
+        None => None,
+        Some(Value::Table(t)) => {
+            let mut f = Fields::new("slo", t);
+            let latency = required(
+                &mut f,
+                "latency",
+                positive_duration,
+                "the latency a call must succeed within, e.g. latency = \"250ms\"",
+            )?;
+            let target = f.float("target", 0.0, 1.0)?;
+            let target = f.require(
+                "target",
+                target,
+                "the share of calls that must meet it, e.g. target = 0.99",
+            )?;
+            if !(target < 1.0 && target > 0.0) {
+                return Err(f.err(
+                    "target",
+                    format!(
+                        "{target} leaves no error budget; allowed: above 0 and below 1, e.g. 0.99"
+                    ),
+                ));
+            }
+            f.finish(&["latency", "target"])?;
+            Some(Slo { latency, target })
+        }
+        Some(_) => {
+            return Err(top.err(
+                "slo",
+                "expected a table, e.g. slo = { latency = \"250ms\", target = 0.99 }",
+            ))
+        }
+    };
     top.finish(&[TOP_KEYS, extra_keys].concat())?;
     for (gi, g) in groups.iter().enumerate() {
         if matches!(g.calls, Calls::Poll { .. }) && server.kind == ServerKind::Occ {
@@ -191,16 +254,13 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
             ));
         }
     }
-    if groups
-        .iter()
-        .filter(|g| matches!(g.calls, Calls::Fresh { surge: Some(_), .. }))
-        .count()
-        > 1
-    {
-        return Err(FieldError::new(
-            "clients",
-            "more than one group has a surge; give the surge to one group",
-        ));
+    for (gi, g) in groups.iter().enumerate() {
+        if g.cancel && !matches!(server.kind, ServerKind::Queue { .. }) {
+            return Err(FieldError::new(
+                format!("clients.{gi}.cancel"),
+                "cancels work at a queue server; this server does none (kind = \"queue\" only)",
+            ));
+        }
     }
     let sc = Scenario {
         name,
@@ -212,6 +272,8 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
         network,
         groups,
         bin,
+        recovery,
+        slo,
     };
     let clients = sc.client_count();
     if clients > MAX_STATIONS {
@@ -267,10 +329,22 @@ const QUEUE_KEYS: &[&str] = &[
     "crash_above",
     "restart",
     "retry_after",
+    "retry_after_cap",
     "accept_rate",
     "accept_burst",
+    "workers",
+    "discipline",
+    "drop_expired",
+    "reject_cost",
+    "refuse_status",
 ];
-const FLAKY_KEYS: &[&str] = &["kind", "failure", "client_error", "retry_after"];
+const FLAKY_KEYS: &[&str] = &[
+    "kind",
+    "failure",
+    "client_error",
+    "retry_after",
+    "failure_status",
+];
 const OCC_KEYS: &[&str] = &["kind", "retry_after"];
 
 fn read_server(mut f: Fields) -> Result<Server> {
@@ -285,22 +359,52 @@ fn read_server(mut f: Fields) -> Result<Server> {
         message: format!("{} (for kind = \"{kind}\")", e.message),
         ..e
     })?;
-    let retry_after = f.with("retry_after", durations::duration)?;
+    let retry_after = f.with("retry_after", |i| {
+        if i.value.as_str() == Some("backlog") {
+            if kind != "queue" {
+                return Err(i.err(
+                    "\"backlog\" is the drain time of a queue server's backlog; give a duration, e.g. \"1s\"",
+                ));
+            }
+            return Ok(RetryAfter::Backlog { cap: 0 });
+        }
+        durations::duration(i).map(RetryAfter::Fixed)
+    })?;
+    let cap = f.with("retry_after_cap", positive_duration)?;
+    let retry_after = match (retry_after, cap) {
+        (Some(RetryAfter::Backlog { .. }), cap) => Some(RetryAfter::Backlog {
+            cap: cap.unwrap_or(DEFAULT_RETRY_AFTER_CAP),
+        }),
+        (_, Some(_)) => {
+            return Err(f.err(
+                "retry_after_cap",
+                "applies only with retry_after = \"backlog\"",
+            ))
+        }
+        (ra, None) => ra,
+    };
+    // The HTTP status of a queue's refusals, of a flaky server's failures.
+    let status = |f: &mut Fields, key: &str, allowed: &[i64]| -> Result<u16> {
+        let Some(v) = f.with(key, |i| i.integer())? else {
+            return Ok(503);
+        };
+        if !allowed.contains(&v) {
+            let list: Vec<String> = allowed.iter().map(i64::to_string).collect();
+            return Err(f.err(
+                key,
+                format!("{v} is not allowed; allowed: {}", list.join(", ")),
+            ));
+        }
+        Ok(v as u16)
+    };
+    let refuse_status = match kind.as_str() {
+        "queue" => status(&mut f, "refuse_status", &[429, 503])?,
+        "flaky" => status(&mut f, "failure_status", &[429, 500, 502, 503, 504])?,
+        _ => 503,
+    };
     let kind = match kind.as_str() {
         "queue" => {
-            let rate = required(
-                &mut f,
-                "rate",
-                rate,
-                "the service rate, e.g. rate = \"10000/s\"",
-            )?;
-            let service = match f
-                .choice("service", &["deterministic", "exponential"])?
-                .as_deref()
-            {
-                Some("exponential") => Service::Exponential,
-                _ => Service::Deterministic,
-            };
+            let (rate, service) = read_service(&mut f)?;
             let queue_limit = f.integer("queue_limit", 1, 1 << 40)?.map(|v| v as u64);
             let crash_above = f.integer("crash_above", 1, 1 << 40)?.map(|v| v as u64);
             let restart = f.with("restart", duration)?;
@@ -331,9 +435,23 @@ fn read_server(mut f: Fields) -> Result<Server> {
                 )),
                 (None, None) => None,
             };
+            let workers = f.integer("workers", 1, MAX_WORKERS)?.unwrap_or(1) as u32;
+            let lifo = f.choice("discipline", &["fifo", "lifo"])?.as_deref() == Some("lifo");
+            let drop_expired = f.boolean("drop_expired")?.unwrap_or(false);
+            let reject_cost = f.with("reject_cost", duration)?.unwrap_or(0);
+            if reject_cost > 0 && queue_limit.is_none() {
+                return Err(f.err(
+                    "reject_cost",
+                    "is what a refusal of a full queue costs; give the queue a `queue_limit`, or remove it",
+                ));
+            }
             ServerKind::Queue {
                 rate,
                 service,
+                workers,
+                lifo,
+                drop_expired,
+                reject_cost,
                 queue_limit,
                 crash_above,
                 restart,
@@ -362,7 +480,304 @@ fn read_server(mut f: Fields) -> Result<Server> {
         _ => ServerKind::Occ,
     };
     f.finish(allowed)?;
-    Ok(Server { kind, retry_after })
+    Ok(Server {
+        kind,
+        retry_after,
+        refuse_status,
+    })
+}
+
+/// The longest Retry-After "backlog" gives unless `retry_after_cap` says.
+pub const DEFAULT_RETRY_AFTER_CAP: Time = 60_000_000_000_000;
+
+/// The most workers a queue server may have.
+pub const MAX_WORKERS: i64 = 1_000_000;
+
+/// The most values or buckets an empirical service time file may hold.
+pub const MAX_EMPIRICAL: usize = 10_000_000;
+
+/// The 0.99 quantile of the standard normal law.
+const Z99: f64 = 2.326_347_874_040_841;
+
+/// A queue server's service time: `rate` alone (deterministic) or with
+/// `service = "exponential"`, or a `service` table with its law; as the
+/// rate of one worker and the law.
+fn read_service(f: &mut Fields) -> Result<(f64, Service)> {
+    let table = matches!(f.get("service"), Some(Value::Table(_)));
+    if !table {
+        let rate = required(
+            f,
+            "rate",
+            rate,
+            "the service rate, e.g. rate = \"10000/s\", or a service time law, e.g. service = { kind = \"lognormal\", median = \"20ms\", p99 = \"400ms\" }",
+        )?;
+        let mean = 1e12 / rate;
+        let service = match f
+            .choice("service", &["deterministic", "exponential"])?
+            .as_deref()
+        {
+            Some("exponential") => Service::Exponential { mean },
+            _ => Service::Deterministic { mean },
+        };
+        return Ok((rate, service));
+    }
+    if f.contains("rate") {
+        return Err(f.err(
+            "rate",
+            "is the shorthand for a deterministic service time; give either `rate` or the `service` table, not both",
+        ));
+    }
+    let service = f.with("service", read_service_law)?.expect("present");
+    let mean = service.mean_ps();
+    Ok((1e12 / mean, service))
+}
+
+fn read_service_law(item: Item) -> Result<Service> {
+    let mut f = Fields::of(item)?;
+    let kinds = [
+        "deterministic",
+        "exponential",
+        "lognormal",
+        "pareto",
+        "empirical",
+    ];
+    let kind = f.choice("kind", &kinds)?;
+    let kind = f.require("kind", kind, &format!("one of {}", kinds.join(", ")))?;
+    let (service, keys): (Service, &[&str]) = match kind.as_str() {
+        "deterministic" => {
+            let v = required(
+                &mut f,
+                "value",
+                positive_duration,
+                "the service time, e.g. value = \"2ms\"",
+            )?;
+            (
+                Service::Deterministic { mean: v as f64 },
+                &["kind", "value"],
+            )
+        }
+        "exponential" => {
+            let v = required(
+                &mut f,
+                "mean",
+                positive_duration,
+                "the mean service time, e.g. mean = \"20ms\"",
+            )?;
+            (Service::Exponential { mean: v as f64 }, &["kind", "mean"])
+        }
+        "lognormal" => {
+            let keys: &[&str] = &["kind", "median", "p99", "mu", "sigma"];
+            let by_mu = f.contains("mu") || f.contains("sigma");
+            let by_median = f.contains("median") || f.contains("p99");
+            if by_mu && by_median {
+                return Err(f.err(
+                    if f.contains("mu") { "mu" } else { "sigma" },
+                    "give either `median` and `p99` or `mu` and `sigma`, not both",
+                ));
+            }
+            if by_mu {
+                let mu = f.float("mu", -50.0, 50.0)?;
+                let mu = f.require(
+                    "mu",
+                    mu,
+                    "the mean of ln(service time in seconds), e.g. mu = -3.912 (a median of 20 ms)",
+                )?;
+                let sigma = f.float("sigma", 0.0, 10.0)?;
+                let sigma = f.require(
+                    "sigma",
+                    sigma,
+                    "the standard deviation of ln(service time), e.g. sigma = 1.288",
+                )?;
+                (Service::Lognormal { mu, sigma }, keys)
+            } else {
+                let median = required(
+                    &mut f,
+                    "median",
+                    positive_duration,
+                    "the median service time, e.g. median = \"20ms\" (with p99 = \"400ms\")",
+                )?;
+                let p99 = required(
+                    &mut f,
+                    "p99",
+                    positive_duration,
+                    "the 99th percentile, e.g. p99 = \"400ms\"",
+                )?;
+                if p99 <= median {
+                    return Err(f.err(
+                        "p99",
+                        format!(
+                            "{} is not above the median {}; a lognormal's p99 lies above its median",
+                            units::format_ps(p99),
+                            units::format_ps(median)
+                        ),
+                    ));
+                }
+                let mu = (median as f64 / 1e12).ln();
+                let sigma = (p99 as f64 / median as f64).ln() / Z99;
+                (Service::Lognormal { mu, sigma }, keys)
+            }
+        }
+        "pareto" => {
+            let scale = required(
+                &mut f,
+                "scale",
+                positive_duration,
+                "the least service time, e.g. scale = \"10ms\"",
+            )?;
+            let shape = f.float("shape", 0.0, 1e6)?;
+            let shape = f.require("shape", shape, "the tail index alpha, e.g. shape = 2.5")?;
+            if shape <= 1.0 {
+                return Err(f.err(
+                    "shape",
+                    format!(
+                        "{shape} gives an infinite mean service time; allowed: above 1, e.g. 2.5"
+                    ),
+                ));
+            }
+            (
+                Service::Pareto {
+                    scale: scale as f64,
+                    shape,
+                },
+                &["kind", "scale", "shape"],
+            )
+        }
+        _ => {
+            let unit = f.with("unit", |i| {
+                let u = i.str()?;
+                time_ps(&format!("1{u}")).ok_or_else(|| {
+                    i.err(format!(
+                        "`{u}` is not a unit of time; allowed: ns, us, ms, s"
+                    ))
+                })
+            })?;
+            let file = f.with("file", |i| i.str().map(str::to_string))?;
+            let file = f.require("file", file, "the file of service times, e.g. file = \"latencies.txt\" (one duration a line, or a Prometheus histogram)")?;
+            let path = f.key_path("file");
+            let e = read_empirical(&file, unit).map_err(|m| FieldError::new(path, m))?;
+            (
+                Service::Empirical(std::sync::Arc::new(e)),
+                &["kind", "file", "unit"],
+            )
+        }
+    };
+    f.finish(keys)?;
+    Ok(service)
+}
+
+/// A time with its unit, in picoseconds, if it is one (not negative).
+fn time_ps(text: &str) -> Option<f64> {
+    match units::parse_time(text) {
+        Ok(units::TimeSpec::Ps(ps)) if (0.0..=super::MAX_DURATION_S * 1e12).contains(&ps) => {
+            Some(ps)
+        }
+        _ => None,
+    }
+}
+
+/// Reads an empirical service time file: a Prometheus histogram (lines
+/// `name_bucket{le="0.05"} 24054`, bounds in seconds unless `unit` says)
+/// or one duration a line ("23.5ms"; a bare number in `unit`).
+fn read_empirical(file: &str, unit: Option<f64>) -> std::result::Result<Empirical, String> {
+    let text = super::read_text(std::path::Path::new(file)).map_err(|e| e.to_string())?;
+    let lines = text
+        .lines()
+        .enumerate()
+        .map(|(k, l)| (k + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    if text.contains("le=\"") {
+        let mut buckets: Vec<(f64, f64)> = Vec::new();
+        for (n, l) in lines {
+            if !l.contains("_bucket") {
+                continue;
+            }
+            let bad = || {
+                format!("{file}, line {n}: `{l}` is not a histogram bucket line such as `x_bucket{{le=\"0.05\"}} 24054`")
+            };
+            let le = l
+                .split("le=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .ok_or_else(bad)?;
+            let count: f64 = l
+                .rsplit('}')
+                .next()
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|c| c.parse().ok())
+                .ok_or_else(bad)?;
+            let bound = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse::<f64>()
+                    .ok()
+                    .filter(|b| *b >= 0.0)
+                    .ok_or_else(bad)?
+                    * unit.unwrap_or(1e12)
+            };
+            if buckets.iter().any(|&(b, _)| b == bound) {
+                return Err(format!("{file}, line {n}: a second bucket le=\"{le}\"; the file must hold one histogram (one series)"));
+            }
+            buckets.push((bound, count));
+        }
+        buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let finite: Vec<(f64, f64)> = buckets
+            .iter()
+            .copied()
+            .filter(|b| b.0.is_finite())
+            .collect();
+        let Some(&(last, total)) = finite.last() else {
+            return Err(format!("{file}: no finite bucket bound found"));
+        };
+        if let Some(&(_, inf)) = buckets.iter().find(|b| b.0.is_infinite()) {
+            if inf > total {
+                return Err(format!(
+                    "{file}: {} observations lie above the largest finite bound le={}, with no bound to draw them under; add a finite bucket above them",
+                    inf - total,
+                    last / unit.unwrap_or(1e12)
+                ));
+            }
+        }
+        if total.is_nan() || total <= 0.0 {
+            return Err(format!("{file}: the histogram counts no observation"));
+        }
+        if finite.windows(2).any(|w| w[1].1 < w[0].1) {
+            return Err(format!("{file}: the bucket counts decrease; a Prometheus histogram's counts are cumulative"));
+        }
+        if finite.len() > MAX_EMPIRICAL {
+            return Err(format!("{file}: more than {MAX_EMPIRICAL} buckets"));
+        }
+        let mut lo = 0.0;
+        let mut out = Vec::with_capacity(finite.len());
+        for (hi, c) in finite {
+            out.push((lo, hi, c / total));
+            lo = hi;
+        }
+        return Ok(Empirical::Histogram(out));
+    }
+    let mut values = Vec::new();
+    for (n, l) in lines {
+        let v = match (l.parse::<f64>(), unit) {
+            (Ok(x), Some(u)) if x >= 0.0 && x.is_finite() => x * u,
+            (Ok(_), None) => {
+                return Err(format!("{file}, line {n}: `{l}` has no unit; write e.g. \"{l}ms\", or give the file's unit, e.g. unit = \"ms\""))
+            }
+            _ => time_ps(l).ok_or_else(|| format!("{file}, line {n}: `{l}` is not a duration; write one a line, e.g. \"23.5ms\""))?,
+        };
+        values.push(v);
+        if values.len() > MAX_EMPIRICAL {
+            return Err(format!("{file}: more than {MAX_EMPIRICAL} values"));
+        }
+    }
+    if values.is_empty() {
+        return Err(format!("{file}: no values"));
+    }
+    values.sort_by(f64::total_cmp);
+    if values.iter().all(|v| *v == 0.0) {
+        return Err(format!(
+            "{file}: every value is zero; a service takes some time"
+        ));
+    }
+    Ok(Empirical::Values(values))
 }
 
 /// A delay: a fixed duration, or { kind = "abs-normal", mean, sd },
@@ -415,9 +830,12 @@ const GROUP_KEYS: &[&str] = &[
     "slot",
     "max_retries",
     "timeout",
+    "cancel",
     "budget",
     "breaker",
     "stack",
+    "retry_on",
+    "profile",
 ];
 
 fn read_group(mut f: Fields) -> Result<Group> {
@@ -425,12 +843,23 @@ fn read_group(mut f: Fields) -> Result<Group> {
     let name = f.with("name", |i| {
         super::reader::name(i, super::MAX_GROUP_NAME, "app")
     })?;
-    let calls = required(
+    let (calls, surge) = required(
         &mut f,
         "calls",
         read_calls,
         "how clients call, e.g. calls = { kind = \"once\", at = \"0s\" }",
     )?;
+    let profile = match f.with("profile", |i| read_profile(i, &calls))? {
+        Some(p) if surge.is_some() => {
+            let _ = p;
+            return Err(f.err(
+                "profile",
+                "and `calls.surge` both change the rate; give the surge as a stretch of the profile",
+            ));
+        }
+        Some(p) => p,
+        None => surge.into_iter().collect(),
+    };
     let count = f.with("count", |i| {
         let v = i.integer()?;
         if v < 1 || v as u64 > MAX_STATIONS {
@@ -520,6 +949,13 @@ fn read_group(mut f: Fields) -> Result<Group> {
         other => other,
     };
     let timeout = f.with("timeout", positive_duration)?;
+    let cancel = f.boolean("cancel")?.unwrap_or(false);
+    if cancel && timeout.is_none() {
+        return Err(f.err(
+            "cancel",
+            "cancels an attempt when its `timeout` passes; give the group a timeout, e.g. timeout = \"250ms\"",
+        ));
+    }
     // "none" stands for an absent gate, so that a sweep can compare it.
     let budget = f.with("budget", |i| none_or(i, read_budget))?.flatten();
     let breaker = f.with("breaker", |i| none_or(i, read_breaker))?.flatten();
@@ -531,8 +967,10 @@ fn read_group(mut f: Fields) -> Result<Group> {
             ));
         }
     }
+    let retry_on = f.with("retry_on", read_retry_on)?;
     f.finish(GROUP_KEYS)?;
     Ok(Group {
+        retry_on,
         name: name.unwrap_or_else(|| policy.clone()),
         count,
         calls,
@@ -541,10 +979,37 @@ fn read_group(mut f: Fields) -> Result<Group> {
         slot: slot.unwrap_or(0),
         max_retries,
         timeout,
+        cancel,
+        profile,
         budget,
         breaker,
         stack: stack.map(|(s, _)| s),
     })
+}
+
+/// `retry_on = ["5xx", "429", "timeout"]`: the classes a group retries.
+fn read_retry_on(item: Item) -> Result<RetryOn> {
+    let mut on = RetryOn {
+        statuses: Vec::new(),
+        timeout: false,
+    };
+    let allowed =
+        "allowed: \"5xx\", \"4xx\", \"timeout\" or a status from 400 to 599, e.g. \"429\"";
+    for v in item.array()? {
+        let Some(s) = v.as_str() else {
+            return Err(item.err(format!("`{v}` is not a failure class; {allowed}")));
+        };
+        match s {
+            "timeout" => on.timeout = true,
+            "5xx" => on.statuses.push((500, 599)),
+            "4xx" => on.statuses.push((400, 499)),
+            _ => match s.parse::<u16>() {
+                Ok(code) if (400..=599).contains(&code) => on.statuses.push((code, code)),
+                _ => return Err(item.err(format!("`{s}` is not a failure class; {allowed}"))),
+            },
+        }
+    }
+    Ok(on)
 }
 
 /// `none`: the next attempt goes at once.
@@ -720,24 +1185,128 @@ fn read_breaker(item: Item) -> Result<Breaker> {
         "how long the breaker stays open, e.g. open = \"30s\"",
     )?;
     let all = f.choice("mode", &["all", "retries"])?.as_deref() != Some("retries");
-    f.finish(&["consecutive", "open", "mode", "scope"])?;
+    let probes = f.integer("probes", 1, 1_000_000)?.unwrap_or(1) as u32;
+    f.finish(&["consecutive", "open", "mode", "scope", "probes"])?;
     Ok(Breaker::Classic {
         consecutive,
         open,
         all,
         shared,
+        probes,
     })
 }
 
-fn read_calls(item: Item) -> Result<Calls> {
+/// The most stretches a load profile may have.
+const MAX_PROFILE: usize = 10_000;
+
+/// `profile = [{ from, to, factor }]`: stretches in time order, not
+/// overlapping, each multiplying the group's rate.
+fn read_profile(item: Item, calls: &Calls) -> Result<Vec<Surge>> {
+    let base = match *calls {
+        Calls::Poisson { rate, .. } | Calls::Fresh { rate } => rate,
+        _ => {
+            return Err(
+                item.err("applies to calls of kind \"poisson\" or \"fresh\", which have a rate")
+            )
+        }
+    };
+    let list = item.array()?;
+    if list.len() > MAX_PROFILE {
+        return Err(item.err(format!(
+            "{} stretches; allowed: at most {MAX_PROFILE}",
+            list.len()
+        )));
+    }
+    let mut out: Vec<Surge> = Vec::with_capacity(list.len());
+    for (k, v) in list.iter().enumerate() {
+        let path = format!("{}.{k}", item.path);
+        let mut s = Fields::of(Item {
+            path: &path,
+            value: v,
+        })?;
+        let from = required(
+            &mut s,
+            "from",
+            duration,
+            "when the stretch starts, e.g. from = \"20s\"",
+        )?;
+        let to = required(&mut s, "to", duration, "when it ends, e.g. to = \"40s\"")?;
+        let factor = s.float("factor", 0.0, 1e6)?;
+        let factor = s.require(
+            "factor",
+            factor,
+            "what the rate is multiplied by, e.g. factor = 3",
+        )?;
+        if to <= from {
+            return Err(s.err(
+                "to",
+                format!(
+                    "{} is not after from = {}; a stretch must end after it starts",
+                    units::format_ps(to),
+                    units::format_ps(from)
+                ),
+            ));
+        }
+        if let Some(prev) = out.last() {
+            if from < prev.to {
+                return Err(s.err(
+                    "from",
+                    format!(
+                        "{} is before the end of the stretch before it ({}); give stretches in time order, not overlapping",
+                        units::format_ps(from),
+                        units::format_ps(prev.to)
+                    ),
+                ));
+            }
+        }
+        s.finish(&["from", "to", "factor"])?;
+        out.push(Surge {
+            rate: base * factor,
+            from,
+            to,
+        });
+    }
+    Ok(out)
+}
+
+fn read_calls(item: Item) -> Result<(Calls, Option<Surge>)> {
     let mut f = Fields::of(item)?;
-    let all = ["once", "reconnect", "poisson", "fresh", "poll"];
+    let all = [
+        "once",
+        "reconnect",
+        "poisson",
+        "fresh",
+        "poll",
+        "sequential",
+    ];
     let kind = f.choice("kind", &all)?;
-    let kind = f.require("kind", kind, "one of once, reconnect, poisson, fresh, poll")?;
+    let kind = f.require(
+        "kind",
+        kind,
+        "one of once, reconnect, poisson, fresh, poll, sequential",
+    )?;
     let at = |f: &mut Fields| -> Result<Time> { Ok(f.with("at", duration)?.unwrap_or(0)) };
+    let mut surge = None;
     let (calls, keys): (Calls, &[&str]) = match kind.as_str() {
         "once" => (Calls::Once { at: at(&mut f)? }, &["kind", "at"]),
         "reconnect" => (Calls::Reconnect { at: at(&mut f)? }, &["kind", "at"]),
+        "sequential" => {
+            let count = f.integer("count", 1, 1 << 40)?;
+            let count = f.require(
+                "count",
+                count,
+                "the calls each client makes one after another, e.g. count = 1000",
+            )? as u64;
+            let gap = f.with("gap", duration)?.unwrap_or(0);
+            (
+                Calls::Sequential {
+                    count,
+                    gap,
+                    at: at(&mut f)?,
+                },
+                &["kind", "count", "gap", "at"],
+            )
+        }
         "poisson" => {
             let rate = required(
                 &mut f,
@@ -760,7 +1329,7 @@ fn read_calls(item: Item) -> Result<Calls> {
                 rate,
                 "calls per second, e.g. rate = \"70/s\"",
             )?;
-            let surge = f.with("surge", |i| {
+            surge = f.with("surge", |i| {
                 let mut s = Fields::of(i)?;
                 let rate = required(
                     &mut s,
@@ -793,10 +1362,7 @@ fn read_calls(item: Item) -> Result<Calls> {
                 s.finish(&["rate", "from", "to"])?;
                 Ok(Surge { rate, from, to })
             })?;
-            (
-                Calls::Fresh { rate: base, surge },
-                &["kind", "rate", "surge"],
-            )
+            (Calls::Fresh { rate: base }, &["kind", "rate", "surge"])
         }
         _ => {
             let at = at(&mut f)?;
@@ -806,5 +1372,5 @@ fn read_calls(item: Item) -> Result<Calls> {
         }
     };
     f.finish(keys)?;
-    Ok(calls)
+    Ok((calls, surge))
 }

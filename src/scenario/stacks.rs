@@ -5,7 +5,7 @@
 use super::durations::{duration, positive_duration};
 use super::reader::{FieldError, Fields, Item};
 use crate::engine::Time;
-use crate::service::{Stack, StackKind};
+use crate::service::{Stack, StackKind, GRPC_UNAVAILABLE};
 
 type Result<T> = std::result::Result<T, FieldError>;
 
@@ -25,6 +25,51 @@ pub const SET_BY_STACK: &[&str] = &["backoff", "slot", "max_retries", "budget", 
 const MS: Time = 1_000_000_000;
 const S: Time = 1_000 * MS;
 
+/// gRPC's status code names, in code order (0 to 16).
+const GRPC_CODES: &[&str] = &[
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+/// `retryable_status_codes = ["UNAVAILABLE", ...]`: a bit per code.
+fn grpc_codes(item: Item) -> Result<u32> {
+    let mut bits = 0;
+    for v in item.array()? {
+        let name = v.as_str().unwrap_or("");
+        // The service config takes the names in any case (A6).
+        let Some(code) = GRPC_CODES
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .filter(|&c| c != 0)
+        else {
+            return Err(item.err(format!(
+                "`{v}` is not a retryable gRPC status code; allowed: {}",
+                GRPC_CODES[1..].join(", ")
+            )));
+        };
+        bits |= 1 << code;
+    }
+    if bits == 0 {
+        return Err(item.err("is empty; A6 requires at least one code, e.g. [\"UNAVAILABLE\"]"));
+    }
+    Ok(bits)
+}
+
 /// A stack, and the most attempts a call makes (None: no limit).
 pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
     let mut f = Fields::of(item)?;
@@ -42,11 +87,16 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
             "initial_backoff",
             "max_backoff",
             "backoff_multiplier",
+            "jitter",
+            "retryable_status_codes",
         ],
         "aws-standard" | "aws-adaptive" => &[
             "max_attempts",
+            "version",
+            "dynamodb",
             "quota",
             "retry_cost",
+            "throttling_retry_cost",
             "timeout_cost",
             "no_retry_increment",
             "base",
@@ -125,6 +175,12 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
                 ));
             }
             let multiplier = f.float("backoff_multiplier", 1e-9, 1e6)?.unwrap_or(2.0);
+            // grpcio's retry filter jitters by 0.2 around the backoff; A6's
+            // text draws random(0, backoff).
+            let a6_jitter = f.choice("jitter", &["grpcio", "a6"])?.as_deref() == Some("a6");
+            let retryable = f
+                .with("retryable_status_codes", grpc_codes)?
+                .unwrap_or(1 << GRPC_UNAVAILABLE);
             (
                 StackKind::Grpc {
                     max_tokens: (max_tokens * 1000.0).round() as i64,
@@ -132,12 +188,22 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
                     initial,
                     max,
                     multiplier,
+                    a6_jitter,
+                    retryable,
                 },
                 max_attempts,
             )
         }
         "aws-standard" | "aws-adaptive" => {
-            let max_attempts = attempts(&mut f, 1, 1_000_000, Some(3))?;
+            // botocore 1.44 (retries/standard.py): costs 14 and 5 (a
+            // throttling error), no cost of its own for a timeout, base
+            // 50 ms (DynamoDB: 25 ms and 4 attempts), 1 s after a
+            // throttling error. 1.43: costs 5 and 10 (a timeout), and
+            // random(0, 1 s * 2^(n-1)) after any error.
+            let v1_43 = f.choice("version", &["1.44", "1.43"])?.as_deref() == Some("1.43");
+            let dynamodb = f.boolean("dynamodb")?.unwrap_or(false);
+            let default_attempts = if dynamodb && !v1_43 { 4 } else { 3 };
+            let max_attempts = attempts(&mut f, 1, 1_000_000, Some(default_attempts))?;
             let quota = f.integer("quota", 0, 1 << 31)?.unwrap_or(500) as u32;
             let cost = |f: &mut Fields, key: &str, default: i64| -> Result<u32> {
                 let c = f.integer(key, 1, 1 << 31)?.unwrap_or(default) as u32;
@@ -149,23 +215,39 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
                 }
                 Ok(c)
             };
-            let retry_cost = cost(&mut f, "retry_cost", 5)?;
-            let timeout_cost = cost(&mut f, "timeout_cost", 10)?;
+            let retry_cost = cost(&mut f, "retry_cost", if v1_43 { 5 } else { 14 })?;
+            let throttling_retry_cost = cost(
+                &mut f,
+                "throttling_retry_cost",
+                if v1_43 { i64::from(retry_cost) } else { 5 },
+            )?;
+            let timeout_cost = cost(
+                &mut f,
+                "timeout_cost",
+                if v1_43 { 10 } else { i64::from(retry_cost) },
+            )?;
             let no_retry_increment =
                 f.integer("no_retry_increment", 0, 1 << 31)?.unwrap_or(1) as u32;
-            let base = positive(&mut f, "base", 50 * MS)?;
+            let base_default = match (v1_43, dynamodb) {
+                (true, _) => S,
+                (false, true) => 25 * MS,
+                (false, false) => 50 * MS,
+            };
+            let base = positive(&mut f, "base", base_default)?;
             let throttling_base = positive(&mut f, "throttling_base", S)?;
             let cap = positive(&mut f, "cap", 20 * S)?;
             (
                 StackKind::Aws {
                     quota,
                     retry_cost,
+                    throttling_retry_cost,
                     timeout_cost,
                     no_retry_increment,
                     base,
                     throttling_base,
                     cap,
                     adaptive: kind == "aws-adaptive",
+                    v1_43,
                 },
                 max_attempts,
             )

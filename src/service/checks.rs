@@ -5,7 +5,7 @@
 //! advancing).
 
 use super::config::{Calls, Delay, Group, Scenario, ServerKind};
-use crate::advice::Warning;
+use crate::advice::{OfferedLoad, Share, Warning};
 use crate::backoff::BackoffSpec;
 use crate::units::format_ps;
 
@@ -24,13 +24,129 @@ fn waits_nothing(spec: &BackoffSpec) -> bool {
 }
 
 impl Scenario {
-    /// The warnings about this scenario, in the order of its groups.
+    /// The warnings about this scenario, in the order of its groups, then
+    /// the server's.
     pub fn warnings(&self) -> Vec<Warning> {
-        self.groups
+        let mut out: Vec<Warning> = self
+            .groups
             .iter()
             .enumerate()
             .filter_map(|(gi, g)| self.unbounded_retries(gi, g))
-            .collect()
+            .collect();
+        out.extend(
+            self.groups
+                .iter()
+                .enumerate()
+                .filter_map(|(gi, g)| self.one_off_gates(gi, g)),
+        );
+        out.extend(self.overload());
+        out
+    }
+
+    /// A queue server's capacity in attempts per second: workers over the
+    /// mean service time.
+    pub fn capacity(&self) -> Option<f64> {
+        match &self.server.kind {
+            ServerKind::Queue {
+                service, workers, ..
+            } => Some(f64::from(*workers) * 1e12 / service.mean_ps()),
+            _ => None,
+        }
+    }
+
+    /// Each group's first attempts per second at its base rate and at the
+    /// peak of its profile (None for groups that call at one instant).
+    fn rates(&self, g: &Group) -> Option<(f64, f64)> {
+        match g.calls {
+            Calls::Poisson { rate, .. } => {
+                let n = g.count as f64;
+                Some((rate * n, g.peak_rate(rate) * n))
+            }
+            Calls::Fresh { rate } => Some((rate, g.peak_rate(rate))),
+            _ => None,
+        }
+    }
+
+    /// The offered load of first attempts against the queue server's
+    /// capacity, per group, as information.
+    pub fn offered_load(&self) -> Option<OfferedLoad> {
+        let cap = self.capacity()?;
+        // Groups that call at one instant have no rate to compare.
+        let groups: Vec<(String, Share)> = self
+            .groups
+            .iter()
+            .filter_map(|g| {
+                let (base, _) = self.rates(g)?;
+                Some((g.name.clone(), Share::Fraction(base / cap)))
+            })
+            .collect();
+        if groups.is_empty() {
+            return None;
+        }
+        Some(OfferedLoad {
+            of: "the server's capacity (workers x service rate; first attempts only)",
+            groups,
+        })
+    }
+
+    /// First attempts alone past the queue server's capacity at the base
+    /// rates: utilisation ρ = λ E[S] / workers above 1 (a profile's stretch
+    /// above it is a disturbance the scenario asks for, and is not warned of).
+    fn overload(&self) -> Option<Warning> {
+        let cap = self.capacity()?;
+        let base: f64 = self
+            .groups
+            .iter()
+            .filter_map(|g| self.rates(g))
+            .map(|(b, _)| b)
+            .sum();
+        let rho = base / cap;
+        if rho <= 1.0 {
+            return None;
+        }
+        let fig = |x: f64| {
+            if x >= 100.0 {
+                format!("{x:.0}")
+            } else {
+                format!("{x:.3}")
+            }
+        };
+        Some(Warning {
+            kind: "overload",
+            key: "server".into(),
+            message: format!(
+                "the server serves at most {} attempts/s (workers x 1 / mean service time) \
+                 and is offered {}/s of first attempts, utilisation {rho:.3}, before any retry: \
+                 its queue grows without end; give more `workers` or a faster `service`, \
+                 or fewer calls",
+                fig(cap),
+                fig(base)
+            ),
+        })
+    }
+
+    /// A per-client budget or breaker on `fresh` clients, each of which makes
+    /// one call: it never sees a second call, so it only limits that call's
+    /// retries.
+    fn one_off_gates(&self, gi: usize, g: &Group) -> Option<Warning> {
+        if !matches!(g.calls, Calls::Fresh { .. }) {
+            return None;
+        }
+        let (key, what) = match (g.budget, g.breaker) {
+            (_, Some(br)) if !br.shared() => ("breaker", "breaker"),
+            (Some(b), _) if !b.shared => ("budget", "retry budget"),
+            _ => return None,
+        };
+        Some(Warning {
+            kind: "one-off-gate",
+            key: format!("clients.{gi}.{key}"),
+            message: format!(
+                "group \"{}\" has a per-client {what}, but its calls are `fresh`: each comes \
+                 from a new client, so the {what} sees one call and acts only as a limit on \
+                 its retries; give it scope = \"shared\" to gate the group as a whole",
+                g.name
+            ),
+        })
     }
 
     /// A group whose retries wait nothing and have no limit (no

@@ -5,7 +5,7 @@
 
 use super::gates::GateState;
 use super::stacks::{Failure, StackState};
-use super::{Call, Calls, Ev, Outcome, ServerKind, Sim};
+use super::{AttemptRow, Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
 use crate::seed::{self, Stream};
@@ -39,6 +39,13 @@ impl Sim<'_> {
                         self.q.push(at + wait, Ev::Send { call });
                     }
                 }
+                Calls::Sequential { at, .. } => {
+                    self.now = at;
+                    for c in 0..g.count {
+                        let call = self.new_call(gi, c, 0);
+                        self.q.push(at, Ev::Send { call });
+                    }
+                }
                 Calls::Poisson { .. } | Calls::Fresh { .. } => {
                     self.now = 0;
                     if let Some(t) = self.next_arrival(gi) {
@@ -51,7 +58,7 @@ impl Sim<'_> {
     }
 
     /// The next call time of a `poisson` or `fresh` group after now, if
-    /// before its end: the rate is piecewise constant (a surge raises it).
+    /// before its end: the rate is piecewise constant (its profile changes it).
     fn next_arrival(&mut self, gi: usize) -> Option<Time> {
         let g = &self.sc.groups[gi];
         let end = self.sc.duration;
@@ -60,19 +67,20 @@ impl Sim<'_> {
         let mut t = self.now;
         loop {
             // The rate from t, and until when it holds.
-            let (rate, until) = match g.calls {
+            let (base, per, until) = match g.calls {
                 Calls::Poisson { rate, until } => {
                     if t >= until {
                         return None;
                     }
-                    (rate * g.count as f64, until)
+                    (rate, g.count as f64, until)
                 }
-                Calls::Fresh { rate, surge } => match surge {
-                    Some(s) if t < s.from => (rate, s.from),
-                    Some(s) if t < s.to => (s.rate, s.to),
-                    _ => (rate, Time::MAX),
-                },
+                Calls::Fresh { rate } => (rate, 1.0, Time::MAX),
                 _ => return None,
+            };
+            let (rate, until) = match g.profile.iter().find(|s| t < s.to) {
+                Some(s) if t < s.from => (base * per, s.from.min(until)),
+                Some(s) => (s.rate * per, s.to.min(until)),
+                None => (base * per, until),
             };
             let dt = e / rate * 1e12;
             if (t as f64 + dt) < until as f64 {
@@ -103,12 +111,21 @@ impl Sim<'_> {
         }
     }
 
+    /// The next call of client `client` of a `sequential` group.
+    pub(super) fn next_call(&mut self, gi: usize, client: u64) {
+        let call = self.new_call(gi, client, 0);
+        self.send(call);
+    }
+
     /// A new call of client `client` of group `gi`, with `n` failures behind it.
     fn new_call(&mut self, gi: usize, client: u64, n: u32) -> u32 {
         let _ = &self.sc.groups[gi];
         let counted = self.now >= self.sc.warmup;
         if counted {
             self.counts[gi].calls += 1;
+        }
+        if let Some(b) = self.bin_at_now() {
+            b.calls_started += 1;
         }
         let stream = seed::derive(self.run_seed, &[seed::BACKOFF, self.serial]);
         self.serial += 1;
@@ -119,11 +136,18 @@ impl Sim<'_> {
             retries: 0,
             sent: 0,
             seq: u64::MAX,
+            id: self.serial - 1,
+            sent_at: 0,
+            first_sent: 0,
+            retry_after: 0,
             waiting: false,
             counted,
             ready_at: 0,
             paced: false,
+            ticket: u64::MAX,
             paid: 0,
+            deadline: Time::MAX,
+            first_seq: u64::MAX,
             backoff: self.client_backoff(gi, client),
             rng: Stream::new(stream, true),
         };
@@ -181,7 +205,12 @@ impl Sim<'_> {
         let (backoff, rng) = (&mut c.backoff, &mut c.rng);
         let retry_after = at_least.unwrap_or(0);
         let d = match g.stack {
-            Some(st) => st.wait(n, failure, rng.with(|r| r.random::<f64>())),
+            Some(st) => {
+                let drawn = st.wait(n, failure, rng.with(|r| r.random::<f64>()));
+                return st
+                    .retry_after(drawn, retry_after)
+                    .min(1_000_000_000_000_000_000);
+            }
             None => {
                 let drawn = rng.with(|r| {
                     backoff.draw(
@@ -264,12 +293,11 @@ impl Sim<'_> {
             let now = self.now;
             if !std::mem::take(&mut self.call_mut(call).paced) {
                 if !self.stack(gi, client).permit(&st, now) {
+                    self.trace_gated(call, "stack");
                     return self.end_call(call);
                 }
-                let hold = self.stack(gi, client).pace(now);
-                if hold > 0 {
-                    self.call_mut(call).paced = true;
-                    return self.q.push(now + hold, Ev::Send { call });
+                if self.hold(call) {
+                    return;
                 }
             }
             self.stack(gi, client).sent(&st, now, !first);
@@ -277,8 +305,13 @@ impl Sim<'_> {
         if first {
             if let Some(br) = g.breaker {
                 let now = self.now;
-                if self.gate(gi, client).blocks_call(&br, now) {
+                let gate = self.gate(gi, client);
+                if gate.blocks_call(&br, now) {
+                    self.trace_gated(call, "breaker");
                     return self.end_call(call);
+                }
+                if matches!(br, Breaker::Classic { all: true, .. }) {
+                    gate.admit(&br, now);
                 }
             }
             if let Some(b) = g.budget {
@@ -288,12 +321,44 @@ impl Sim<'_> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.count_send(gi);
+        let deadline = g.stack.is_some_and(|s| s.deadline());
+        let now = self.now;
         let c = self.call_mut(call);
+        if c.sent == 0 {
+            c.first_sent = now;
+        }
         c.sent += 1;
         c.seq = seq;
+        c.sent_at = now;
         c.waiting = true;
-        if let Some(t) = g.timeout {
-            self.q.push(self.now + t, Ev::Timeout { call, seq });
+        let (id, attempt) = (c.id, c.sent);
+        match g.timeout {
+            // gRPC: the call's deadline, from its first attempt.
+            Some(t) if deadline && first => {
+                c.deadline = now.saturating_add(t);
+                c.first_seq = seq;
+                self.q
+                    .push(now.saturating_add(t), Ev::Timeout { call, seq });
+            }
+            Some(_) if deadline => {}
+            Some(t) => self.q.push(now + t, Ev::Timeout { call, seq }),
+            None => {}
+        }
+        if let Some(t) = self.trace.as_mut() {
+            t.by_seq.insert(seq, t.rows.len());
+            t.rows.push(AttemptRow {
+                group: g.name.clone(),
+                client,
+                call: id,
+                attempt,
+                sent: now,
+                arrives: None,
+                starts: None,
+                ends: None,
+                outcome: "",
+                wait: None,
+                decision: "",
+            });
         }
         let d = self.delay();
         match self.sc.server.kind {
@@ -312,6 +377,69 @@ impl Sim<'_> {
         }
     }
 
+    /// A call failed by a gate before its first attempt, in the trace.
+    fn trace_gated(&mut self, call: u32, gate: &'static str) {
+        let now = self.now;
+        let c = self.calls[call as usize].as_ref().expect("live call");
+        let (group, client, id) = (c.group as usize, c.client, c.id);
+        if let Some(t) = self.trace.as_mut() {
+            t.rows.push(AttemptRow {
+                group: self.sc.groups[group].name.clone(),
+                client,
+                call: id,
+                attempt: 0,
+                sent: now,
+                arrives: None,
+                starts: None,
+                ends: Some(now),
+                outcome: "gated",
+                wait: None,
+                decision: gate,
+            });
+        }
+    }
+
+    /// The gates' decision after the call's current attempt, in the trace.
+    fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
+        let seq = self.call_mut(call).seq;
+        self.note(seq, |r| {
+            r.decision = decision;
+            r.wait = wait;
+        });
+    }
+
+    /// Whether adaptive mode's rate limiter holds the call's attempt (it
+    /// then tries again when its wait is over or a rate change wakes it).
+    fn hold(&mut self, call: u32) -> bool {
+        let (gi, client) = {
+            let c = self.call_mut(call);
+            (c.group as usize, c.client)
+        };
+        let ticket = self.next_seq;
+        let now = self.now;
+        let hold = self.stack(gi, client).pace(now, call, ticket);
+        if hold == 0 {
+            return false;
+        }
+        self.next_seq += 1;
+        self.call_mut(call).ticket = ticket;
+        self.q.push(now + hold, Ev::Paced { call, ticket });
+        true
+    }
+
+    /// A held attempt wakes (its wait over, or woken by a rate change):
+    /// it leaves if it now gets a token.
+    pub(super) fn paced(&mut self, call: u32, ticket: u64) {
+        if !matches!(self.calls.get(call as usize), Some(Some(c)) if c.ticket == ticket) {
+            return;
+        }
+        self.call_mut(call).ticket = u64::MAX;
+        if !self.hold(call) {
+            self.call_mut(call).paced = true;
+            self.send(call);
+        }
+    }
+
     fn count_attempt(&mut self, call: u32) {
         let c = self.call_mut(call);
         let (gi, counted) = (c.group as usize, c.counted);
@@ -324,7 +452,7 @@ impl Sim<'_> {
     }
 
     /// The live call waiting for attempt `seq`, if any.
-    fn waiting(&mut self, call: u32, seq: u64) -> bool {
+    pub(super) fn waiting(&mut self, call: u32, seq: u64) -> bool {
         matches!(self.calls.get(call as usize), Some(Some(c)) if c.waiting && c.seq == seq)
     }
 
@@ -340,10 +468,67 @@ impl Sim<'_> {
     }
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
-        if self.waiting(call, seq) {
-            self.call_mut(call).waiting = false;
-            self.stack_outcome(call, Some(Failure::Timeout));
-            self.failed(call, None, Some(Failure::Timeout));
+        // A gRPC call's deadline: it ends the call, in its backoff or with
+        // the attempt in flight.
+        let deadline = matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq);
+        if deadline {
+            if !self.call_mut(call).waiting {
+                return self.failed_for_good(call);
+            }
+        } else if !self.waiting(call, seq) {
+            return;
+        }
+        let now = self.now;
+        let current = self.call_mut(call).seq;
+        self.note(current, |r| {
+            r.outcome = "timeout";
+            r.ends = Some(now);
+        });
+        let c = self.call_mut(call);
+        c.waiting = false;
+        let (gi, counted, current) = (c.group as usize, c.counted, c.seq);
+        if counted {
+            self.counts[gi].timeouts += 1;
+        }
+        if let Some(b) = self.bin() {
+            b.timeouts += 1;
+        }
+        if self.sc.groups[gi].cancel && matches!(self.sc.server.kind, ServerKind::Queue { .. }) {
+            let d = self.delay();
+            self.q.push(self.now + d, Ev::Cancel { seq: current });
+        }
+        self.stack_outcome(call, Some(Failure::Timeout));
+        let unretried = self.sc.groups[gi]
+            .retry_on
+            .as_ref()
+            .is_some_and(|r| !r.timeout);
+        if deadline || unretried {
+            return self.failed_for_good(call);
+        }
+        self.failed(call, None, Some(Failure::Timeout));
+    }
+
+    /// The call fails with a failure it does not retry.
+    fn failed_for_good(&mut self, call: u32) {
+        self.decide(call, "not retried", None);
+        if let Some(b) = self.bin() {
+            b.failures += 1;
+        }
+        self.end_call(call)
+    }
+
+    /// How the call's group sees a failed reply with HTTP `status`
+    /// (`refusal`: a queue server's): not retried if its `retry_on` does
+    /// not list it, else as its stack classifies it.
+    fn classify(&self, gi: usize, status: u16, refusal: bool) -> Failure {
+        let g = &self.sc.groups[gi];
+        if g.retry_on.as_ref().is_some_and(|r| !r.status(status)) {
+            return Failure::ClientError;
+        }
+        match g.stack {
+            Some(st) => st.classify(status, refusal),
+            None if refusal => Failure::Throttled,
+            None => Failure::Error,
         }
     }
 
@@ -357,6 +542,20 @@ impl Sim<'_> {
             let now = self.now;
             self.stack(gi, client)
                 .outcome(&st, now, retry, failure, paid);
+            // The rate changed: the limiter's first waiter wakes.
+            let calls = &self.calls;
+            let live =
+                |c: u32, t: u64| matches!(calls.get(c as usize), Some(Some(k)) if k.ticket == t);
+            let gate = match st.shared {
+                true => &mut self.gates[gi].shared,
+                false => self.gates[gi]
+                    .per_client
+                    .get_mut(&client)
+                    .expect("a client's stack state exists once it has sent"),
+            };
+            if let Some((call, ticket)) = gate.stack.as_mut().and_then(|s| s.notify(live)) {
+                self.q.push(now, Ev::Paced { call, ticket });
+            }
         }
     }
 
@@ -364,44 +563,50 @@ impl Sim<'_> {
         if !self.waiting(call, seq) {
             return;
         }
+        let now = self.now;
+        self.note(seq, |r| r.ends = Some(now));
         self.call_mut(call).waiting = false;
+        let gi = self.call_mut(call).group as usize;
         // A refusal from a full or down queue is the server throttling.
+        let queue = matches!(self.sc.server.kind, ServerKind::Queue { .. });
         let failure = match outcome {
             Outcome::Ok | Outcome::NotReady => None,
-            Outcome::Fail { retry_after: true }
-                if matches!(self.sc.server.kind, ServerKind::Queue { .. }) =>
-            {
-                Some(Failure::Throttled)
-            }
-            Outcome::Fail { .. } => Some(Failure::Error),
+            Outcome::Fail {
+                retry_after,
+                status,
+            } => Some(self.classify(gi, status, retry_after && queue)),
             Outcome::ClientError => Some(Failure::ClientError),
         };
         self.stack_outcome(call, failure);
-        match outcome {
-            Outcome::Ok => self.succeeded(call),
-            Outcome::NotReady => self.failed(call, None, None),
-            Outcome::Fail { retry_after } => {
-                let ra = if retry_after {
-                    self.sc.server.retry_after
-                } else {
-                    None
-                };
+        match (outcome, failure) {
+            (Outcome::Ok, _) => self.succeeded(call),
+            (Outcome::NotReady, _) => self.failed(call, None, None),
+            (_, Some(Failure::ClientError)) => self.failed_for_good(call),
+            (Outcome::Fail { retry_after, .. }, _) => {
+                let ra = (retry_after && self.sc.server.retry_after.is_some())
+                    .then(|| self.call_mut(call).retry_after);
                 self.failed(call, ra, failure)
             }
-            Outcome::ClientError => {
-                if let Some(b) = self.bin() {
-                    b.failures += 1;
-                }
-                self.end_call(call)
-            }
+            (Outcome::ClientError, _) => self.failed_for_good(call),
         }
     }
 
     fn succeeded(&mut self, call: u32) {
-        let (gi, client, counted, ready_at, n) = {
+        let (gi, client, counted, ready_at, n, first_sent) = {
             let c = self.call_mut(call);
-            (c.group as usize, c.client, c.counted, c.ready_at, c.n)
+            (
+                c.group as usize,
+                c.client,
+                c.counted,
+                c.ready_at,
+                c.n,
+                c.first_sent,
+            )
         };
+        self.decide(call, "succeeded", None);
+        let latency = self.now - first_sent;
+        let good = self.sc.slo.is_some_and(|s| latency <= s.latency);
+        self.bin_latencies.push(latency);
         self.policy_update(call, true, n, 0);
         let now = self.now;
         if let Some(br) = self.sc.groups[gi].breaker {
@@ -409,10 +614,13 @@ impl Sim<'_> {
         }
         if let Some(b) = self.bin() {
             b.successes += 1;
+            b.slo_good += u64::from(good);
         }
         let cnt = &mut self.counts[gi];
         if counted {
             cnt.successes += 1;
+            cnt.latency.add(latency);
+            cnt.slo_good += u64::from(good);
             cnt.completion = Some(now);
             if let Calls::Poll { .. } = self.sc.groups[gi].calls {
                 cnt.lateness_ps += now.saturating_sub(ready_at) as f64;
@@ -434,7 +642,7 @@ impl Sim<'_> {
                 }
             }
         }
-        self.end_call(call);
+        self.release(call);
     }
 
     /// An attempt failed (`failure`: a failure the gates count; a poll
@@ -457,37 +665,85 @@ impl Sim<'_> {
             }
         }
         if g.max_retries.is_some_and(|m| retries >= m) {
+            self.decide(call, "max_retries", None);
             return self.end_call(call);
         }
         if let Some(br) = g.breaker {
             if self.gate(gi, client).blocks_retry(&br, now) {
+                self.decide(call, "breaker", None);
                 return self.end_call(call);
             }
         }
         if let Some(b) = g.budget {
             if !self.gate(gi, client).pay(&b) {
+                self.decide(call, "budget", None);
                 return self.end_call(call);
             }
         }
         if let (Some(st), Some(f)) = (g.stack, failure) {
             match self.stack(gi, client).retry(&st, now, f) {
                 Some(paid) => self.call_mut(call).paid = paid,
-                None => return self.end_call(call),
+                None => {
+                    self.decide(call, "stack", None);
+                    return self.end_call(call);
+                }
             }
+        }
+        if let Some(br) = g.breaker {
+            self.gate(gi, client).admit(&br, now);
         }
         let c = self.call_mut(call);
         c.n = c.n.saturating_add(1);
         c.retries += 1;
         let wait = self.wait(call, retry_after, failure);
-        self.q.push(now + wait, Ev::Send { call });
+        // A retry due at or after the call's deadline never goes: the
+        // deadline ends the call.
+        if now.saturating_add(wait) < self.call_mut(call).deadline {
+            self.decide(call, "retry", Some(wait));
+            self.q.push(now + wait, Ev::Send { call });
+        } else {
+            self.decide(call, "deadline", Some(wait));
+        }
+    }
+
+    /// The call has failed for good.
+    fn end_call(&mut self, call: u32) {
+        let now = self.now;
+        let c = self.call_mut(call);
+        let (gi, counted, sent, first_sent) = (c.group as usize, c.counted, c.sent, c.first_sent);
+        let latency = if sent == 0 { 0 } else { now - first_sent };
+        if let Some(b) = self.bin() {
+            b.calls_failed += 1;
+            b.failed_fast += u64::from(sent == 0);
+        }
+        if counted {
+            let cnt = &mut self.counts[gi];
+            cnt.failed += 1;
+            cnt.failed_fast += u64::from(sent == 0);
+            cnt.failed_latency_ps += latency as f64;
+        }
+        self.release(call);
     }
 
     /// The call is over (succeeded or failed for good).
-    fn end_call(&mut self, call: u32) {
+    fn release(&mut self, call: u32) {
         if let Some(c) = self.calls[call as usize].take() {
-            let g = &self.sc.groups[c.group as usize];
-            if matches!(g.calls, Calls::Fresh { .. }) {
-                self.gates[c.group as usize].per_client.remove(&c.client);
+            let gi = c.group as usize;
+            match self.sc.groups[gi].calls {
+                Calls::Fresh { .. } => {
+                    self.gates[gi].per_client.remove(&c.client);
+                }
+                Calls::Sequential { gap, .. } => {
+                    let left = &mut self.sequential_left[gi][c.client as usize];
+                    if *left > 0 {
+                        *left -= 1;
+                        let group = gi as u32;
+                        let client = c.client;
+                        self.q
+                            .push(self.now.saturating_add(gap), Ev::Next { group, client });
+                    }
+                }
+                _ => {}
             }
         }
         self.free.push(call);

@@ -17,11 +17,14 @@ pub struct GateState {
     window: VecDeque<(Time, bool)>,
     failed: u64,
     total: u64,
-    /// Classic breaker: failures in a row, open until, and whether the next
-    /// failure reopens it (half open).
+    /// Classic breaker: failures in a row, open until, whether it is half
+    /// open once that time has passed, and then the probes let through and
+    /// those that succeeded.
     consecutive: u32,
     open_until: Time,
     half_open: bool,
+    probes_out: u32,
+    probes_ok: u32,
 }
 
 impl GateState {
@@ -57,13 +60,30 @@ impl GateState {
                 self.prune(window, now);
                 self.total > 0 && self.failed as f64 > threshold * self.total as f64
             }
-            Breaker::Classic { .. } => now < self.open_until,
+            Breaker::Classic { probes, .. } => self.classic_blocks(probes, now),
         }
+    }
+
+    /// Open, or half open with all its probes out.
+    fn classic_blocks(&self, probes: u32, now: Time) -> bool {
+        now < self.open_until || (self.half_open && self.probes_out >= probes)
     }
 
     /// Whether an open classic breaker in mode `all` fails a call at once.
     pub fn blocks_call(&self, breaker: &Breaker, now: Time) -> bool {
-        matches!(breaker, Breaker::Classic { all: true, .. }) && now < self.open_until
+        match *breaker {
+            Breaker::Classic {
+                all: true, probes, ..
+            } => self.classic_blocks(probes, now),
+            _ => false,
+        }
+    }
+
+    /// An attempt the breaker let through goes: half open, it is a probe.
+    pub fn admit(&mut self, breaker: &Breaker, now: Time) {
+        if matches!(breaker, Breaker::Classic { .. }) && self.half_open && now >= self.open_until {
+            self.probes_out += 1;
+        }
     }
 
     /// Records an attempt's outcome.
@@ -78,22 +98,40 @@ impl GateState {
                 self.prune(window, now);
             }
             Breaker::Classic {
-                consecutive, open, ..
+                consecutive,
+                open,
+                probes,
+                ..
             } => {
-                if !failed {
-                    self.consecutive = 0;
-                    self.half_open = false;
-                    return;
-                }
                 if now < self.open_until {
                     // An attempt sent before it opened; the breaker is open already.
                     return;
                 }
+                if self.half_open {
+                    if failed {
+                        self.open_until = now.saturating_add(open);
+                        self.probes_out = 0;
+                        self.probes_ok = 0;
+                    } else {
+                        self.probes_ok += 1;
+                        if self.probes_ok >= probes {
+                            self.half_open = false;
+                            self.consecutive = 0;
+                        }
+                    }
+                    return;
+                }
+                if !failed {
+                    self.consecutive = 0;
+                    return;
+                }
                 self.consecutive += 1;
-                if self.half_open || self.consecutive >= consecutive {
+                if self.consecutive >= consecutive {
                     self.open_until = now.saturating_add(open);
                     self.half_open = true;
                     self.consecutive = 0;
+                    self.probes_out = 0;
+                    self.probes_ok = 0;
                 }
             }
         }
@@ -155,6 +193,7 @@ mod tests {
             open: 100,
             all: true,
             shared: false,
+            probes: 2,
         };
         let mut g = GateState::new(None, None);
         for t in 0..3 {
@@ -162,11 +201,24 @@ mod tests {
             g.record(&br, t, true);
         }
         assert!(g.blocks_call(&br, 50) && g.blocks_retry(&br, 50));
-        assert!(!g.blocks_call(&br, 103));
+        // Half open: two probes go, a third waits.
+        for _ in 0..2 {
+            assert!(!g.blocks_call(&br, 103));
+            g.admit(&br, 103);
+        }
+        assert!(g.blocks_call(&br, 103));
         g.record(&br, 104, true);
         assert!(g.blocks_call(&br, 105));
+        for _ in 0..2 {
+            assert!(!g.blocks_call(&br, 204));
+            g.admit(&br, 204);
+        }
         g.record(&br, 300, false);
-        g.record(&br, 301, true);
+        assert!(g.blocks_call(&br, 300));
+        g.record(&br, 301, false);
         assert!(!g.blocks_call(&br, 302));
+        g.admit(&br, 302);
+        g.record(&br, 303, true);
+        assert!(!g.blocks_call(&br, 304));
     }
 }

@@ -18,12 +18,17 @@ mod gates;
 mod metrics;
 mod server;
 mod stacks;
+mod status;
+mod trace;
 
 pub use config::{
-    Accept, Breaker, Budget, Calls, Delay, Group, Scenario, Server, ServerKind, Service, Surge,
+    Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
+    Scenario, Server, ServerKind, Service, Slo, Surge,
 };
 pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
-pub use stacks::{Stack, StackKind};
+pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
+pub use status::{CONFLICT, CONNECTION_LOST};
+pub use trace::AttemptRow;
 
 use crate::backoff::BackoffState;
 use crate::engine::{EventQueue, Time};
@@ -33,7 +38,8 @@ use crate::seed::{self, Stream};
 use gates::GateState;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{HashMap, VecDeque};
+use server::{Waiting, Work};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Stream tags of the service world (beside the bus's in `seed`).
 const NETWORK: u64 = 0x4e45_5457;
@@ -73,9 +79,11 @@ enum Outcome {
     Ok,
     /// A poll answered before the job is ready.
     NotReady,
-    /// A retryable failure (refusal, 5xx, conflict, crash), with Retry-After.
+    /// A failure (refusal, 5xx, conflict, crash) with its HTTP status
+    /// ([`CONNECTION_LOST`] for a crash), with Retry-After or not.
     Fail {
         retry_after: bool,
+        status: u16,
     },
     /// A non-retryable error: the call fails at once.
     ClientError,
@@ -96,6 +104,16 @@ enum Ev {
         call: u32,
         seq: u64,
         version: u64,
+    },
+    /// An attempt held by a rate limiter tries again for a token.
+    Paced {
+        call: u32,
+        ticket: u64,
+    },
+    /// A client of a `sequential` group starts its next call.
+    Next {
+        group: u32,
+        client: u64,
     },
     /// An OCC read reaches the server.
     OccRead {
@@ -122,9 +140,15 @@ enum Ev {
         call: u32,
         seq: u64,
     },
-    /// The queue server finishes the attempt at its head.
+    /// A worker of the queue server finishes its work.
     Done {
         epoch: u32,
+        worker: u32,
+        token: u32,
+    },
+    /// A client's cancel of a timed-out attempt reaches the server.
+    Cancel {
+        seq: u64,
     },
     Restart,
 }
@@ -140,14 +164,27 @@ struct Call {
     sent: u32,
     /// The attempt being waited for (unique in the run), if waiting.
     seq: u64,
+    /// When the current attempt was sent, and the call's first.
+    sent_at: Time,
+    first_sent: Time,
+    /// The Retry-After of the last failure's reply.
+    retry_after: Time,
     waiting: bool,
     counted: bool,
+    /// The call's number in the run.
+    id: u64,
     /// Poll: when the job is ready.
     ready_at: Time,
     /// The stack's rate limiter has already given this attempt its token.
     paced: bool,
+    /// The ticket of its wait for a token, while the limiter holds it.
+    ticket: u64,
     /// The retry quota the call's last retry took (AWS stacks).
     paid: u32,
+    /// A gRPC call's deadline (Time::MAX: none), and its first attempt's
+    /// seq, which its deadline event carries.
+    deadline: Time,
+    first_seq: u64,
     backoff: BackoffState,
     rng: Stream,
 }
@@ -162,10 +199,22 @@ struct GroupGates {
 /// The queue server's state (also what the timeseries shows for the others).
 struct ServerState {
     up: bool,
-    /// Attempts queued or in service: (call, seq).
-    queue: VecDeque<(u32, u64)>,
-    busy: bool,
-    /// Bumped by a crash, so that a pending `Done` of the lost attempt is ignored.
+    /// Attempts waiting for a worker, oldest first (some perhaps
+    /// cancelled: those in `cancelled` are skipped when taken).
+    waiting: VecDeque<Waiting>,
+    cancelled: HashSet<u64>,
+    /// Refusals waiting for a worker to make them (`reject_cost`).
+    refusals: VecDeque<Waiting>,
+    /// Per worker, its work; the idle workers, the lowest last; per worker
+    /// the token of its pending `Done`.
+    serving: Vec<Option<Work>>,
+    idle: Vec<u32>,
+    tokens: Vec<u32>,
+    /// Attempts in the system: waiting (not cancelled) or in service.
+    in_system: u64,
+    /// Worker time spent so far.
+    busy_ps: f64,
+    /// Bumped by a crash, so that the pending `Done`s of lost work are ignored.
     epoch: u32,
     /// The OCC row's version.
     version: u64,
@@ -191,6 +240,8 @@ struct Sim<'a> {
     reconnect_total: u64,
     /// Fresh clients started per group.
     fresh_clients: Vec<u64>,
+    /// Per `sequential` group, the calls each client has still to start.
+    sequential_left: Vec<Vec<u64>>,
     gates: Vec<GroupGates>,
     net: ChaCha8Rng,
     server_rng: ChaCha8Rng,
@@ -201,8 +252,8 @@ struct Sim<'a> {
     all_connected: Option<Time>,
     bins: Vec<Bin>,
     cur_bin: usize,
-    /// Surge recovery: first time the queue is at most 10 after the surge,
-    /// and the largest queue over the horizon's last 20 s.
+    /// After a load profile: the first time the queue is at most 10 (its
+    /// drain time), and the largest queue over the horizon's last 20 s.
     recovery: Option<Time>,
     surge_checked: bool,
     tail_from: Time,
@@ -217,6 +268,14 @@ struct Sim<'a> {
     sends: Vec<(Time, u64)>,
     /// Why the last failed attempt failed.
     why: Why,
+    /// Server time spent on attempts whose client had gone.
+    wasted_ps: f64,
+    /// Attempts a worker dropped unserved (`drop_expired`).
+    dropped_expired: u64,
+    /// The latencies of the calls that succeeded in the current bin.
+    bin_latencies: Vec<Time>,
+    /// Rows per attempt, when traced.
+    trace: Option<trace::Trace>,
 }
 
 /// Runs one replication of `sc` with the given run seed; [`Stalled`] when
@@ -269,9 +328,43 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> Result<Ru
     Ok(sim.finish())
 }
 
+/// Runs one replication of `sc` (with the seed `csmacd run` gives its
+/// first) and returns a row per attempt, in order of sending.
+pub fn run_traced(sc: &Scenario, run_seed: u64) -> Result<Vec<AttemptRow>, Stalled> {
+    let mut sim = Sim::new(sc, run_seed);
+    sim.trace = Some(trace::Trace::default());
+    sim.start();
+    let mut instant: (Time, u64) = (0, 0);
+    while let Some((t, ev)) = sim.q.pop() {
+        if t > sc.duration {
+            break;
+        }
+        if t == instant.0 {
+            instant.1 += 1;
+            if instant.1 > STALL_EVENTS && instant.1 > sim.stall_limit() {
+                return Err(sim.stalled(t, instant.1));
+            }
+        } else {
+            instant = (t, 1);
+        }
+        sim.advance(t);
+        sim.now = t;
+        sim.handle(ev);
+        sim.after_event();
+        if sim.fault.is_some() {
+            break;
+        }
+    }
+    Ok(sim.trace.take().map(|t| t.rows).unwrap_or_default())
+}
+
 impl<'a> Sim<'a> {
     fn new(sc: &'a Scenario, run_seed: u64) -> Self {
         let rng = |tags: &[u64]| ChaCha8Rng::seed_from_u64(seed::derive(run_seed, tags));
+        let workers = match sc.server.kind {
+            ServerKind::Queue { workers, .. } => workers as usize,
+            _ => 0,
+        };
         let bins = sc.duration.div_ceil(sc.bin.max(1)) as usize;
         let connected = sc
             .groups
@@ -308,6 +401,14 @@ impl<'a> Sim<'a> {
             connected_total: 0,
             reconnect_total,
             fresh_clients: vec![0; sc.groups.len()],
+            sequential_left: sc
+                .groups
+                .iter()
+                .map(|g| match g.calls {
+                    Calls::Sequential { count, .. } => vec![count - 1; g.count as usize],
+                    _ => Vec::new(),
+                })
+                .collect(),
             gates,
             net: rng(&[NETWORK]),
             server_rng: rng(&[SERVER]),
@@ -316,8 +417,14 @@ impl<'a> Sim<'a> {
                 .collect(),
             server: ServerState {
                 up: true,
-                queue: VecDeque::new(),
-                busy: false,
+                waiting: VecDeque::new(),
+                cancelled: HashSet::new(),
+                refusals: VecDeque::new(),
+                serving: vec![None; workers],
+                idle: (0..workers as u32).rev().collect(),
+                tokens: vec![0; workers],
+                in_system: 0,
+                busy_ps: 0.0,
                 epoch: 0,
                 version: 0,
                 next_pass: 0,
@@ -337,6 +444,10 @@ impl<'a> Sim<'a> {
             fault: None,
             sends: vec![(0, 0); sc.groups.len()],
             why: Why::Unknown,
+            wasted_ps: 0.0,
+            dropped_expired: 0,
+            bin_latencies: Vec::new(),
+            trace: None,
         }
     }
 
@@ -457,6 +568,8 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrival { group } => self.arrival(group as usize),
             Ev::Send { call } => self.send(call),
+            Ev::Paced { call, ticket } => self.paced(call, ticket),
+            Ev::Next { group, client } => self.next_call(group as usize, client),
             Ev::AtServer { call, seq, version } => self.at_server(call, seq, version),
             Ev::OccRead { call, seq } => {
                 let version = self.server.version;
@@ -471,14 +584,19 @@ impl<'a> Sim<'a> {
                 self.server.at_gate -= 1;
                 self.enqueue(call, seq);
             }
-            Ev::Done { epoch } => self.done(epoch),
+            Ev::Done {
+                epoch,
+                worker,
+                token,
+            } => self.done(epoch, worker, token),
+            Ev::Cancel { seq } => self.cancel(seq),
             Ev::Restart => self.server.up = true,
         }
     }
 
     /// Attempts in the system of a queue server.
     fn in_system(&self) -> u64 {
-        self.server.queue.len() as u64
+        self.server.in_system
     }
 
     /// Closes the timeseries bins that end at or before `t`, with the state
@@ -488,8 +606,8 @@ impl<'a> Sim<'a> {
         while self.cur_bin < self.bins.len() && (self.cur_bin as u64 + 1) * bin <= t {
             self.close_bin();
         }
-        if let Some(s) = self.sc.surge() {
-            if t >= s.to && !self.surge_checked {
+        if let Some((_, to)) = self.sc.surge() {
+            if t >= to && !self.surge_checked {
                 self.surge_checked = true;
                 if self.in_system() <= 10 {
                     self.recovery = Some(0);
@@ -503,7 +621,12 @@ impl<'a> Sim<'a> {
 
     fn close_bin(&mut self) {
         let queue = self.in_system();
+        let p50 = metrics::exact_quantile_s(&mut self.bin_latencies, 0.5);
+        let p99 = metrics::exact_quantile_s(&mut self.bin_latencies, 0.99);
+        self.bin_latencies.clear();
         let b = &mut self.bins[self.cur_bin];
+        b.latency_p50 = p50;
+        b.latency_p99 = p99;
         b.queue = queue;
         b.connected = self.connected_total;
         b.server_up = self.server.up;
@@ -511,10 +634,10 @@ impl<'a> Sim<'a> {
     }
 
     fn after_event(&mut self) {
-        if let Some(s) = self.sc.surge() {
+        if let Some((_, to)) = self.sc.surge() {
             let q = self.in_system();
-            if self.now >= s.to && self.recovery.is_none() && q <= 10 {
-                self.recovery = Some(self.now - s.to);
+            if self.now >= to && self.recovery.is_none() && q <= 10 {
+                self.recovery = Some(self.now - to);
             }
             if let Some(m) = self.tail_max.as_mut() {
                 *m = (*m).max(q);
@@ -527,15 +650,33 @@ impl<'a> Sim<'a> {
         self.bins.get_mut(self.cur_bin)
     }
 
+    /// The bin of the current time, also before the first event.
+    fn bin_at_now(&mut self) -> Option<&mut Bin> {
+        let k = (self.now / self.sc.bin.max(1)) as usize;
+        self.bins.get_mut(k)
+    }
+
     fn finish(mut self) -> RunResult {
         self.advance(self.sc.duration);
         while self.cur_bin < self.bins.len() {
             self.close_bin();
         }
-        let recovered = self
+        for c in self.calls.iter().flatten() {
+            if c.counted {
+                self.counts[c.group as usize].in_flight += 1;
+            }
+        }
+        let (recovered, recovery) = match self.sc.surge() {
+            Some((from, to)) => {
+                let (ok, at) = metrics::recovery(self.sc, &self.bins, from, to);
+                (Some(ok), at)
+            }
+            None => (None, None),
+        };
+        let slo = self
             .sc
-            .surge()
-            .map(|_| self.recovery.is_some() && self.tail_max.unwrap_or(0) <= 50);
+            .slo
+            .map(|s| metrics::slo(&s, &self.counts, &self.bins, self.sc));
         RunResult {
             columns: self.sc.columns(),
             groups: self
@@ -548,11 +689,22 @@ impl<'a> Sim<'a> {
             crashes: self.crashes,
             all_connected: self.all_connected,
             recovered,
-            recovery: self.recovery,
+            recovery,
+            drain: self.recovery,
+            wasted_s: self.wasted_ps / 1e12,
+            slo,
             bin: self.sc.bin,
+            duration: self.sc.duration,
             bins: self.bins,
             events: self.events,
             failure: self.fault,
+        }
+    }
+
+    /// Notes in the trace, if any, what happened to attempt `seq`.
+    fn note(&mut self, seq: u64, f: impl FnOnce(&mut AttemptRow)) {
+        if let Some(r) = self.trace.as_mut().and_then(|t| t.row(seq)) {
+            f(r);
         }
     }
 

@@ -1,25 +1,56 @@
-//! The server's side: a FIFO queue served one attempt at a time (refusing
-//! when full, crashing above a backlog and restarting), a flaky server that
-//! fails attempts at random, and one optimistically locked row.
+//! The server's side: a queue served by workers in parallel (FIFO or LIFO,
+//! refusing when full at a cost, dropping attempts whose client has gone,
+//! cancelling on request, crashing above a backlog and restarting), a
+//! flaky server that fails attempts at random, and one optimistically
+//! locked row.
 
-use super::{Calls, Ev, Outcome, ServerKind, Service, Sim, Why};
+use super::config::{Empirical, RetryAfter};
+use super::{Calls, Ev, Outcome, ServerKind, Service, Sim, Why, CONFLICT, CONNECTION_LOST};
 use crate::engine::Time;
 use rand::RngExt;
+
+/// An attempt waiting for a worker.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Waiting {
+    pub call: u32,
+    pub seq: u64,
+    /// When its client stops waiting for it (`Time::MAX`: never).
+    pub deadline: Time,
+}
+
+/// What a worker is doing.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Work {
+    pub call: u32,
+    pub seq: u64,
+    pub started: Time,
+    /// A refusal being made (`reject_cost`), not an attempt being served.
+    pub refusal: bool,
+}
+
+/// What the client of an attempt lost in a crash hears: its connection
+/// closed, with no status and no Retry-After.
+const LOST: Outcome = Outcome::Fail {
+    retry_after: false,
+    status: CONNECTION_LOST,
+};
 
 impl Sim<'_> {
     /// An attempt (or an OCC write carrying the version it read) arrives.
     pub(super) fn at_server(&mut self, call: u32, seq: u64, version: u64) {
+        let now = self.now;
+        self.note(seq, |r| r.arrives = Some(now));
         match self.sc.server.kind {
             ServerKind::Queue { accept, .. } => {
                 if !self.server.up {
                     self.why = Why::Down;
-                    return self.answer(call, seq, Outcome::Fail { retry_after: true });
+                    return self.refuse(call, seq, false);
                 }
                 match accept {
                     Some(gate) if self.server.next_pass > self.now => {
                         if self.server.at_gate >= gate.burst {
                             self.why = Why::Gate;
-                            return self.answer(call, seq, Outcome::Fail { retry_after: true });
+                            return self.refuse(call, seq, false);
                         }
                         let at = self.server.next_pass;
                         self.server.next_pass = at.saturating_add(gate.interval);
@@ -40,7 +71,8 @@ impl Sim<'_> {
                 let u: f64 = self.server_rng.random();
                 let outcome = if u < failure {
                     self.why = Why::Error;
-                    Outcome::Fail { retry_after: true }
+                    self.note_retry_after(call, seq);
+                    self.refusal()
                 } else if u < failure + client_error {
                     Outcome::ClientError
                 } else {
@@ -54,9 +86,57 @@ impl Sim<'_> {
                     Outcome::Ok
                 } else {
                     self.why = Why::Conflict;
-                    Outcome::Fail { retry_after: false }
+                    Outcome::Fail {
+                        retry_after: false,
+                        status: CONFLICT,
+                    }
                 };
                 self.answer(call, seq, outcome);
+            }
+        }
+    }
+
+    /// A refusal with Retry-After: at once, or, for a full queue with a
+    /// `reject_cost`, once a worker has spent that time on it.
+    fn refuse(&mut self, call: u32, seq: u64, costs: bool) {
+        let cost = match self.sc.server.kind {
+            ServerKind::Queue { reject_cost, .. } if costs => reject_cost,
+            _ => 0,
+        };
+        if cost == 0 {
+            self.note_retry_after(call, seq);
+            return self.answer(call, seq, self.refusal());
+        }
+        let w = Waiting {
+            call,
+            seq,
+            deadline: Time::MAX,
+        };
+        match self.server.idle.pop() {
+            Some(worker) => self.start_work(worker, w, true),
+            None => self.server.refusals.push_back(w),
+        }
+    }
+
+    /// Keeps the Retry-After the server sends with this failure in the
+    /// call (a fixed value, or the backlog's drain time now).
+    fn note_retry_after(&mut self, call: u32, seq: u64) {
+        let ra = match self.sc.server.retry_after {
+            None => return,
+            Some(RetryAfter::Fixed(t)) => t,
+            Some(RetryAfter::Backlog { cap }) => {
+                let drain = match &self.sc.server.kind {
+                    ServerKind::Queue {
+                        service, workers, ..
+                    } => self.in_system() as f64 * service.mean_ps() / f64::from(*workers),
+                    _ => 0.0,
+                };
+                (drain.min(cap as f64).round() as Time).min(cap)
+            }
+        };
+        if let Some(Some(c)) = self.calls.get_mut(call as usize) {
+            if c.seq == seq {
+                c.retry_after = ra;
             }
         }
     }
@@ -74,24 +154,46 @@ impl Sim<'_> {
         else {
             return;
         };
-        let fail = Outcome::Fail { retry_after: true };
         if !self.server.up {
             self.why = Why::Down;
-            return self.answer(call, seq, fail);
+            return self.refuse(call, seq, false);
         }
         let n = self.in_system();
         if queue_limit.is_some_and(|l| n >= l) {
             self.why = Why::Full;
-            return self.answer(call, seq, fail);
+            return self.refuse(call, seq, true);
         }
         if crash_above.is_some_and(|c| n + 1 > c) {
             self.why = Why::Down;
             self.crash();
-            return self.answer(call, seq, Outcome::Fail { retry_after: false });
+            return self.answer(call, seq, LOST);
         }
-        self.server.queue.push_back((call, seq));
-        if !self.server.busy {
-            self.start_service();
+        let w = Waiting {
+            call,
+            seq,
+            deadline: self.deadline(call, seq),
+        };
+        self.server.in_system += 1;
+        match self.server.idle.pop() {
+            Some(worker) => {
+                if !self.serve_or_drop(worker, w) {
+                    self.server.idle.push(worker);
+                }
+            }
+            None => self.server.waiting.push_back(w),
+        }
+    }
+
+    /// When the client of attempt `seq` stops waiting for it: its send time
+    /// plus its group's timeout, or the call's deadline (gRPC); now, if it
+    /// has stopped already.
+    fn deadline(&self, call: u32, seq: u64) -> Time {
+        match self.calls.get(call as usize) {
+            Some(Some(c)) if c.seq == seq && c.waiting && c.deadline < Time::MAX => c.deadline,
+            Some(Some(c)) if c.seq == seq && c.waiting => self.sc.groups[c.group as usize]
+                .timeout
+                .map_or(Time::MAX, |t| c.sent_at.saturating_add(t)),
+            _ => self.now,
         }
     }
 
@@ -111,46 +213,170 @@ impl Sim<'_> {
         }
     }
 
+    /// A refusal (or a flaky server's failure reply): the server's status,
+    /// with Retry-After.
+    fn refusal(&self) -> Outcome {
+        Outcome::Fail {
+            retry_after: true,
+            status: self.sc.server.refuse_status,
+        }
+    }
+
     /// Sends a reply back over the network.
-    fn answer(&mut self, call: u32, seq: u64, outcome: Outcome) {
+    pub(super) fn answer(&mut self, call: u32, seq: u64, outcome: Outcome) {
+        if self.trace.is_some() {
+            let label = match outcome {
+                Outcome::Ok => "ok",
+                Outcome::NotReady => "not-ready",
+                Outcome::ClientError => "client-error",
+                Outcome::Fail { .. } => match self.why {
+                    Why::Full => "refused",
+                    Why::Down => "down",
+                    Why::Gate => "refused at gate",
+                    Why::Conflict => "conflict",
+                    _ => "error",
+                },
+            };
+            self.note(seq, |r| {
+                if r.outcome.is_empty() {
+                    r.outcome = label;
+                }
+            });
+        }
         let d = self.delay();
         self.q.push(self.now + d, Ev::Reply { call, seq, outcome });
     }
 
     fn service_time(&mut self) -> Time {
-        let ServerKind::Queue { rate, service, .. } = self.sc.server.kind else {
+        let ServerKind::Queue { service, .. } = &self.sc.server.kind else {
             return 0;
         };
-        let mean = 1e12 / rate;
-        let t = match service {
-            Service::Deterministic => mean,
-            Service::Exponential => {
-                let u = 1.0 - self.server_rng.random::<f64>();
-                -mean * u.ln()
-            }
-        };
+        let t = draw_service(service, &mut self.server_rng);
         (t.min(1e18).round() as Time).max(1)
     }
 
-    fn start_service(&mut self) {
-        self.server.busy = true;
-        let t = self.service_time();
-        let epoch = self.server.epoch;
-        self.q.push(self.now + t, Ev::Done { epoch });
+    /// Worker `worker` (idle) takes attempt `w`, or drops it unserved when
+    /// the server drops expired attempts and its client has gone; false
+    /// when it dropped it.
+    fn serve_or_drop(&mut self, worker: u32, w: Waiting) -> bool {
+        let drop_expired = matches!(
+            self.sc.server.kind,
+            ServerKind::Queue {
+                drop_expired: true,
+                ..
+            }
+        );
+        if drop_expired && w.deadline <= self.now {
+            self.server.in_system -= 1;
+            self.dropped_expired += 1;
+            return false;
+        }
+        self.start_work(worker, w, false);
+        true
     }
 
-    /// The attempt at the head is served.
-    pub(super) fn done(&mut self, epoch: u32) {
-        if epoch != self.server.epoch {
+    fn start_work(&mut self, worker: u32, w: Waiting, refusal: bool) {
+        let t = if refusal {
+            match self.sc.server.kind {
+                ServerKind::Queue { reject_cost, .. } => reject_cost,
+                _ => 0,
+            }
+        } else {
+            self.service_time()
+        };
+        if !refusal {
+            let now = self.now;
+            self.note(w.seq, |r| r.starts = Some(now));
+        }
+        self.server.serving[worker as usize] = Some(Work {
+            call: w.call,
+            seq: w.seq,
+            started: self.now,
+            refusal,
+        });
+        // A cancel bumps the worker's token, so that the Done pushed here
+        // is then ignored.
+        let token = self.server.tokens[worker as usize].wrapping_add(1);
+        self.server.tokens[worker as usize] = token;
+        let epoch = self.server.epoch;
+        self.q.push(
+            self.now + t,
+            Ev::Done {
+                epoch,
+                worker,
+                token,
+            },
+        );
+    }
+
+    /// The next work for a free worker: a refusal to make first, then the
+    /// oldest (FIFO) or newest (LIFO) waiting attempt not cancelled; idle
+    /// when there is none.
+    fn next_work(&mut self, worker: u32) {
+        if let Some(r) = self.server.refusals.pop_front() {
+            return self.start_work(worker, r, true);
+        }
+        let lifo = matches!(self.sc.server.kind, ServerKind::Queue { lifo: true, .. });
+        loop {
+            let w = if lifo {
+                self.server.waiting.pop_back()
+            } else {
+                self.server.waiting.pop_front()
+            };
+            let Some(w) = w else { break };
+            if self.server.cancelled.remove(&w.seq) {
+                continue;
+            }
+            if self.serve_or_drop(worker, w) {
+                return;
+            }
+        }
+        self.server.idle.push(worker);
+    }
+
+    /// Worker `worker` finishes its work.
+    pub(super) fn done(&mut self, epoch: u32, worker: u32, token: u32) {
+        if epoch != self.server.epoch || self.server.tokens[worker as usize] != token {
             return;
         }
-        self.server.busy = false;
-        if let Some((call, seq)) = self.server.queue.pop_front() {
-            let outcome = self.served(call, seq);
-            self.answer(call, seq, outcome);
+        let Some(work) = self.server.serving[worker as usize].take() else {
+            return;
+        };
+        self.server.busy_ps += (self.now - work.started) as f64;
+        if work.refusal {
+            self.note_retry_after(work.call, work.seq);
+            let refusal = self.refusal();
+            self.answer(work.call, work.seq, refusal);
+        } else {
+            self.server.in_system -= 1;
+            if !self.waiting(work.call, work.seq) {
+                self.wasted_ps += (self.now - work.started) as f64;
+            }
+            let outcome = self.served(work.call, work.seq);
+            self.answer(work.call, work.seq, outcome);
         }
-        if !self.server.queue.is_empty() {
-            self.start_service();
+        self.next_work(worker);
+    }
+
+    /// A cancel for attempt `seq` reaches the server: it leaves the queue,
+    /// or its worker stops and takes the next.
+    pub(super) fn cancel(&mut self, seq: u64) {
+        let found = self
+            .server
+            .serving
+            .iter()
+            .position(|s| matches!(s, Some(w) if w.seq == seq && !w.refusal));
+        if let Some(worker) = found {
+            let work = self.server.serving[worker].take().expect("found");
+            self.server.busy_ps += (self.now - work.started) as f64;
+            self.wasted_ps += (self.now - work.started) as f64;
+            self.server.in_system -= 1;
+            // The pending Done no longer matches.
+            self.server.tokens[worker] = self.server.tokens[worker].wrapping_add(1);
+            return self.next_work(worker as u32);
+        }
+        if self.server.waiting.iter().any(|w| w.seq == seq) && self.server.cancelled.insert(seq) {
+            self.server.in_system -= 1;
         }
     }
 
@@ -163,13 +389,56 @@ impl Sim<'_> {
         };
         self.crashes += 1;
         self.server.up = false;
-        self.server.busy = false;
         self.server.epoch = self.server.epoch.wrapping_add(1);
-        let lost = std::mem::take(&mut self.server.queue);
-        for (call, seq) in lost {
-            self.answer(call, seq, Outcome::Fail { retry_after: false });
+        let mut lost = Vec::new();
+        for worker in 0..self.server.serving.len() {
+            if let Some(w) = self.server.serving[worker].take() {
+                self.server.busy_ps += (self.now - w.started) as f64;
+                lost.push((w.call, w.seq, w.refusal));
+                self.server.idle.push(worker as u32);
+            }
+        }
+        self.server.idle.sort_unstable_by(|a, b| b.cmp(a));
+        let cancelled = std::mem::take(&mut self.server.cancelled);
+        for w in std::mem::take(&mut self.server.waiting) {
+            if !cancelled.contains(&w.seq) {
+                lost.push((w.call, w.seq, false));
+            }
+        }
+        for r in std::mem::take(&mut self.server.refusals) {
+            lost.push((r.call, r.seq, true));
+        }
+        self.server.in_system = 0;
+        for (call, seq, _) in lost {
+            self.answer(call, seq, LOST);
         }
         self.q.push(self.now + restart, Ev::Restart);
         self.drop_connected();
+    }
+}
+
+/// A service time of law `s`, in picoseconds (not yet rounded or capped).
+pub(super) fn draw_service(s: &Service, rng: &mut rand_chacha::ChaCha8Rng) -> f64 {
+    match s {
+        Service::Deterministic { mean } => *mean,
+        Service::Exponential { mean } => {
+            let u = 1.0 - rng.random::<f64>();
+            -mean * u.ln()
+        }
+        Service::Lognormal { mu, sigma } => {
+            // Box-Muller: one standard normal from two uniforms.
+            let u1 = 1.0 - rng.random::<f64>();
+            let u2: f64 = rng.random();
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            (mu + sigma * z).exp() * 1e12
+        }
+        Service::Pareto { scale, shape } => {
+            let u = 1.0 - rng.random::<f64>();
+            scale * u.powf(-1.0 / shape)
+        }
+        Service::Empirical(e) => {
+            let u: f64 = rng.random();
+            Empirical::quantile(e, u)
+        }
     }
 }

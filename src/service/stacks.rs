@@ -5,6 +5,7 @@
 //! Finagle's RetryBudget, Envoy's retry budget, and the circuit breakers of
 //! Polly and resilience4j.
 
+use super::status::{CONFLICT, CONNECTION_LOST};
 use crate::engine::Time;
 use std::collections::VecDeque;
 
@@ -20,27 +21,35 @@ pub struct Stack {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StackKind {
-    /// gRFC A6: retry throttling in thousandths of a token; backoff
-    /// random(0, min(initial * multiplier^(n-1), max)).
+    /// gRFC A6 as grpcio does it: retry throttling in thousandths of a
+    /// token; backoff min(initial * multiplier^(n-1), max) * U(0.8, 1.2)
+    /// (grpcio's retry filter), or A6's random(0, that) with `a6_jitter`;
+    /// the codes retried (a bit per gRPC status code).
     Grpc {
         max_tokens: i64,
         token_ratio: i64,
         initial: Time,
         max: Time,
         multiplier: f64,
+        a6_jitter: bool,
+        retryable: u32,
     },
-    /// The AWS SDKs' standard mode (and with `adaptive`, adaptive mode):
-    /// the retry quota, and backoff random * min(base * 2^(n-1), cap) with
-    /// `throttling_base` after a throttling error.
+    /// The AWS SDKs' standard mode (and with `adaptive`, adaptive mode) as
+    /// botocore does it: the retry quota, and backoff random * min(base *
+    /// 2^(n-1), cap) with `throttling_base` after a throttling error.
+    /// `v1_43`: botocore 1.43's classification (a 429 without an error code
+    /// is not retried) and its handling of Retry-After (none).
     Aws {
         quota: u32,
         retry_cost: u32,
+        throttling_retry_cost: u32,
         timeout_cost: u32,
         no_retry_increment: u32,
         base: Time,
         throttling_base: Time,
         cap: Time,
         adaptive: bool,
+        v1_43: bool,
     },
     /// Finagle's RetryBudget over a sliding `ttl`, and a constant backoff.
     Finagle {
@@ -83,13 +92,30 @@ pub enum StackKind {
 pub enum Failure {
     /// A retryable error reply (5xx, a conflict, a crash that drops it).
     Error,
-    /// A refusal from a full or down server (503 with Retry-After): the
-    /// throttling errors of the AWS SDKs.
+    /// A throttling error (botocore: HTTP 429; without a stack, any
+    /// refusal of a queue server).
     Throttled,
     /// The client's per-attempt timeout.
     Timeout,
     /// A non-retryable error (4xx).
     ClientError,
+}
+
+/// gRPC status codes (grpc/include/grpc/impl/codegen/status.h).
+pub const GRPC_UNKNOWN: u32 = 2;
+pub const GRPC_ABORTED: u32 = 10;
+pub const GRPC_UNAVAILABLE: u32 = 14;
+
+/// The gRPC status code a client sees for an HTTP status (grpc's
+/// doc/http-grpc-status-mapping.md: 429, 502, 503, 504 are UNAVAILABLE,
+/// others UNKNOWN); a conflict is ABORTED (what a gRPC server sends for
+/// an optimistic write that lost), a lost connection UNAVAILABLE.
+pub fn grpc_code(status: u16) -> u32 {
+    match status {
+        CONNECTION_LOST | 429 | 502 | 503 | 504 => GRPC_UNAVAILABLE,
+        CONFLICT => GRPC_ABORTED,
+        _ => GRPC_UNKNOWN,
+    }
 }
 
 /// A circuit breaker's state.
@@ -166,18 +192,21 @@ impl Limiter {
         self.capacity = self.capacity.min(self.max_capacity);
     }
 
-    /// Takes a token for an attempt about to be sent; the wait until the
-    /// token is there (attempts queue for tokens in order).
+    /// Takes a token for an attempt about to be sent, if there is one
+    /// (botocore's TokenBucket.acquire): else the time until the bucket
+    /// holds one at the current rate, after which the attempt tries again
+    /// (or sooner, when a rate change wakes it).
     fn acquire(&mut self, now: f64) -> f64 {
         if !self.enabled {
             return 0.0;
         }
         self.refill(now);
-        self.capacity -= 1.0;
-        if self.capacity >= 0.0 {
+        // Within rounding of a whole token: the wake was computed for it.
+        if self.capacity >= 1.0 - 1e-9 {
+            self.capacity = (self.capacity - 1.0).max(0.0);
             0.0
         } else {
-            -self.capacity / self.fill_rate
+            (1.0 - self.capacity) / self.fill_rate
         }
     }
 
@@ -217,6 +246,10 @@ pub enum StackState {
     Aws {
         quota: u32,
         limiter: Option<Box<Limiter>>,
+        /// Attempts waiting for a token, in the order they began to wait
+        /// (the condition's waiters): (call, ticket); entries whose call
+        /// has since woken are stale.
+        waiters: VecDeque<(u32, u64)>,
     },
     /// Deposits (+) and withdrawals (-) still inside the ttl, and their sum.
     Finagle {
@@ -262,6 +295,55 @@ impl Stack {
         }
     }
 
+    /// How the library classifies a failed reply with HTTP `status` (a
+    /// refusal, an error reply, a lost connection, a conflict):
+    /// `ClientError` where it does not retry it.
+    pub fn classify(&self, status: u16, refusal: bool) -> Failure {
+        match self.kind {
+            StackKind::Grpc { retryable, .. } => {
+                if retryable & (1 << grpc_code(status)) != 0 {
+                    Failure::Error
+                } else {
+                    Failure::ClientError
+                }
+            }
+            // botocore: 500, 502, 503, 504 and connection errors are
+            // transient; 1.44 takes a 429 whose error code is not modeled
+            // as throttling, 1.43 retries a 429 only by its error code
+            // (none here). A conflict is modeled as a transient error.
+            StackKind::Aws { v1_43, .. } => match status {
+                429 if v1_43 => Failure::ClientError,
+                429 => Failure::Throttled,
+                CONNECTION_LOST | CONFLICT | 500 | 502 | 503 | 504 => Failure::Error,
+                _ => Failure::ClientError,
+            },
+            // The others retry what their users tell them to; a refusal is
+            // told apart only for the record.
+            _ if refusal => Failure::Throttled,
+            _ => Failure::Error,
+        }
+    }
+
+    /// Whether a reply's Retry-After is a floor on the wait, the cap of
+    /// botocore 1.44 (the wait is raised to Retry-After, at most 5 s above
+    /// its draw), or ignored (botocore 1.43; gRPC has none).
+    pub fn retry_after(&self, drawn: Time, retry_after: Time) -> Time {
+        match self.kind {
+            StackKind::Grpc { .. } | StackKind::Aws { v1_43: true, .. } => drawn,
+            StackKind::Aws { .. } => {
+                drawn.max(retry_after.min(drawn.saturating_add(5_000_000_000_000)))
+            }
+            _ => drawn.max(retry_after),
+        }
+    }
+
+    /// Whether the group's `timeout` is the call's deadline (gRPC: the
+    /// call fails with DEADLINE_EXCEEDED, never retried) rather than each
+    /// attempt's.
+    pub fn deadline(&self) -> bool {
+        matches!(self.kind, StackKind::Grpc { .. })
+    }
+
     /// The wait before retry n (n = 1 at the first), from a uniform draw `u`
     /// in [0, 1).
     pub fn wait(&self, n: u32, failure: Option<Failure>, u: f64) -> Time {
@@ -272,8 +354,17 @@ impl Stack {
                 initial,
                 max,
                 multiplier,
+                a6_jitter,
                 ..
-            } => full_jitter((initial as f64 * multiplier.powi(n as i32 - 1)).min(max as f64)),
+            } => {
+                let limit = (initial as f64 * multiplier.powi(n as i32 - 1)).min(max as f64);
+                if a6_jitter {
+                    full_jitter(limit)
+                } else {
+                    // grpcio's BackOff: jitter 0.2 around the limit.
+                    (limit * (0.8 + 0.4 * u)).round() as Time
+                }
+            }
             StackKind::Aws {
                 base,
                 throttling_base,
@@ -306,6 +397,7 @@ impl StackState {
             } => StackState::Aws {
                 quota,
                 limiter: adaptive.then(|| Box::new(Limiter::new())),
+                waiters: VecDeque::new(),
             },
             StackKind::Finagle { .. } => StackState::Finagle {
                 ledger: VecDeque::new(),
@@ -356,14 +448,44 @@ impl StackState {
         }
     }
 
-    /// The wait before an attempt may leave (adaptive mode's rate limiter).
-    pub fn pace(&mut self, now: Time) -> Time {
+    /// The wait before an attempt may try again for a token (adaptive
+    /// mode's rate limiter), 0 when it has one; a waiting attempt joins
+    /// the waiters as (call, ticket).
+    pub fn pace(&mut self, now: Time, call: u32, ticket: u64) -> Time {
         match self {
             StackState::Aws {
-                limiter: Some(l), ..
-            } => (l.acquire(now as f64 / PS) * PS).ceil() as Time,
+                limiter: Some(l),
+                waiters,
+                ..
+            } => {
+                let hold = (l.acquire(now as f64 / PS) * PS).ceil() as Time;
+                if hold > 0 {
+                    waiters.push_back((call, ticket));
+                }
+                hold
+            }
             _ => 0,
         }
+    }
+
+    /// After a rate change (every response, in adaptive mode), the waiter
+    /// the condition's notify wakes: the first that still waits, as
+    /// `live(call, ticket)` says.
+    pub fn notify(&mut self, mut live: impl FnMut(u32, u64) -> bool) -> Option<(u32, u64)> {
+        let StackState::Aws {
+            limiter: Some(_),
+            waiters,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        while let Some((call, ticket)) = waiters.pop_front() {
+            if live(call, ticket) {
+                return Some((call, ticket));
+            }
+        }
+        None
     }
 
     /// An attempt leaves (`retry`: not the call's first).
@@ -406,11 +528,13 @@ impl StackState {
                 },
             ) => match failure {
                 None => *tokens = (*tokens + token_ratio).min(max_tokens),
-                Some(Failure::ClientError) => {}
+                // A status it does not retry, or the call's deadline
+                // (DEADLINE_EXCEEDED), is not a failure to the throttle.
+                Some(Failure::ClientError | Failure::Timeout) => {}
                 Some(_) => *tokens = (*tokens - 1000).max(0),
             },
             (
-                StackState::Aws { quota, limiter },
+                StackState::Aws { quota, limiter, .. },
                 StackKind::Aws {
                     quota: max,
                     no_retry_increment,
@@ -452,14 +576,15 @@ impl StackState {
                 StackState::Aws { quota, .. },
                 StackKind::Aws {
                     retry_cost,
+                    throttling_retry_cost,
                     timeout_cost,
                     ..
                 },
             ) => {
-                let cost = if failure == Failure::Timeout {
-                    timeout_cost
-                } else {
-                    retry_cost
+                let cost = match failure {
+                    Failure::Timeout => timeout_cost,
+                    Failure::Throttled => throttling_retry_cost,
+                    _ => retry_cost,
                 };
                 (*quota >= cost).then(|| {
                     *quota -= cost;
@@ -611,5 +736,43 @@ fn record(
                 *failed = 0;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: f64 = 1e9;
+
+    fn grpc(a6_jitter: bool) -> Stack {
+        Stack {
+            kind: StackKind::Grpc {
+                max_tokens: 10_000,
+                token_ratio: 100,
+                initial: 100_000_000_000,
+                max: 1_000_000_000_000,
+                multiplier: 2.0,
+                a6_jitter,
+                retryable: 1 << GRPC_UNAVAILABLE,
+            },
+            shared: true,
+        }
+    }
+
+    /// grpcio's BackOff: min(initial * multiplier^(n-1), max) * U(0.8, 1.2),
+    /// so the cap can be passed by a fifth; A6's text: U(0, that).
+    #[test]
+    fn grpc_waits_jitter_a_fifth_around_the_backoff() {
+        let st = grpc(false);
+        for (n, ms) in [(1, 100.0), (2, 200.0), (3, 400.0), (4, 800.0), (5, 1000.0)] {
+            assert_eq!(st.wait(n, None, 0.0) as f64, 0.8 * ms * MS, "n {n}");
+            assert_eq!(st.wait(n, None, 0.5) as f64, ms * MS, "n {n}");
+            assert_eq!(st.wait(n, None, 1.0) as f64, 1.2 * ms * MS, "n {n}");
+        }
+        let a6 = grpc(true);
+        assert_eq!(a6.wait(1, None, 0.0), 0);
+        assert_eq!(a6.wait(1, None, 0.5) as f64, 50.0 * MS);
+        assert_eq!(a6.wait(5, None, 1.0) as f64, 1000.0 * MS);
     }
 }
