@@ -403,3 +403,142 @@ breaker = {{ consecutive = 5, open = "30s", scope = "{scope}" }}
     let load = sc("400/s", "shared").offered_load().unwrap();
     assert_eq!(load.total(), csmacd::advice::Share::Fraction(0.8));
 }
+
+/// `csmacd trace` of a service scenario: a row per attempt with the wait
+/// the policy drew (here Retry-After "backlog": 2 attempts x 200 ms) and
+/// the gates' decision, the same in CSV and JSON lines.
+#[test]
+fn trace_lists_each_attempt_with_its_decision() {
+    let dir = temp_dir("service-trace");
+    let file = dir.join("t.toml");
+    std::fs::write(
+        &file,
+        r#"duration = "3s"
+[server]
+kind = "queue"
+rate = "5/s"
+queue_limit = 2
+retry_after = "backlog"
+[network]
+delay = "10ms"
+[[clients]]
+count = 4
+calls = { kind = "once", at = "0s" }
+timeout = "500ms"
+backoff = { kind = "full-jitter", base = "100ms", cap = "1s" }
+max_retries = 3
+"#,
+    )
+    .unwrap();
+    let out = crate::common::bin()
+        .args(["trace", "--format", "csv"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "group,client,call,attempt,sent_s,arrives_s,starts_s,ends_s,outcome,wait_s,decision"
+    );
+    assert_eq!(lines[3], "full-jitter,2,2,1,0,0.01,,0.02,refused,0.4,retry");
+    assert_eq!(lines.len(), 7);
+    assert!(
+        lines[1..]
+            .iter()
+            .filter(|l| l.ends_with("succeeded"))
+            .count()
+            == 4
+    );
+    let out = crate::common::bin()
+        .args(["trace", "--format", "jsonl"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["ends_s"], 0.22);
+    assert_eq!(first["outcome"], "ok");
+}
+
+fn expiring(extra: &str) -> RunOutput {
+    service(&format!(
+        r#"duration = "10s"
+[server]
+kind = "queue"
+rate = "10/s"
+{extra}
+[[clients]]
+count = 5
+calls = {{ kind = "once", at = "0s" }}
+timeout = "150ms"
+max_retries = 0
+"#
+    ))
+    .run(1)
+    .unwrap()
+}
+
+/// One worker, 100 ms a service, five attempts at once with a 150 ms
+/// timeout: four time out. The server finishes all of them (400 ms of
+/// work for clients that had gone); dropping expired attempts it serves
+/// only the second (100 ms); cancelled at 150 ms, the second stops after
+/// 50 ms and the rest leave the queue.
+#[test]
+fn expired_and_cancelled_attempts_take_only_the_work_begun_for_them() {
+    let r = expiring("");
+    assert_eq!((r.metric("successes"), r.metric("timeouts")), (1.0, 4.0));
+    assert!((r.metric("wasted_work_s") - 0.4).abs() < 1e-12);
+    let r = expiring("drop_expired = true");
+    assert_eq!(r.metric("timeouts"), 4.0);
+    assert!((r.metric("wasted_work_s") - 0.1).abs() < 1e-12);
+    let r = service(
+        r#"duration = "10s"
+[server]
+kind = "queue"
+rate = "10/s"
+[[clients]]
+count = 5
+calls = { kind = "once", at = "0s" }
+timeout = "150ms"
+cancel = true
+max_retries = 0
+"#,
+    )
+    .run(1)
+    .unwrap();
+    assert_eq!(r.metric("timeouts"), 4.0);
+    assert!((r.metric("wasted_work_s") - 0.05).abs() < 1e-12);
+}
+
+/// After a x3 stretch (100/s to 300/s over 10 s) against 150/s, the
+/// backlog of about 1500 calls drains at the 50/s headroom in about 30 s;
+/// goodput stays at 150/s meanwhile, so it recovers when the queue has
+/// drained (within the window's second of it), not when the stretch ends.
+#[test]
+fn recovery_is_judged_on_goodput_beside_the_drain_time() {
+    let sc = service(
+        r#"duration = "120s"
+[server]
+kind = "queue"
+rate = "150/s"
+[[clients]]
+calls = { kind = "fresh", rate = "100/s" }
+profile = [{ from = "20s", to = "30s", factor = 3 }]
+"#,
+    );
+    let r = sc.run(2).unwrap();
+    let (drain, recovery) = (r.metric("drain_s"), r.metric("recovery_s"));
+    assert_eq!(r.metric("recovered"), 1.0);
+    // The backlog's standard deviation: sqrt(3000) calls over 50/s.
+    within(drain, 30.0, 3000f64.sqrt() / 50.0 + 1.0, "drain time");
+    assert!(
+        (recovery - drain).abs() <= 2.0,
+        "{recovery} against {drain}"
+    );
+}

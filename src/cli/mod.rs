@@ -9,6 +9,7 @@ mod plot;
 mod policies;
 mod run;
 mod serve;
+mod service_trace;
 mod status;
 pub mod sweep;
 mod trace;

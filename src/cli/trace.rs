@@ -27,16 +27,23 @@ the same as `csmacd run` gives, and stops at --until (it says so on stderr
 when the scenario runs longer); --from leaves out the events before it. Signal rows are listed
 for the chosen --stations, or for every station when there are at most 16.
 
+A service scenario (one with [server]) is traced attempt by attempt instead:
+group, client, call, attempt n, when it was sent, reached the server, began
+service and ended at the client, its outcome, the wait drawn and the gates'
+decision (times in seconds; --until defaults to its duration).
+
 Examples:
   csmacd trace scenarios/lessons/2-collision.toml --until 300us
   csmacd trace scenarios/two-saturated.toml --from 5ms --until 6ms
-  csmacd trace scenarios/two-saturated.toml --stations 0 --format csv > s0.csv")]
+  csmacd trace scenarios/two-saturated.toml --stations 0 --format csv > s0.csv
+  csmacd trace scenarios/service-your-own-retry.toml --until 2s --format csv")]
 pub struct TraceArgs {
     /// The scenario file (TOML).
     pub file: PathBuf,
-    /// Stop the run here (a time with a unit: 300us, 2ms, 10slot).
-    #[arg(long, default_value = "2ms")]
-    pub until: String,
+    /// Stop the run here (a time with a unit: 300us, 2ms, 10slot) [default:
+    /// 2ms for a bus scenario, the duration for a service scenario].
+    #[arg(long)]
+    pub until: Option<String>,
     /// Print only the events from this time on (the run still starts at 0,
     /// so what happens at --from is what the full run does then).
     #[arg(long)]
@@ -250,10 +257,26 @@ pub fn parse_station_list(text: &str, count: usize) -> Result<Vec<u32>, String> 
     Ok(out)
 }
 
-pub fn run_trace(args: TraceArgs) -> CliResult {
+pub fn run_trace(mut args: TraceArgs) -> CliResult {
+    if let Some(sc) = service_scenario(&args.file)? {
+        use super::service_trace::{self as st, Format as F};
+        let asked = st::Args {
+            until: (args.until.take()).unwrap_or_else(|| crate::units::format_ps(sc.duration)),
+            from: args.from.take(),
+            stations: args.stations.is_some(),
+            seed: args.seed,
+            format: match args.format {
+                Format::Text => F::Text,
+                Format::Csv => F::Csv,
+                Format::Jsonl => F::Jsonl,
+            },
+        };
+        return st::run(&asked, sc);
+    }
+    let until_text = args.until.clone().unwrap_or_else(|| "2ms".into());
     let sc = load(&args.file, args.seed)?;
-    let until = parse_until(&sc, &args.until)?;
-    let from = parse_from(&sc, args.from.as_deref(), until, &args.until)?;
+    let until = parse_until(&sc, &until_text)?;
+    let from = parse_from(&sc, args.from.as_deref(), until, &until_text)?;
     check_stations(&sc, &args.stations)?;
     let seed = trace::run_seed(&sc);
     let filter = TraceFilter::new(&sc, until, args.stations);
@@ -296,6 +319,31 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     match out.flush() {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::failure(e)),
         _ => Ok(()),
+    }
+}
+
+/// The service scenario in `file`, if it is one (a `[server]` table and no
+/// `[sweep]`); None for anything else, which the bus path then reads.
+fn service_scenario(file: &Path) -> Result<Option<crate::service::Scenario>, CliError> {
+    let Ok(text) = scenario::read_text(file) else {
+        return Ok(None);
+    };
+    let name = file.display().to_string();
+    let Ok(table) = scenario::parse_table(&name, &text) else {
+        return Ok(None);
+    };
+    if !table.contains_key("server") {
+        return Ok(None);
+    }
+    if table.contains_key("sweep") {
+        return Err(CliError::usage(anyhow!(
+            "{name}: has a [sweep] table; a trace follows one run: trace a scenario file \
+             without [sweep] (one point of the sweep)"
+        )));
+    }
+    match scenario::load(file).map_err(CliError::usage)? {
+        crate::world::Scenario::Service(s) => Ok(Some(s)),
+        crate::world::Scenario::Ethernet(_) => Ok(None),
     }
 }
 

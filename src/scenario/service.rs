@@ -668,7 +668,9 @@ fn read_service_law(item: Item) -> Result<Service> {
 /// A time with its unit, in picoseconds, if it is one (not negative).
 fn time_ps(text: &str) -> Option<f64> {
     match units::parse_time(text) {
-        Ok(units::TimeSpec::Ps(ps)) if ps >= 0.0 && ps <= super::MAX_DURATION_S * 1e12 => Some(ps),
+        Ok(units::TimeSpec::Ps(ps)) if (0.0..=super::MAX_DURATION_S * 1e12).contains(&ps) => {
+            Some(ps)
+        }
         _ => None,
     }
 }
@@ -735,7 +737,7 @@ fn read_empirical(file: &str, unit: Option<f64>) -> std::result::Result<Empirica
                 ));
             }
         }
-        if !(total > 0.0) {
+        if total.is_nan() || total <= 0.0 {
             return Err(format!("{file}: the histogram counts no observation"));
         }
         if finite.windows(2).any(|w| w[1].1 < w[0].1) {

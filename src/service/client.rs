@@ -5,7 +5,7 @@
 
 use super::gates::GateState;
 use super::stacks::{Failure, StackState};
-use super::{Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
+use super::{AttemptRow, Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
 use crate::seed::{self, Stream};
@@ -136,6 +136,7 @@ impl Sim<'_> {
             retries: 0,
             sent: 0,
             seq: u64::MAX,
+            id: self.serial - 1,
             sent_at: 0,
             first_sent: 0,
             retry_after: 0,
@@ -292,6 +293,7 @@ impl Sim<'_> {
             let now = self.now;
             if !std::mem::take(&mut self.call_mut(call).paced) {
                 if !self.stack(gi, client).permit(&st, now) {
+                    self.trace_gated(call, "stack");
                     return self.end_call(call);
                 }
                 if self.hold(call) {
@@ -305,6 +307,7 @@ impl Sim<'_> {
                 let now = self.now;
                 let gate = self.gate(gi, client);
                 if gate.blocks_call(&br, now) {
+                    self.trace_gated(call, "breaker");
                     return self.end_call(call);
                 }
                 if matches!(br, Breaker::Classic { all: true, .. }) {
@@ -328,6 +331,7 @@ impl Sim<'_> {
         c.seq = seq;
         c.sent_at = now;
         c.waiting = true;
+        let (id, attempt) = (c.id, c.sent);
         match g.timeout {
             // gRPC: the call's deadline, from its first attempt.
             Some(t) if deadline && first => {
@@ -339,6 +343,22 @@ impl Sim<'_> {
             Some(_) if deadline => {}
             Some(t) => self.q.push(now + t, Ev::Timeout { call, seq }),
             None => {}
+        }
+        if let Some(t) = self.trace.as_mut() {
+            t.by_seq.insert(seq, t.rows.len());
+            t.rows.push(AttemptRow {
+                group: g.name.clone(),
+                client,
+                call: id,
+                attempt,
+                sent: now,
+                arrives: None,
+                starts: None,
+                ends: None,
+                outcome: "",
+                wait: None,
+                decision: "",
+            });
         }
         let d = self.delay();
         match self.sc.server.kind {
@@ -389,6 +409,37 @@ impl Sim<'_> {
         }
     }
 
+    /// A call failed by a gate before its first attempt, in the trace.
+    fn trace_gated(&mut self, call: u32, gate: &'static str) {
+        let now = self.now;
+        let c = self.calls[call as usize].as_ref().expect("live call");
+        let (group, client, id) = (c.group as usize, c.client, c.id);
+        if let Some(t) = self.trace.as_mut() {
+            t.rows.push(AttemptRow {
+                group: self.sc.groups[group].name.clone(),
+                client,
+                call: id,
+                attempt: 0,
+                sent: now,
+                arrives: None,
+                starts: None,
+                ends: Some(now),
+                outcome: "gated",
+                wait: None,
+                decision: gate,
+            });
+        }
+    }
+
+    /// The gates' decision after the call's current attempt, in the trace.
+    fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
+        let seq = self.call_mut(call).seq;
+        self.note(seq, |r| {
+            r.decision = decision;
+            r.wait = wait;
+        });
+    }
+
     fn count_attempt(&mut self, call: u32) {
         let c = self.call_mut(call);
         let (gi, counted) = (c.group as usize, c.counted);
@@ -422,14 +473,22 @@ impl Sim<'_> {
         let deadline = matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq);
         if deadline {
             if !self.call_mut(call).waiting {
-                return self.failed_for_good(call);
+                // In its backoff, its retry already known to come too late:
+                // no attempt fails now, the call does.
+                return self.end_call(call);
             }
         } else if !self.waiting(call, seq) {
             return;
         }
+        let now = self.now;
+        let current = self.call_mut(call).seq;
+        self.note(current, |r| {
+            r.outcome = if deadline { "deadline" } else { "timeout" };
+            r.ends = Some(now);
+        });
         let c = self.call_mut(call);
         c.waiting = false;
-        let (gi, counted, current) = (c.group as usize, c.counted, c.seq);
+        let (gi, counted) = (c.group as usize, c.counted);
         if counted {
             self.counts[gi].timeouts += 1;
         }
@@ -456,6 +515,7 @@ impl Sim<'_> {
         if let Some(b) = self.bin() {
             b.failures += 1;
         }
+        self.decide(call, "not retryable", None);
         self.end_call(call)
     }
 
@@ -505,6 +565,8 @@ impl Sim<'_> {
         if !self.waiting(call, seq) {
             return;
         }
+        let now = self.now;
+        self.note(seq, |r| r.ends = Some(now));
         self.call_mut(call).waiting = false;
         let gi = self.call_mut(call).group as usize;
         // A refusal from a full or down queue is the server throttling.
@@ -543,6 +605,7 @@ impl Sim<'_> {
                 c.first_sent,
             )
         };
+        self.decide(call, "succeeded", None);
         let latency = self.now - first_sent;
         let good = self.sc.slo.is_some_and(|s| latency <= s.latency);
         self.bin_latencies.push(latency);
@@ -604,22 +667,28 @@ impl Sim<'_> {
             }
         }
         if g.max_retries.is_some_and(|m| retries >= m) {
+            self.decide(call, "max_retries", None);
             return self.end_call(call);
         }
         if let Some(br) = g.breaker {
             if self.gate(gi, client).blocks_retry(&br, now) {
+                self.decide(call, "breaker", None);
                 return self.end_call(call);
             }
         }
         if let Some(b) = g.budget {
             if !self.gate(gi, client).pay(&b) {
+                self.decide(call, "budget", None);
                 return self.end_call(call);
             }
         }
         if let (Some(st), Some(f)) = (g.stack, failure) {
             match self.stack(gi, client).retry(&st, now, f) {
                 Some(paid) => self.call_mut(call).paid = paid,
-                None => return self.end_call(call),
+                None => {
+                    self.decide(call, "stack", None);
+                    return self.end_call(call);
+                }
             }
         }
         if let Some(br) = g.breaker {
@@ -632,7 +701,10 @@ impl Sim<'_> {
         // A retry due at or after the call's deadline never goes: the
         // deadline ends the call.
         if now.saturating_add(wait) < self.call_mut(call).deadline {
+            self.decide(call, "retry", Some(wait));
             self.q.push(now + wait, Ev::Send { call });
+        } else {
+            self.decide(call, "past deadline", None);
         }
     }
 

@@ -10,6 +10,11 @@ use std::mem::size_of;
 const CLIENT_BYTES: f64 = 64.0;
 const CALL_BYTES: f64 = 256.0;
 const GROUP_BYTES: f64 = 256.0;
+/// A group's latency histograms while it runs (the counted calls' and, in
+/// the total, a copy): up to about 16 000 buckets of 8 bytes each.
+const LATENCY_BYTES: f64 = 2.0 * 16_000.0 * 8.0;
+/// A worker of the queue server: its work and token.
+const WORKER_BYTES: f64 = 48.0;
 
 impl Scenario {
     /// An upper estimate of the memory one run needs (see [`MemoryNeed`]):
@@ -24,8 +29,12 @@ impl Scenario {
         let (clients, calls, bins) = self.memory_parts();
         let n = self.bins() as f64;
         let row = (TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64;
+        let workers = match self.server.kind {
+            super::config::ServerKind::Queue { workers, .. } => f64::from(workers) * WORKER_BYTES,
+            _ => 0.0,
+        };
         MemoryNeed {
-            run: clients + calls + bins,
+            run: clients + calls + bins + workers + self.groups.len() as f64 * LATENCY_BYTES,
             output: self.groups.len() as f64 * GROUP_BYTES + n * row,
             text: (self.groups.len() as f64 + n) * MemoryNeed::ROW_TEXT,
         }

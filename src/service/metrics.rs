@@ -459,7 +459,7 @@ pub fn recovery(sc: &Scenario, bins: &[Bin], from: Time, to: Time) -> (bool, Opt
     } else {
         before.iter().sum::<f64>() / before.len() as f64
     };
-    if !(reference > 0.0) {
+    if reference.is_nan() || reference <= 0.0 {
         return (false, None);
     }
     let span = sc.recovery.window.div_ceil(width).max(1) as usize;

@@ -19,6 +19,7 @@ mod metrics;
 mod server;
 mod stacks;
 mod status;
+mod trace;
 
 pub use config::{
     Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
@@ -27,6 +28,7 @@ pub use config::{
 pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
 pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
 pub use status::{CONFLICT, CONNECTION_LOST};
+pub use trace::AttemptRow;
 
 use crate::backoff::BackoffState;
 use crate::engine::{EventQueue, Time};
@@ -169,6 +171,8 @@ struct Call {
     retry_after: Time,
     waiting: bool,
     counted: bool,
+    /// The call's number in the run.
+    id: u64,
     /// Poll: when the job is ready.
     ready_at: Time,
     /// The stack's rate limiter has already given this attempt its token.
@@ -270,6 +274,8 @@ struct Sim<'a> {
     dropped_expired: u64,
     /// The latencies of the calls that succeeded in the current bin.
     bin_latencies: Vec<Time>,
+    /// Rows per attempt, when traced.
+    trace: Option<trace::Trace>,
 }
 
 /// Runs one replication of `sc` with the given run seed; [`Stalled`] when
@@ -320,6 +326,36 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> Result<Ru
         }
     }
     Ok(sim.finish())
+}
+
+/// Runs one replication of `sc` (with the seed `csmacd run` gives its
+/// first) and returns a row per attempt, in order of sending.
+pub fn run_traced(sc: &Scenario, run_seed: u64) -> Result<Vec<AttemptRow>, Stalled> {
+    let mut sim = Sim::new(sc, run_seed);
+    sim.trace = Some(trace::Trace::default());
+    sim.start();
+    let mut instant: (Time, u64) = (0, 0);
+    while let Some((t, ev)) = sim.q.pop() {
+        if t > sc.duration {
+            break;
+        }
+        if t == instant.0 {
+            instant.1 += 1;
+            if instant.1 > STALL_EVENTS && instant.1 > sim.stall_limit() {
+                return Err(sim.stalled(t, instant.1));
+            }
+        } else {
+            instant = (t, 1);
+        }
+        sim.advance(t);
+        sim.now = t;
+        sim.handle(ev);
+        sim.after_event();
+        if sim.fault.is_some() {
+            break;
+        }
+    }
+    Ok(sim.trace.take().map(|t| t.rows).unwrap_or_default())
 }
 
 impl<'a> Sim<'a> {
@@ -411,6 +447,7 @@ impl<'a> Sim<'a> {
             wasted_ps: 0.0,
             dropped_expired: 0,
             bin_latencies: Vec::new(),
+            trace: None,
         }
     }
 
@@ -661,6 +698,13 @@ impl<'a> Sim<'a> {
             bins: self.bins,
             events: self.events,
             failure: self.fault,
+        }
+    }
+
+    /// Notes in the trace, if any, what happened to attempt `seq`.
+    fn note(&mut self, seq: u64, f: impl FnOnce(&mut AttemptRow)) {
+        if let Some(r) = self.trace.as_mut().and_then(|t| t.row(seq)) {
+            f(r);
         }
     }
 

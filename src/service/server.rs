@@ -38,6 +38,8 @@ const LOST: Outcome = Outcome::Fail {
 impl Sim<'_> {
     /// An attempt (or an OCC write carrying the version it read) arrives.
     pub(super) fn at_server(&mut self, call: u32, seq: u64, version: u64) {
+        let now = self.now;
+        self.note(seq, |r| r.arrives = Some(now));
         match self.sc.server.kind {
             ServerKind::Queue { accept, .. } => {
                 if !self.server.up {
@@ -222,6 +224,25 @@ impl Sim<'_> {
 
     /// Sends a reply back over the network.
     pub(super) fn answer(&mut self, call: u32, seq: u64, outcome: Outcome) {
+        if self.trace.is_some() {
+            let label = match outcome {
+                Outcome::Ok => "ok",
+                Outcome::NotReady => "not-ready",
+                Outcome::ClientError => "client-error",
+                Outcome::Fail { .. } => match self.why {
+                    Why::Full => "refused",
+                    Why::Down => "down",
+                    Why::Gate => "refused at gate",
+                    Why::Conflict => "conflict",
+                    _ => "error",
+                },
+            };
+            self.note(seq, |r| {
+                if r.outcome.is_empty() {
+                    r.outcome = label;
+                }
+            });
+        }
         let d = self.delay();
         self.q.push(self.now + d, Ev::Reply { call, seq, outcome });
     }
@@ -263,6 +284,10 @@ impl Sim<'_> {
         } else {
             self.service_time()
         };
+        if !refusal {
+            let now = self.now;
+            self.note(w.seq, |r| r.starts = Some(now));
+        }
         self.server.serving[worker as usize] = Some(Work {
             call: w.call,
             seq: w.seq,
