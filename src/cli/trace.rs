@@ -336,10 +336,9 @@ fn service_scenario(file: &Path) -> Result<Option<crate::service::Scenario>, Cli
         return Ok(None);
     }
     if table.contains_key("sweep") {
-        return Err(CliError::usage(anyhow!(
-            "{name}: has a [sweep] table; a trace follows one run: trace a scenario file \
-             without [sweep] (one point of the sweep)"
-        )));
+        return Err(CliError::usage(scenario::ScenarioError::SweepFile {
+            file: name,
+        }));
     }
     match scenario::load(file).map_err(CliError::usage)? {
         crate::world::Scenario::Service(s) => Ok(Some(s)),

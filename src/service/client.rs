@@ -377,6 +377,37 @@ impl Sim<'_> {
         }
     }
 
+    /// A call failed by a gate before its first attempt, in the trace.
+    fn trace_gated(&mut self, call: u32, gate: &'static str) {
+        let now = self.now;
+        let c = self.calls[call as usize].as_ref().expect("live call");
+        let (group, client, id) = (c.group as usize, c.client, c.id);
+        if let Some(t) = self.trace.as_mut() {
+            t.rows.push(AttemptRow {
+                group: self.sc.groups[group].name.clone(),
+                client,
+                call: id,
+                attempt: 0,
+                sent: now,
+                arrives: None,
+                starts: None,
+                ends: Some(now),
+                outcome: "gated",
+                wait: None,
+                decision: gate,
+            });
+        }
+    }
+
+    /// The gates' decision after the call's current attempt, in the trace.
+    fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
+        let seq = self.call_mut(call).seq;
+        self.note(seq, |r| {
+            r.decision = decision;
+            r.wait = wait;
+        });
+    }
+
     /// Whether adaptive mode's rate limiter holds the call's attempt (it
     /// then tries again when its wait is over or a rate change wakes it).
     fn hold(&mut self, call: u32) -> bool {
@@ -407,37 +438,6 @@ impl Sim<'_> {
             self.call_mut(call).paced = true;
             self.send(call);
         }
-    }
-
-    /// A call failed by a gate before its first attempt, in the trace.
-    fn trace_gated(&mut self, call: u32, gate: &'static str) {
-        let now = self.now;
-        let c = self.calls[call as usize].as_ref().expect("live call");
-        let (group, client, id) = (c.group as usize, c.client, c.id);
-        if let Some(t) = self.trace.as_mut() {
-            t.rows.push(AttemptRow {
-                group: self.sc.groups[group].name.clone(),
-                client,
-                call: id,
-                attempt: 0,
-                sent: now,
-                arrives: None,
-                starts: None,
-                ends: Some(now),
-                outcome: "gated",
-                wait: None,
-                decision: gate,
-            });
-        }
-    }
-
-    /// The gates' decision after the call's current attempt, in the trace.
-    fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
-        let seq = self.call_mut(call).seq;
-        self.note(seq, |r| {
-            r.decision = decision;
-            r.wait = wait;
-        });
     }
 
     fn count_attempt(&mut self, call: u32) {
@@ -483,7 +483,7 @@ impl Sim<'_> {
         let now = self.now;
         let current = self.call_mut(call).seq;
         self.note(current, |r| {
-            r.outcome = if deadline { "deadline" } else { "timeout" };
+            r.outcome = "timeout";
             r.ends = Some(now);
         });
         let c = self.call_mut(call);
@@ -512,6 +512,7 @@ impl Sim<'_> {
 
     /// The call fails with a failure it does not retry.
     fn failed_for_good(&mut self, call: u32) {
+        self.decide(call, "not retried", None);
         if let Some(b) = self.bin() {
             b.failures += 1;
         }
@@ -704,7 +705,7 @@ impl Sim<'_> {
             self.decide(call, "retry", Some(wait));
             self.q.push(now + wait, Ev::Send { call });
         } else {
-            self.decide(call, "past deadline", None);
+            self.decide(call, "deadline", Some(wait));
         }
     }
 
