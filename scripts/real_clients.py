@@ -145,8 +145,8 @@ def run_grpcio(failure, calls, keys):
 
     server = Server(failure, SEED)
     # The retry path's own time, as the server sees it: a second service
-    # that always fails, called between the calls with a 1 ms backoff (the
-    # smallest grpcio takes), less that 1 ms.
+    # that always fails, called between the calls with a 2 ms backoff (1 ms
+    # hangs grpcio here), less the 2 ms.
     probe = Server(1.0, SEED)
 
     def handler_of(srv):
@@ -194,7 +194,7 @@ def run_grpcio(failure, calls, keys):
     channel = channel_of(config)
     probe_config = json.loads(json.dumps(config))
     policy = probe_config["methodConfig"][0]["retryPolicy"]
-    policy.update(maxAttempts=2, initialBackoff="0.001s", maxBackoff="0.001s")
+    policy.update(maxAttempts=2, initialBackoff="0.002s", maxBackoff="0.002s")
     probe_config["retryThrottling"]["maxTokens"] = 1000
     probe_channel = channel_of(probe_config)
     stub = channel.unary_unary("/csmacd.Check/Call")
@@ -215,7 +215,7 @@ def run_grpcio(failure, calls, keys):
     probe_channel.close()
     srv.stop(0)
     waits = [c[1][0] - c[0][1] for c in server.calls if len(c) > 1]
-    overhead = [c[1][0] - c[0][1] - 0.001 for c in probe.calls if len(c) > 1]
+    overhead = [c[1][0] - c[0][1] - 0.002 for c in probe.calls if len(c) > 1]
     return server, ok, waits, overhead
 
 
@@ -224,7 +224,7 @@ def case(name):
     # The first retry's waits: botocore's as it draws them (its endpoint's
     # sleeps); grpcio's from the first attempt's answer to the second
     # attempt's arrival as the server sees them, with `overhead` that span
-    # for a retry after 1 ms, less the 1 ms.
+    # for a retry after 2 ms, less the 2 ms.
     if lib == "botocore":
         server, ok, waits, overhead = run_botocore(status, failure, calls, "dynamodb" in keys)
     else:
@@ -400,7 +400,7 @@ def check(csmacd, pythons):
             k = int(row["attempts"]) - (4000 if i == 0 else 0)
             sim += [float(row["t_s"]) - 0.00005] * k
         # grpcio's waits as the server sees them hold the retry path's own
-        # time: add a draw of it, measured with a 1 ms backoff, to each
+        # time: add a draw of it, measured with a 2 ms backoff, to each
         # simulated wait.
         overhead = real[name]["overhead"]
         if overhead:
