@@ -41,6 +41,8 @@ CASES = {
     "grpc-tokens-half": ("grpcio", "1.44", "max_attempts = 2, max_tokens = 1000", 503, 0.5, 600),
 }
 SEED = 20260101
+# Roughly how long a case takes (s), to start the slow ones first.
+SLOW = {"aws-429-half": 90, "aws-429": 75, "aws-1.43-503": 75, "grpc-tokens-half": 40, "aws-503-half": 15}
 
 
 class Server:
@@ -110,15 +112,30 @@ def run_botocore(status, failure, calls, dynamodb):
         config=Config(retries={"mode": "standard"}),
     )
     call = client.list_tables if dynamodb else client.list_streams
+    # The waits botocore draws: its endpoint sleeps them between attempts.
+    import botocore.endpoint
+
+    slept = []
+
+    class Clock:
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+        def sleep(self, seconds):
+            slept[-1].append(seconds)
+            time.sleep(seconds)
+
+    botocore.endpoint.time = Clock()
     ok = 0
     for _ in range(calls):
+        slept.append([])
         try:
             call()
             ok += 1
         except Exception:
             pass
     httpd.shutdown()
-    return server, ok
+    return server, ok, [c[0] for c in slept if c], []
 
 
 def run_grpcio(failure, calls, keys):
@@ -127,17 +144,24 @@ def run_grpcio(failure, calls, keys):
     import grpc
 
     server = Server(failure, SEED)
+    # The retry path's own time, as the server sees it: a second service
+    # that always fails, called between the calls with a 2 ms backoff (1 ms
+    # hangs grpcio here), less the 2 ms.
+    probe = Server(1.0, SEED)
 
-    def handle(request, context):
-        previous = dict(context.invocation_metadata()).get("grpc-previous-rpc-attempts", "0")
-        failed = server.attempt(previous == "0")
-        server.answered()
-        if failed:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "unavailable")
-        return b"ok"
+    def handler_of(srv):
+        def handle(request, context):
+            previous = dict(context.invocation_metadata()).get("grpc-previous-rpc-attempts", "0")
+            failed = srv.attempt(previous == "0")
+            srv.answered()
+            if failed:
+                context.abort(grpc.StatusCode.UNAVAILABLE, "unavailable")
+            return b"ok"
+
+        return grpc.unary_unary_rpc_method_handler(handle)
 
     handler = grpc.method_handlers_generic_handler(
-        "csmacd.Check", {"Call": grpc.unary_unary_rpc_method_handler(handle)}
+        "csmacd.Check", {"Call": handler_of(server), "Probe": handler_of(probe)}
     )
     srv = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     srv.add_generic_rpc_handlers((handler,))
@@ -161,36 +185,51 @@ def run_grpcio(failure, calls, keys):
         ],
         "retryThrottling": {"maxTokens": int(given.get("max_tokens", 10)), "tokenRatio": 0.1},
     }
-    channel = grpc.insecure_channel(
-        "127.0.0.1:%d" % port,
-        options=[("grpc.service_config", json.dumps(config)), ("grpc.enable_retries", 1)],
-    )
+    def channel_of(config):
+        return grpc.insecure_channel(
+            "127.0.0.1:%d" % port,
+            options=[("grpc.service_config", json.dumps(config)), ("grpc.enable_retries", 1)],
+        )
+
+    channel = channel_of(config)
+    probe_config = json.loads(json.dumps(config))
+    policy = probe_config["methodConfig"][0]["retryPolicy"]
+    policy.update(maxAttempts=2, initialBackoff="0.002s", maxBackoff="0.002s")
+    probe_config["retryThrottling"]["maxTokens"] = 1000
+    probe_channel = channel_of(probe_config)
     stub = channel.unary_unary("/csmacd.Check/Call")
+    probe_stub = probe_channel.unary_unary("/csmacd.Check/Probe")
     ok = 0
-    for _ in range(calls):
+    for k in range(calls):
         try:
             stub(b"x", timeout=60)
             ok += 1
         except grpc.RpcError:
             pass
+        if k < 300:
+            try:
+                probe_stub(b"x", timeout=60)
+            except grpc.RpcError:
+                pass
     channel.close()
+    probe_channel.close()
     srv.stop(0)
-    return server, ok
+    waits = [c[1][0] - c[0][1] for c in server.calls if len(c) > 1]
+    overhead = [c[1][0] - c[0][1] - 0.002 for c in probe.calls if len(c) > 1]
+    return server, ok, waits, overhead
 
 
 def case(name):
     lib, _, keys, status, failure, calls = CASES[name]
+    # The first retry's waits: botocore's as it draws them (its endpoint's
+    # sleeps); grpcio's from the first attempt's answer to the second
+    # attempt's arrival as the server sees them, with `overhead` that span
+    # for a retry after 2 ms, less the 2 ms.
     if lib == "botocore":
-        server, ok = run_botocore(status, failure, calls, "dynamodb" in keys)
+        server, ok, waits, overhead = run_botocore(status, failure, calls, "dynamodb" in keys)
     else:
-        server, ok = run_grpcio(failure, calls, keys)
+        server, ok, waits, overhead = run_grpcio(failure, calls, keys)
     attempts = [len(c) for c in server.calls]
-    # The first retry's wait: from the first attempt's answer to the
-    # second attempt's arrival, as the server sees them.
-    waits = [c[1][0] - c[0][1] for c in server.calls if len(c) > 1]
-    # The client's own time between an answer and its next request: from
-    # the last answer of a call to the next call's first arrival.
-    gaps = [b[0][0] - a[-1][1] for a, b in zip(server.calls, server.calls[1:])]
     version = __import__("grpc" if lib == "grpcio" else lib).__version__
     json.dump(
         {
@@ -198,7 +237,7 @@ def case(name):
             "attempts": attempts,
             "ok": ok,
             "waits": waits,
-            "gaps": gaps,
+            "overhead": overhead,
             "version": version,
         },
         sys.stdout,
@@ -273,18 +312,26 @@ def ks_p(a, b):
 
 
 def check(csmacd, pythons):
-    procs = {}
     reuse = os.environ.get("REAL_CLIENTS_REUSE")
-    for name, (lib, venv, *_rest) in CASES.items():
-        if reuse:
-            break
-        py = pythons.get(venv)
-        procs[name] = subprocess.Popen(
-            [py, __file__, "case", name], stdout=subprocess.PIPE, text=True
-        )
     real = json.load(open(reuse)) if reuse else {}
-    for name, p in procs.items():
-        out, _ = p.communicate()
+    # At most 4 clients at once (each with its server), the slowest first:
+    # fewer at once keep the machine's own delays out of the waits.
+    order = [] if reuse else sorted(CASES, key=lambda n: -SLOW.get(n, 0))
+    running = {}
+    while order or running:
+        while order and len(running) < 4:
+            name = order.pop(0)
+            py = pythons.get(CASES[name][1])
+            sink = tempfile.TemporaryFile(mode="w+")
+            running[name] = (subprocess.Popen([py, __file__, "case", name], stdout=sink), sink)
+        done = [n for n, (q, _) in running.items() if q.poll() is not None]
+        if not done:
+            time.sleep(0.2)
+            continue
+        name = done[0]
+        p, sink = running.pop(name)
+        sink.seek(0)
+        out = sink.read()
         if p.returncode != 0:
             sys.exit("error: the real client of case %s failed" % name)
         real[name] = json.loads(out)
@@ -352,12 +399,13 @@ def check(csmacd, pythons):
             # (the first bin also holds the 4000 first attempts).
             k = int(row["attempts"]) - (4000 if i == 0 else 0)
             sim += [float(row["t_s"]) - 0.00005] * k
-        # A real wait is the backoff plus the client's own time between an
-        # answer and its next request, measured between its calls: add a
-        # draw of that to each simulated wait.
-        gaps = real[name]["gaps"]
-        draw = random.Random(SEED)
-        sim = [w + draw.choice(gaps) for w in sim]
+        # grpcio's waits as the server sees them hold the retry path's own
+        # time: add a draw of it, measured with a 2 ms backoff, to each
+        # simulated wait.
+        overhead = real[name]["overhead"]
+        if overhead:
+            draw = random.Random(SEED)
+            sim = [w + draw.choice(overhead) for w in sim]
         d, p = ks_p(waits, sim)
         lo, hi = min(waits), max(waits)
         ks.append((name, len(waits), "%.1f-%.1f ms" % (lo * 1e3, hi * 1e3), "%.3f" % d, "%.3f" % p))

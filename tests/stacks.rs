@@ -496,3 +496,26 @@ fn the_shipped_herd_crashes_once_under_every_stack_and_the_gates_count_its_retri
     }
     assert_eq!(seen, 6);
 }
+
+/// A bare number for a duration or a rate is refused with readings in the
+/// units the service world takes, never slots.
+#[test]
+fn bare_numbers_get_service_units() {
+    let err = |group: &str| {
+        let text = format!(
+            "duration = \"10s\"\n[server]\nkind = \"flaky\"\nfailure = 1.0\n[[clients]]\n{group}\n"
+        );
+        scenario::from_str("t.toml", "t", &text)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(
+        "count = 1\ncalls = { kind = \"once\" }\nstack = { kind = \"aws-standard\", base = 0.05 }",
+    );
+    assert!(e.contains("\"0.05s\" (= 50ms) or \"0.05ms\""), "{e}");
+    assert!(!e.contains("slot"), "{e}");
+    let e = err("calls = { kind = \"fresh\", rate = 0.1 }");
+    assert!(e.contains("\"0.1/s\""), "{e}");
+    let e = err("count = 1\ncalls = { kind = \"once\" }\ntimeout = 2");
+    assert!(e.contains("\"2s\" or \"2ms\""), "{e}");
+}

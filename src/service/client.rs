@@ -473,7 +473,9 @@ impl Sim<'_> {
         let deadline = matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq);
         if deadline {
             if !self.call_mut(call).waiting {
-                return self.failed_for_good(call);
+                // In its backoff, its retry already known to come too late:
+                // no attempt fails now, the call does.
+                return self.end_call(call);
             }
         } else if !self.waiting(call, seq) {
             return;
@@ -486,7 +488,7 @@ impl Sim<'_> {
         });
         let c = self.call_mut(call);
         c.waiting = false;
-        let (gi, counted, current) = (c.group as usize, c.counted, c.seq);
+        let (gi, counted) = (c.group as usize, c.counted);
         if counted {
             self.counts[gi].timeouts += 1;
         }
@@ -514,6 +516,7 @@ impl Sim<'_> {
         if let Some(b) = self.bin() {
             b.failures += 1;
         }
+        self.decide(call, "not retryable", None);
         self.end_call(call)
     }
 
