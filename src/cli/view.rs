@@ -5,6 +5,7 @@ use super::trace::{check_stations, load, parse_instant, parse_until};
 use super::{CliError, CliResult};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
+use crate::teach::lessons::file::LessonFile;
 use crate::teach::lessons::{Lesson, Outcome};
 use crate::teach::trace::us;
 use crate::teach::view::{self, LessonView, Window};
@@ -117,9 +118,31 @@ pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
         }
     }
     v.lesson = Some(LessonView {
-        number: lesson.number,
+        number: Some(lesson.number),
         title: lesson.title.to_string(),
         text: lesson.text.to_string(),
+        asks: Vec::new(),
+        questions: outcome.checks.iter().map(Into::into).collect(),
+        table: outcome.table.clone(),
+    });
+    Some(view::page(&v))
+}
+
+/// The page of a lesson file that has run: its scenario animated over the
+/// lesson's window, its questions asked first and graded, its checks after.
+pub fn file_lesson_page(lesson: &LessonFile, outcome: &Outcome) -> Option<String> {
+    let sc = outcome.scenario.as_ref()?;
+    let w = Window {
+        from: 0,
+        until: outcome.diagram_until.unwrap_or(sc.duration),
+        stations: None,
+    };
+    let mut v = view::of_scenario(sc, &w);
+    v.lesson = Some(LessonView {
+        number: lesson.number,
+        title: lesson.title.clone(),
+        text: lesson.text.clone(),
+        asks: outcome.answers.iter().map(Into::into).collect(),
         questions: outcome.checks.iter().map(Into::into).collect(),
         table: outcome.table.clone(),
     });

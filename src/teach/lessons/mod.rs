@@ -12,6 +12,7 @@ mod capture;
 mod carrier_extension;
 mod chart;
 mod collision;
+pub mod file;
 mod herd;
 mod herd_restart;
 mod hub_vs_coax;
@@ -20,6 +21,7 @@ mod load_throughput;
 mod minimum_frame;
 mod minimum_frame_speeds;
 mod one_frame;
+pub mod runner;
 
 pub use access::{aloha, csma_1_persistent, slotted_aloha, LESSON8_ACCESS, LESSON8_LOADS};
 pub use beb_race::contention_pmf;
@@ -100,6 +102,82 @@ pub const LESSONS: &[Lesson] = &[
     ),
 ];
 
+/// A lesson written as a file and built into the program: its number, the
+/// lesson file's name and every file it names (read from `scenarios/lessons/`).
+pub struct BuiltinFile {
+    pub number: u32,
+    pub file: &'static str,
+    pub files: &'static [(&'static str, &'static str)],
+}
+
+macro_rules! lesson_file {
+    ($n:expr, $stem:literal) => {
+        BuiltinFile {
+            number: $n,
+            file: concat!($stem, ".lesson.toml"),
+            files: &[
+                (
+                    concat!($stem, ".lesson.toml"),
+                    include_str!(concat!(
+                        "../../../scenarios/lessons/",
+                        $stem,
+                        ".lesson.toml"
+                    )),
+                ),
+                (
+                    concat!($stem, ".md"),
+                    include_str!(concat!("../../../scenarios/lessons/", $stem, ".md")),
+                ),
+                (
+                    concat!($stem, ".toml"),
+                    include_str!(concat!("../../../scenarios/lessons/", $stem, ".toml")),
+                ),
+            ],
+        }
+    };
+}
+
+/// The lessons written as files that every build carries.
+pub const FILE_LESSONS: &[BuiltinFile] = &[lesson_file!(14, "14-far-station")];
+
+impl BuiltinFile {
+    /// The lesson file, read from the program's own copy.
+    pub fn load(&self) -> Result<file::LessonFile, file::LessonFileError> {
+        let text = self
+            .files
+            .iter()
+            .find(|(n, _)| *n == self.file)
+            .map_or("", |(_, t)| t);
+        file::parse(
+            &format!("scenarios/lessons/{}", self.file),
+            text,
+            &file::Origin::Embedded(self.files),
+        )
+    }
+}
+
+/// The built-in lesson file numbered `number`.
+pub fn find_file(number: u32) -> Option<&'static BuiltinFile> {
+    FILE_LESSONS.iter().find(|l| l.number == number)
+}
+
+/// Every built-in lesson's number and title, in order.
+pub fn catalogue() -> Vec<(u32, String)> {
+    let mut all: Vec<(u32, String)> = LESSONS
+        .iter()
+        .map(|l| (l.number, l.title.to_string()))
+        .collect();
+    for f in FILE_LESSONS {
+        let title = f
+            .load()
+            .map(|l| l.title)
+            .unwrap_or_else(|e| format!("(cannot be read: {e})"));
+        all.push((f.number, title));
+    }
+    all.sort_by_key(|(n, _)| *n);
+    all
+}
+
 pub fn find(number: u32) -> Option<&'static Lesson> {
     LESSONS.iter().find(|l| l.number == number)
 }
@@ -149,6 +227,8 @@ pub struct Outcome {
     pub more_pictures: Vec<(String, Scenario, Time)>,
     /// Charts of the theory with the simulation drawn over it.
     pub charts: Vec<LessonChart>,
+    /// A lesson file's questions with the run's answers.
+    pub answers: Vec<runner::Answer>,
 }
 
 impl Outcome {
@@ -184,6 +264,11 @@ pub enum LessonError {
     /// A run of the lesson (the variant named) could not advance its clock.
     #[error("the run \"{0}\" stopped, its clock cannot advance: {1}")]
     Stalled(String, crate::results::Stalled),
+    /// A run of the lesson (the variant named) stopped on a policy's fault.
+    #[error("the run \"{0}\" stopped: {1}")]
+    Failed(String, String),
+    #[error(transparent)]
+    File(#[from] file::LessonFileError),
 }
 
 /// Parses `PATH=VALUE` (VALUE as TOML, else as a string).
