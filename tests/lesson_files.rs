@@ -342,3 +342,20 @@ fn an_inline_lesson_with_a_variant_and_metrics() {
         "{e}"
     );
 }
+
+#[test]
+fn the_worked_example_in_the_docs_is_a_lesson_file() {
+    let doc = std::fs::read_to_string(repo().join("docs/teaching.md")).unwrap();
+    let at = doc.find("### A worked example").unwrap();
+    let body = &doc[at..];
+    let start = body.find("```toml\n").unwrap() + "```toml\n".len();
+    let toml = &body[start..start + body[start..].find("```").unwrap()];
+    let l = file::parse(
+        "docs/teaching.md",
+        toml,
+        &file::Origin::Dir(repo().join("scenarios/lessons")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = runner::run(&l, &[]).unwrap();
+    assert!(out.checks.iter().all(|c| c.ok), "{:?}", out.checks);
+}

@@ -307,6 +307,81 @@ fn a_lesson_asks_first_then_plays_and_shows_its_numbers() {
     assert_eq!(attr(&dom, "data-errors"), "");
 }
 
+/// The element `<li data-question="I" ...>` of the DOM, up to its end.
+fn question(dom: &str, i: usize) -> &str {
+    let at = dom
+        .find(&format!("<li data-question=\"{i}\""))
+        .unwrap_or_else(|| panic!("no data-question={i}"));
+    let rest = &dom[at..];
+    &rest[..rest.find("</li>").unwrap()]
+}
+
+#[test]
+fn a_lesson_file_grades_its_questions_right_and_wrong() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp_dir("view-lesson-file");
+    let out = bin()
+        .current_dir(repo())
+        .args([
+            "lesson",
+            "scenarios/lessons/14-far-station.lesson.toml",
+            "--quiet",
+            "--view",
+            "--out",
+        ])
+        .arg(&*dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.join("view.html");
+    let dom = dump_dom(&browser, &page, "");
+    assert_eq!(attr(&dom, "data-errors"), "");
+    // Asked with its unit, an input in each, no verdict and no answer yet.
+    let q = question(&dom, 2);
+    assert!(
+        q.contains("When does S2, 2500 m away, detect the collision? (µs)"),
+        "{q}"
+    );
+    assert!(q.contains("<input name=\"q2\""), "{q}");
+    assert!(!dom.contains("data-verdict=\""));
+    assert!(!dom.contains("the run says 0.5 µs"));
+    // The text's Markdown is rendered as elements, never as raw markup.
+    let section = &dom[dom.find("<section id=\"lesson\"").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<strong>0.5 µs</strong>"), "bold rendered");
+    assert!(section.contains("<li>S0 and S1 detect"), "a list rendered");
+    assert!(!section.contains("**"), "no raw Markdown: {section}");
+    // Answered by typing and clicking: right within the tolerance (a unit
+    // typed after the number is allowed), wrong outside it or empty.
+    let answer = "const i = document.querySelectorAll('#questions input');\
+                  i[0].value = '0.5 µs'; i[1].value = '9.6'; i[2].value = '12.04';\
+                  document.querySelector('[data-control=\"answer\"]').click();";
+    let dom = dump_dom(&browser, &with_script(&page, answer, &dir), "");
+    assert_eq!(attr(&dom, "data-errors"), "");
+    let verdict = |i| {
+        let q = question(&dom, i);
+        let at = q
+            .find("data-verdict=\"")
+            .unwrap_or_else(|| panic!("no verdict: {q}"));
+        q[at + 14..].split('"').next().unwrap().to_string()
+    };
+    assert_eq!(verdict(0), "right");
+    assert_eq!(verdict(1), "wrong");
+    assert_eq!(verdict(2), "right");
+    assert_eq!(verdict(3), "wrong", "no answer is wrong");
+    assert!(question(&dom, 1).contains("✗ the run says 6.4 µs"));
+    assert!(question(&dom, 0).contains("✓ right: the run says 0.5 µs"));
+    assert!(dom.contains("2 of 4 right."));
+    // Then the checks, with what the run shows.
+    assert!(dom.contains(
+        "<td>S0 jams from the end of its 64-bit preamble</td><td>6.4 µs</td><td>6.4 µs</td>"
+    ));
+}
+
 // ---- csmacd serve over HTTP ----
 
 /// A running `csmacd serve`, stopped with SIGINT when dropped.
