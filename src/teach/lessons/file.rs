@@ -6,7 +6,7 @@
 //! language with the run queries of [`super::host`]. Read and checked whole
 //! before anything runs: an error names the file, the key and its line.
 
-use super::runner::{self as host, Query};
+use super::queries::{self as host, Query};
 use crate::expr::{Expr, Names};
 use crate::scenario::locate;
 use crate::scenario::reader::{describe, FieldError, Fields, Item};

@@ -21,6 +21,7 @@ mod load_throughput;
 mod minimum_frame;
 mod minimum_frame_speeds;
 mod one_frame;
+pub mod queries;
 pub mod runner;
 
 pub use access::{aloha, csma_1_persistent, slotted_aloha, LESSON8_ACCESS, LESSON8_LOADS};

@@ -1,13 +1,13 @@
 //! Running a lesson file: its scenario's replications (and each variant's),
-//! the run queries its expressions ask (`event_time`, `event_count`,
-//! `event_field`, `metric`, `prop_us` and the medium's constants: a
-//! [`Host`] of the one expression language, which knows nothing of
-//! lessons), and its checks and questions judged on them.
+//! the answers to the run queries its expressions ask (a [`Host`] of the
+//! one expression language, which knows nothing of lessons), and its checks
+//! and questions judged on them.
 
 use super::file::{CheckSpec, LessonFile, QuestionSpec, Rule, ScenarioOrSet};
+use super::queries::{Query, FUNCS, VARS};
 use super::{Check, LessonError, Outcome};
 use crate::engine::Time;
-use crate::expr::{EvalError, Expr, Host, HostFn, Names, Param};
+use crate::expr::{EvalError, Expr, Host};
 use crate::results::{Cell, RunOutput};
 use crate::stats;
 use crate::sweep::{self, Point};
@@ -15,96 +15,6 @@ use crate::teach::trace::{self, TraceFilter, TraceRow, TRACE_COLUMNS};
 use crate::world;
 use std::cell::OnceCell;
 use toml::Value;
-
-/// The trace's event names (`trace --format csv`'s `event` column).
-pub const EVENTS: &[&str] = &[
-    "arrival",
-    "queue-full",
-    "defer",
-    "tx-start",
-    "burst-gap",
-    "signal-arrives",
-    "signal-ends",
-    "collision",
-    "late-collision",
-    "jam",
-    "tx-end",
-    "backoff",
-    "backoff-end",
-    "discard",
-    "delivered",
-    "corrupted",
-];
-
-/// The medium's constants a lesson's expressions read, in µs.
-pub const VARS: &[&str] = &["slot_us", "bit_us", "preamble_us", "jam_us", "ifg_us"];
-
-const FUNCS: &[HostFn] = &[
-    HostFn {
-        name: "event_time",
-        params: &[Param::Text, Param::Number, Param::Number],
-        signature: "event_time(event, station, nth)",
-    },
-    HostFn {
-        name: "event_count",
-        params: &[Param::Text, Param::Number],
-        signature: "event_count(event, station)",
-    },
-    HostFn {
-        name: "event_field",
-        params: &[Param::Text, Param::Number, Param::Number, Param::Text],
-        signature: "event_field(event, station, nth, field)",
-    },
-    HostFn {
-        name: "metric",
-        params: &[Param::Text],
-        signature: "metric(name)",
-    },
-    HostFn {
-        name: "metric",
-        params: &[Param::Text, Param::Number],
-        signature: "metric(name, group)",
-    },
-    HostFn {
-        name: "prop_us",
-        params: &[Param::Number, Param::Number],
-        signature: "prop_us(a, b)",
-    },
-];
-
-/// What a lesson's expressions may read.
-pub fn names() -> Names<'static> {
-    Names {
-        vars: VARS,
-        funcs: FUNCS,
-        random: false,
-    }
-}
-
-/// The run query a host function asks.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Query {
-    EventTime,
-    EventCount,
-    EventField,
-    Metric,
-    GroupMetric,
-    Prop,
-}
-
-impl Query {
-    /// The query of [`FUNCS`]' function `id`.
-    pub fn of(id: usize) -> Query {
-        [
-            Query::EventTime,
-            Query::EventCount,
-            Query::EventField,
-            Query::Metric,
-            Query::GroupMetric,
-            Query::Prop,
-        ][id]
-    }
-}
 
 /// The replications of one scenario, and their traces made when first asked.
 pub struct Runs {
