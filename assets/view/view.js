@@ -24,9 +24,9 @@
   const events = data.events;
   const from = data.from_us;
   const until = data.until_us;
-  // The colours of the PNG diagrams (Okabe-Ito).
-  const COLOURS = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000"];
-  // Jams a clearer red than the PNGs' vermillion, apart from backoff's orange.
+  // The station colours of the PNG diagrams (Okabe-Ito, then five more).
+  const COLOURS = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#6A3D9A", "#8C564B", "#17BECF", "#7F7F7F", "#6B8E23"];
+  // Jams and collisions red, as in the PNG diagrams, apart from backoff's orange.
   const JAM = "#C8102E";
   const STATE_COLOURS = {
     idle: "#EBEBEB",
