@@ -359,3 +359,47 @@ fn the_worked_example_in_the_docs_is_a_lesson_file() {
     let out = runner::run(&l, &[]).unwrap();
     assert!(out.checks.iter().all(|c| c.ok), "{:?}", out.checks);
 }
+
+#[test]
+fn views_end_one_slot_after_the_first_frames_are_decided() {
+    use csmacd::teach::trace::default_window;
+    let us = 1_000_000u64;
+    // (scenario, the last first frame sent whole, in µs, the window)
+    for (file, last_us, window_us) in [
+        // S0's frame ends at 57.6 µs; S1 and S2 only listen.
+        ("1-one-frame.toml", 57.6, 109),
+        // Both frames, after two collisions: S1's ends at 200.4 µs.
+        ("2-collision.toml", 200.4, 252),
+        // The far station: the third frame ends at 314.1 µs.
+        ("14-far-station.toml", 314.1, 366),
+    ] {
+        let sc = super::common::scenario(
+            &std::fs::read_to_string(repo().join("scenarios/lessons").join(file)).unwrap(),
+        );
+        let w = default_window(&sc);
+        assert_eq!(w, window_us * us, "{file}");
+        // One 51.2 µs slot after the last first frame, rounded up to a µs.
+        assert!((last_us + 51.2) <= window_us as f64 && (last_us + 51.2) > window_us as f64 - 1.0);
+    }
+    // Nothing sent: 40 slots, never past the run.
+    let quiet = super::common::scenario(
+        "duration = \"1ms\"\n[medium]\nbit_rate = \"10Mbps\"\n[[stations]]\ncount = 2\n\
+         frame = \"64B\"\ntraffic = { kind = \"periodic\", interval = \"1s\", phase = \"1s\" }\n",
+    );
+    assert_eq!(default_window(&quiet), 1000 * us);
+    // The page without --until shows that window.
+    let dir = temp_dir("default-window");
+    let page = dir.join("v.html");
+    let o = bin()
+        .current_dir(repo())
+        .args(["view", "scenarios/lessons/2-collision.toml", "--out"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(
+        text(&o.stderr).contains("0 to 252 µs"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -741,7 +741,10 @@ fn serve_in_a_browser_shows_validates_message_for_a_bad_address() {
         html_text(&validate_says_of_a_short_bus(&dir))
     );
     // The run shown is the scenario as given, and the address keeps what was asked.
-    let lines = trace_lines(&[LESSON2, "--until", "2ms"]);
+    // The default window: one slot after both frames are sent whole
+    // (S1's at 200.4 µs), rounded up to a whole µs.
+    assert_eq!(attr(&dom, "data-until-us"), "252");
+    let lines = trace_lines(&[LESSON2, "--until", "252us"]);
     assert_eq!(attr(&dom, "data-events"), lines.len().to_string());
     assert!(dom.contains(&format!(
         "<a id=\"share\" href=\"http://{0}/?length=1000m\">http://{0}/?length=1000m</a>",

@@ -520,7 +520,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
         .into());
     }
     let until = match get("until") {
-        None => sc.duration.min(2_000_000_000),
+        None => crate::teach::trace::default_window(&sc).min(MAX_UNTIL_PS),
         Some(t) => parse_until(&sc, t).map_err(|e| format!("until: {}", e.error))?,
     };
     if until > MAX_UNTIL_PS {

@@ -31,9 +31,11 @@ Examples:
 pub struct ViewArgs {
     /// The scenario file (TOML).
     pub file: PathBuf,
-    /// The end of the window shown (a time with a unit: 300us, 2ms, 10slot).
-    #[arg(long, default_value = "2ms")]
-    pub until: String,
+    /// The end of the window shown (a time with a unit: 300us, 2ms, 10slot);
+    /// by default one slot after every sending station's first frame was
+    /// sent whole or discarded, at most 40 slots.
+    #[arg(long)]
+    pub until: Option<String>,
     /// The start of the window shown (the run still starts at 0).
     #[arg(long)]
     pub from: Option<String>,
@@ -52,7 +54,27 @@ pub fn run(args: ViewArgs) -> CliResult {
     let sc = load(&args.file, args.seed)?;
     super::trace::along_one_cable(&sc, "the view")
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", args.file.display())))?;
-    let w = window(&sc, args.from.as_deref(), &args.until, args.stations)?;
+    let w = match &args.until {
+        Some(until) => window(&sc, args.from.as_deref(), until, args.stations)?,
+        None => {
+            // From the start: the default window; from later on, as many
+            // slots after --from as the default window looks into at most.
+            let until = match &args.from {
+                None => crate::teach::trace::default_window(&sc),
+                Some(f) => {
+                    let from = parse_instant(&sc, "--from", f, 0.0)?;
+                    let slots = crate::teach::trace::DEFAULT_WINDOW_SLOTS * sc.medium.slot_ps;
+                    (from + slots).min(sc.duration)
+                }
+            };
+            window(
+                &sc,
+                args.from.as_deref(),
+                &format!("{}us", us(until)),
+                args.stations,
+            )?
+        }
+    };
     let v = view::of_scenario(&sc, &w);
     write_page(&args.out, &view::page(&v))?;
     eprintln!(
@@ -98,7 +120,7 @@ pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
     let sc = outcome.scenario.as_ref()?;
     let until = outcome
         .diagram_until
-        .unwrap_or_else(|| sc.duration.min(2_000_000_000));
+        .unwrap_or_else(|| crate::teach::trace::default_window(sc));
     let mut w = Window {
         from: 0,
         until,

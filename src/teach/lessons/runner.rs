@@ -337,7 +337,8 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
 
 /// The window the trace, the pictures and the page show: the file's
 /// `window`, else one slot after the first frame of every station that sent
-/// has been decided (sent whole or discarded), at most the run.
+/// has been decided (sent whole or discarded) in the first run, at most
+/// the run.
 fn window(lesson: &LessonFile, runs: &Runs) -> Time {
     let Some(sc) = runs.scenario.ethernet() else {
         return 0;
@@ -346,27 +347,9 @@ fn window(lesson: &LessonFile, runs: &Runs) -> Time {
         return (w.to_ps(sc.medium.bit_ps, sc.medium.slot_ps).round() as Time)
             .clamp(1, sc.duration);
     }
-    let rows = runs.rows(0);
-    let mut decided: Vec<Option<Time>> = vec![None; sc.station_count()];
-    let mut sent = vec![false; sc.station_count()];
-    for r in rows {
-        let s = r.station as usize;
-        match r.kind.name() {
-            "tx-start" => sent[s] = true,
-            "tx-end" | "discard" if decided[s].is_none() => decided[s] = Some(r.t),
-            _ => {}
-        }
-    }
-    let last = (0..sent.len())
-        .filter(|&s| sent[s])
-        .map(|s| decided[s])
-        .try_fold(0, |acc: Time, d| d.map(|d| acc.max(d)));
-    match last {
-        Some(t) if sent.iter().any(|&s| s) => {
-            let end = (t + sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000;
-            end.min(sc.duration)
-        }
-        _ => (20 * sc.medium.slot_ps).min(sc.duration),
+    match trace::first_frames_decided(sc, runs.rows(0)) {
+        Some(t) => ((t + sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000).min(sc.duration),
+        None => (trace::DEFAULT_WINDOW_SLOTS * sc.medium.slot_ps).min(sc.duration),
     }
 }
 
