@@ -555,6 +555,25 @@ fn serve_answers_the_page_a_run_and_bad_input_with_validates_message() {
         .contains("at most 10000 µs"));
     let (status, _) = server.request("GET", "/run?stations=1", "");
     assert_eq!(status, 400);
+    // New counts without positions (or with the form's old ones): the
+    // stations spread evenly along the 2000 m bus.
+    for ask in ["/?stations=8,8", "/run?stations=8%2C8&positions=0m%2C2000m"] {
+        let (status, page) = server.request("GET", ask, "");
+        assert_eq!(status, 200, "{ask}: {page}");
+        let data = page_data(&page);
+        let xs: Vec<f64> = data["stations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["x_m"].as_f64().unwrap())
+            .collect();
+        assert_eq!(xs.len(), 16, "{ask}");
+        let gaps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.iter().all(|g| (g - gaps[0]).abs() < 1e-6 && *g > 0.0),
+            "{ask}: evenly spread: {xs:?}"
+        );
+    }
     let (status, _) = server.request("GET", "/elsewhere", "");
     assert_eq!(status, 404);
 

@@ -437,6 +437,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
             .filter(|v| !v.is_empty())
     };
     let mut table = base.table.clone();
+    let base_positions = positions_of(&table);
     let groups = table
         .get("stations")
         .and_then(Value::as_array)
@@ -453,9 +454,28 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
         }
         for (i, c) in counts.iter().enumerate() {
             set(&mut table, &format!("stations.{i}.count"), c)?;
+            // A group whose count no longer matches its positions is
+            // placed by the scenario's placement (evenly, by default).
+            let group = table["stations"][i].as_table_mut();
+            if let Some(g) = group {
+                let fits = match (
+                    g.get("count").and_then(Value::as_integer),
+                    g.get("positions"),
+                ) {
+                    (Some(n), Some(Value::Array(p))) => usize::try_from(n) == Ok(p.len()),
+                    _ => true,
+                };
+                if !fits {
+                    g.remove("positions");
+                }
+            }
         }
     }
-    if let Some(p) = get("positions") {
+    // The form comes back with the positions it was filled with: with new
+    // counts they are the old scenario's, not a choice.
+    let positions =
+        get("positions").filter(|p| !(get("stations").is_some() && *p == base_positions));
+    if let Some(p) = positions {
         let list: Vec<&str> = p.split(',').map(str::trim).collect();
         let counts: Option<Vec<usize>> = (0..groups)
             .map(|i| match table["stations"][i].get("count") {
