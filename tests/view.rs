@@ -561,13 +561,15 @@ fn serve_answers_the_page_a_run_and_bad_input_with_validates_message() {
         let (status, page) = server.request("GET", ask, "");
         assert_eq!(status, 200, "{ask}: {page}");
         let data = page_data(&page);
-        let xs: Vec<f64> = data["stations"]
+        let mut xs: Vec<f64> = data["stations"]
             .as_array()
             .unwrap()
             .iter()
             .map(|s| s["x_m"].as_f64().unwrap())
             .collect();
         assert_eq!(xs.len(), 16, "{ask}");
+        xs.sort_by(f64::total_cmp);
+        assert_eq!((xs[0], xs[15]), (0.0, 2000.0), "{ask}");
         let gaps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
         assert!(
             gaps.iter().all(|g| (g - gaps[0]).abs() < 1e-6 && *g > 0.0),
