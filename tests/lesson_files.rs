@@ -403,3 +403,14 @@ fn views_end_one_slot_after_the_first_frames_are_decided() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn lesson_10_view_says_why_it_writes_no_page() {
+    let dir = temp_dir("lesson10-view");
+    let o = lesson(&["10", "--quiet", "--view", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("no bus to animate, so no page was written"));
+    assert!(!dir.join("view.html").exists());
+    // Its numbers are still checked.
+    assert!(!text(&o.stdout).contains("[FAIL]"));
+}

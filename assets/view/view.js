@@ -267,6 +267,16 @@
         return ev.event;
     }
   }
+  // A duration in the unit that suits it: "2 s", "10 ms", "51.2 µs", "1 ns".
+  function duration(us) {
+    const units = [[1e6, " s"], [1e3, " ms"], [1, " µs"], [1e-3, " ns"]];
+    for (let k = 0; k < units.length; k++) {
+      if (Math.abs(us) >= units[k][0] || k === units.length - 1) {
+        return String(Number((us / units[k][0]).toPrecision(6))) + units[k][1];
+      }
+    }
+    return fmt(us) + " µs";
+  }
   function el(tag, text, cls) {
     const e = document.createElement(tag);
     if (text !== undefined) e.textContent = text;
@@ -280,7 +290,7 @@
   $("subtitle").textContent =
     data.stations.length + " station" + (data.stations.length === 1 ? "" : "s") + " on " + fmt(data.bus_m) + " m, seed " + data.seed +
     ", " + events.length + " events from " + fmt(from) + " to " + fmt(until) + " µs" +
-    " (the run lasts " + fmt(data.run_us) + " µs). Slot " + fmt(data.slot_us) + " µs, bit " + fmt(data.bit_us) + " µs.";
+    " (the run lasts " + duration(data.run_us) + "). Slot " + duration(data.slot_us) + ", bit " + duration(data.bit_us) + ".";
   root.setAttribute("data-until-us", String(until));
   root.setAttribute("data-events", String(events.length));
   if (data.left_out.length > 0) {
@@ -293,7 +303,7 @@
     $("error").hidden = false;
     $("error").textContent = data.error;
   }
-  $("bus-note").textContent = "signals spread from their senders at " + fmt(data.speed_m_per_us) + " m/µs";
+  $("bus-note").textContent = "signals spread from their senders at " + Number((data.speed_m_per_us * 1e6).toPrecision(4)).toExponential().replace("e+", "e") + " m/s (" + Number(data.speed_m_per_us.toPrecision(4)) + " m/µs)";
 
   // ---- legend ----
   [["idle", "idle"], ["defer", "defer"], ["transmit", "transmit"], ["jam", "jam"], ["backoff", "backoff"]].forEach(function (p) {
@@ -835,8 +845,15 @@
     const blocks = lesson.text.split(/\n\s*\n/).filter(function (p) {
       return p.trim() && !/^#[^\n]*$/.test(p.trim());
     });
-    if (blocks.length > 0) $("lesson-setup").appendChild(markdownBlock(blocks[0]));
-    blocks.slice(1).forEach(function (p) {
+    // A setting that ends mid-sentence ("... as follows:", "... is then")
+    // goes on in the next block: shown with it.
+    let setup = 0;
+    while (setup < blocks.length) {
+      $("lesson-setup").appendChild(markdownBlock(blocks[setup]));
+      setup += 1;
+      if (/[.?!)]["”’]?\s*$/.test(blocks[setup - 1].trim())) break;
+    }
+    blocks.slice(setup).forEach(function (p) {
       $("lesson-rest").appendChild(markdownBlock(p));
     });
     // A lesson file's questions are its own, asked with their unit and
