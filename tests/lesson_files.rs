@@ -188,6 +188,14 @@ fn a_malformed_lesson_file_names_the_key_and_its_line() {
         assert!(err.contains(words), "{to}: wanted {words} in {err}");
         assert!(o.stdout.is_empty(), "nothing runs: {}", text(&o.stdout));
     }
+    // A bad --set is named by its flag and the key at fault.
+    let o = lesson(&[FAR, "--quiet", "--set", "medium.length=-3km"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--set medium.length=-3km: `medium.length`: must be between"),
+        "{}",
+        text(&o.stderr)
+    );
     // A file that is no lesson file is told apart from a scenario.
     let o = lesson(&["scenarios/lessons/14-far-station.toml"]);
     assert_eq!(o.status.code(), Some(2));

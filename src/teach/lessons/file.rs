@@ -618,12 +618,19 @@ impl LessonFile {
         for (from_variant, p, v) in sets {
             crate::sweep::set_path(&mut table, p, v.clone()).map_err(|e| match from_variant {
                 Some(k) => ScenarioOrSet::Set(format!("variant.{k}.set"), format!("`{p}`: {e}")),
-                None => ScenarioOrSet::Set(format!("--set {p}"), e),
+                None => ScenarioOrSet::Set(format!("{p}={}", crate::sweep::value_label(v)), e),
             })?;
         }
         scenario::validate(&table, &self.scenario_file, &[]).map_err(|e| {
             if !overrides.is_empty() {
-                return ScenarioOrSet::Set(format!("--set (`{}`)", e.path), e.message);
+                let flags: Vec<String> = overrides
+                    .iter()
+                    .map(|(p, v)| format!("{p}={}", crate::sweep::value_label(v)))
+                    .collect();
+                return ScenarioOrSet::Set(
+                    flags.join(" --set "),
+                    format!("`{}`: {}", e.path, e.message),
+                );
             }
             if let Some(k) = variant {
                 return ScenarioOrSet::Set(

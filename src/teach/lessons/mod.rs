@@ -349,7 +349,7 @@ fn invalid(lesson: &Lesson, overrides: &[(String, Value)], e: FieldError) -> Les
 /// that a bad `--set` is refused before the lesson's text is printed.
 pub fn check_overrides(number: u32, overrides: &[(String, Value)]) -> Result<(), LessonError> {
     let Some(lesson) = find(number) else {
-        let list: Vec<String> = LESSONS.iter().map(|l| l.number.to_string()).collect();
+        let list: Vec<String> = catalogue().iter().map(|(n, _)| n.to_string()).collect();
         return Err(LessonError::Unknown(number, list.join(", ")));
     };
     let table = table_with(lesson, overrides)?;
@@ -360,7 +360,7 @@ pub fn check_overrides(number: u32, overrides: &[(String, Value)]) -> Result<(),
 /// Runs lesson `number` with `overrides` (dotted path, value) on its scenario.
 pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
     let unknown = || {
-        let list: Vec<String> = LESSONS.iter().map(|l| l.number.to_string()).collect();
+        let list: Vec<String> = catalogue().iter().map(|(n, _)| n.to_string()).collect();
         LessonError::Unknown(number, list.join(", "))
     };
     let lesson = find(number).ok_or_else(unknown)?;
