@@ -229,14 +229,37 @@ fn lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
 }
 
 #[test]
-fn lessons_are_numbered_1_to_13() {
-    let numbers: Vec<u32> = LESSONS.iter().map(|l| l.number).collect();
-    assert_eq!(numbers, (1..=13).collect::<Vec<_>>());
+fn lessons_are_numbered_1_to_14() {
+    let numbers: Vec<u32> = lessons::catalogue().iter().map(|l| l.0).collect();
+    assert_eq!(numbers, (1..=14).collect::<Vec<_>>());
+    // Each is built in once: in Rust or as a lesson file.
+    for f in lessons::FILE_LESSONS {
+        assert!(LESSONS.iter().all(|l| l.number != f.number), "{}", f.number);
+    }
 }
 
 #[test]
 fn lesson_1_shows_its_numbers() {
-    lesson_shows_its_numbers(1);
+    // A lesson file: the numbers its Rust form checked, unchanged.
+    let l = lessons::find_file(1).unwrap().load().unwrap();
+    let out = lessons::runner::run(&l, &[]).unwrap();
+    let seen: Vec<(&str, &str, bool)> = out
+        .checks
+        .iter()
+        .map(|c| (c.expected.as_str(), c.seen.as_str(), c.ok))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("0 µs", "0 µs", true),
+            ("6.25 µs", "6.25 µs", true),
+            ("12.5 µs", "12.5 µs", true),
+            ("57.6 µs", "57.6 µs", true),
+            ("70.1 µs", "70.1 µs", true),
+            ("0", "0", true),
+        ]
+    );
+    assert_eq!(out.diagram_until, Some(100_000_000));
 }
 
 #[test]

@@ -19,7 +19,7 @@ use super::{CliError, CliResult};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
 use crate::scenario::{self, policies::POLICIES};
-use crate::teach::lessons::{self, LESSONS};
+use crate::teach::lessons;
 use crate::teach::trace::us;
 use crate::teach::view::{self, FormView, Window, MAX_VIEW_EVENTS};
 use crate::traffic::Arrivals;
@@ -115,7 +115,7 @@ pub fn run(args: ServeArgs) -> CliResult {
             Base { stem, table }
         }
         None => {
-            let l = &LESSONS[1];
+            let l = lessons::find(2).expect("lesson 2 is built in");
             let table = scenario::parse_table(l.file, l.scenario).map_err(CliError::usage)?;
             Base {
                 stem: "lesson".into(),

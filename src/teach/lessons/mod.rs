@@ -20,7 +20,6 @@ mod jitter;
 mod load_throughput;
 mod minimum_frame;
 mod minimum_frame_speeds;
-mod one_frame;
 pub mod queries;
 pub mod runner;
 
@@ -62,9 +61,9 @@ macro_rules! lesson {
     };
 }
 
-/// Every lesson that runs on this build, in order.
+/// The lessons still written in Rust, in order (the others are lesson
+/// files, [`FILE_LESSONS`]).
 pub const LESSONS: &[Lesson] = &[
-    lesson!(1, "One frame on an idle bus", "1-one-frame"),
     lesson!(2, "Two stations collide, jam and back off", "2-collision"),
     lesson!(3, "The BEB race and its probabilities", "3-beb-race"),
     lesson!(4, "Why the minimum frame is 64 bytes", "4-minimum-frame"),
@@ -139,7 +138,10 @@ macro_rules! lesson_file {
 }
 
 /// The lessons written as files that every build carries.
-pub const FILE_LESSONS: &[BuiltinFile] = &[lesson_file!(14, "14-far-station")];
+pub const FILE_LESSONS: &[BuiltinFile] = &[
+    lesson_file!(1, "1-one-frame"),
+    lesson_file!(14, "14-far-station"),
+];
 
 impl BuiltinFile {
     /// The lesson file, read from the program's own copy.
@@ -370,7 +372,6 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
     }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
-        1 => one_frame::run(&sc),
         2 => collision::run(&sc),
         3 => beb_race::run(&sc),
         4 => minimum_frame::run(lesson, overrides, &sc)?,
