@@ -146,7 +146,8 @@ fn metcalfe_boggs(q: f64, frame_bits: f64) -> f64 {
     frame_bits / (frame_bits + 64.0 + 96.0 + (1.0 - a) / a * 512.0)
 }
 
-/// Lesson 5: the lines are S = min(G, E) with Metcalfe and Boggs's E for 20
+/// Lesson 5: the lines are S = min(ρ, E), ρ the offered load (the x axis,
+/// not the attempt load G), with Metcalfe and Boggs's E for 20
 /// stations (0.924 for 1518 B, 0.338 for 64 B). Below saturation the runs
 /// carry the offered load (within 0.01, the lesson's own promise); with
 /// 1518-byte frames the overloaded bus is within 5 % of E (the model's
@@ -156,6 +157,11 @@ fn metcalfe_boggs(q: f64, frame_bits: f64) -> f64 {
 fn lesson_5_chart_draws_metcalfe_boggs_under_the_runs() {
     let charts = charts_of(5);
     let c = &charts[0];
+    assert!(
+        c.chart.x_label.starts_with("offered load ρ"),
+        "{}",
+        c.chart.x_label
+    );
     for (frame, bits) in [("1518B", 1518.0 * 8.0), ("64B", 512.0)] {
         let e = metcalfe_boggs(20.0, bits);
         let line = c
@@ -164,7 +170,12 @@ fn lesson_5_chart_draws_metcalfe_boggs_under_the_runs() {
             .iter()
             .find(|s| s.label.starts_with(frame) && s.look == Look::Theory)
             .unwrap();
-        assert!(line.label.contains(&format!("{e:.3}")), "{}", line.label);
+        assert!(
+            line.label.contains(&format!("E = {e:.3}")),
+            "{}",
+            line.label
+        );
+        assert!(line.label.contains("min(ρ, E)"), "{}", line.label);
         line_follows(line, |g| g.min(e));
         let sim = series(c, &format!("{frame} (simulated)"));
         for p in &sim.points {
