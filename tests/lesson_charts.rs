@@ -34,9 +34,9 @@ fn series<'a>(chart: &'a LessonChart, label: &str) -> &'a Series {
     })
 }
 
-/// The theory line's value at `x` (one of its points).
+/// The theory's value at `x` (one of its points).
 fn theory_at(s: &Series, x: f64) -> f64 {
-    assert_eq!(s.look, Look::Theory, "{} is a theory line", s.label);
+    assert!(s.look.is_theory(), "{} is a theory", s.label);
     s.points
         .iter()
         .find(|p| (p.x - x).abs() < 1e-9)
@@ -59,7 +59,7 @@ fn line_follows(s: &Series, law: impl Fn(f64) -> f64) {
     }
 }
 
-/// Lesson 3: the line is the exact distribution of the two-station race,
+/// Lesson 3: the bars are the exact distribution of the two-station race,
 /// P(C = 1, 2, 3, 4) = 1/2, 3/8, 7/64, 15/1024; each simulated fraction of
 /// the 4000 runs lies within 4 standard errors sqrt(p (1 - p) / n) of it,
 /// and its 95 % interval holds it.
@@ -68,6 +68,11 @@ fn lesson_3_chart_draws_the_exact_race_under_the_runs() {
     let charts = charts_of(3);
     let c = &charts[0];
     let exact = series(c, "exact P(C = c) (theory)");
+    assert_eq!(
+        exact.look,
+        Look::TheoryBars,
+        "a distribution, drawn as bars"
+    );
     for (k, p) in [
         (1.0, 0.5),
         (2.0, 0.375),
@@ -304,6 +309,12 @@ fn lesson_out_writes_the_chart_and_its_numbers() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let png = std::fs::read(dir.join("beb-race.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // The exact distribution's bars: filled with the tint of its colour
+    // (#0072b2 mixed 0.6 towards white), thousands of pixels of it; a line
+    // would have none.
+    let img = image::load_from_memory(&png).unwrap().to_rgb8();
+    let tint = img.pixels().filter(|p| p.0 == [153, 199, 224]).count();
+    assert!(tint > 5000, "{tint} pixels of the bars' tint");
     let csv = std::fs::read_to_string(dir.join("beb-race.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(
