@@ -854,3 +854,52 @@ fn serve_answers_others_while_a_client_stalls() {
     let out = server.stop();
     assert!(out.status.success(), "{out:?}");
 }
+
+/// Lesson pages show something to watch: lessons 4 and 13 (first frames
+/// milliseconds in) a window around their first collision, late in lesson
+/// 4 (its 10 km bus); lesson 7's herd of 1000 stations four of them spread
+/// over the whole 2500 m bus, not 64 packed into 160 m, through more than
+/// a slot of the herd before the event cap.
+#[test]
+fn lesson_pages_show_a_window_with_something_to_watch() {
+    let page = |n: &str| {
+        let dir = temp_dir(&format!("view-lesson-window-{n}"));
+        let out = bin()
+            .current_dir(repo())
+            .args(["lesson", n, "--quiet", "--view", "--out"])
+            .arg(&*dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(dir.join("view.html")).unwrap()
+    };
+    let count = |html: &str, pat: &str| html.matches(pat).count();
+    let four = page("4");
+    assert!(count(&four, "\"time_us\":") > 10, "lesson 4 holds events");
+    assert!(
+        count(&four, "\"event\":\"late-collision\"") > 0,
+        "a late collision"
+    );
+    let thirteen = page("13");
+    assert!(
+        count(&thirteen, "\"time_us\":") > 10,
+        "lesson 13 holds events"
+    );
+    let seven = page("7");
+    assert_eq!(count(&seven, "\"x_m\":"), 4, "four stations");
+    assert!(seven.contains("\"x_m\":2500.0"), "the far end shown");
+    let until: f64 = seven
+        .split("\"until_us\":")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| c != '.' && !c.is_ascii_digit()).next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(
+        until > 51.2 * 2.0,
+        "the herd's first slots: until {until} µs"
+    );
+}

@@ -126,10 +126,29 @@ pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
         until,
         stations: None,
     };
-    let mut v = view::of_scenario(sc, &w);
-    // A lesson that compares many runs animates its scenario's first: end
-    // the window two slots after its last event rather than show a blank.
+    // A herd of more stations than a page can draw: a few spread along the
+    // whole bus (by index, as the placement spreads them), not its first
+    // 64 packed into one corner, and so few that their signal rows (one per
+    // shown station per transmission) leave room for the herd's first slots.
+    let n = sc.station_count();
+    if n > view::MAX_VIEW_STATIONS {
+        let k = LESSON_HERD_STATIONS;
+        w.stations = Some((0..k).map(|i| (i * (n - 1) / (k - 1)) as u32).collect());
+    }
+    // A lesson that compares many runs shows its scenario's first
+    // collision, late ones first: the thing to watch, which may come long
+    // after the first slots (lessons 4 and 13: 10.7 ms).
     if outcome.diagram_until.is_none() {
+        // A herd's page fills with signal rows within a few slots.
+        let after = if n > view::MAX_VIEW_STATIONS { 2 } else { 4 };
+        if let Some(win) = first_collision_window(sc, after) {
+            (w.from, w.until) = (win.from, win.until);
+        }
+    }
+    let mut v = view::of_scenario(sc, &w);
+    // Else it animates the scenario's first events: end the window two
+    // slots after its last event rather than show a blank.
+    if outcome.diagram_until.is_none() && w.from == 0 {
         if let Some(last) = v.events.last() {
             let last_ps = (last["time_us"].as_f64().unwrap_or(0.0) * 1e6).ceil() as Time;
             let end = (last_ps + 2 * sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000;
@@ -148,6 +167,46 @@ pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
         table: outcome.table.clone(),
     });
     Some(view::page(&v))
+}
+
+/// How many stations a lesson page shows of a herd too large to draw whole.
+const LESSON_HERD_STATIONS: usize = 4;
+
+/// How far a lesson page looks for a collision to show, at most.
+const COLLISION_SEARCH: Time = 1_000_000_000_000;
+
+/// A window around the first late collision of `sc`'s run in its first
+/// second (else its first collision): from two slots before the detection
+/// (the colliding transmissions' starts, on a bus of up to a slot's round
+/// trip) to `after` slots after it (the jam and the first backoffs). None
+/// when nothing collides.
+fn first_collision_window(sc: &Scenario, after: Time) -> Option<Window> {
+    use crate::teach::trace::{collect, run_seed, TraceFilter, TraceKind};
+    let rows = collect(
+        sc,
+        run_seed(sc),
+        TraceFilter {
+            until: COLLISION_SEARCH.min(sc.duration),
+            stations: None,
+            signals: false,
+        },
+    );
+    let detected = |late: bool| {
+        rows.iter().find_map(|r| match r.kind {
+            TraceKind::CollisionDetected { late: l } if l || !late => Some(r.t),
+            _ => None,
+        })
+    };
+    let t = detected(true).or_else(|| detected(false))?;
+    let slot = sc.medium.slot_ps;
+    // The round trip may pass the slot (an over-long bus): look back over it.
+    let back = (2 * slot).max(2 * sc.max_delay_ps() + slot);
+    let from = t.saturating_sub(back) / 1_000_000 * 1_000_000;
+    Some(Window {
+        from,
+        until: (t + after * slot).div_ceil(1_000_000) * 1_000_000,
+        stations: None,
+    })
 }
 
 /// The page of a lesson file that has run: its scenario animated over the
