@@ -97,7 +97,8 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every .toml file under scenarios/, recursively, sorted.
+/// Every scenario file under scenarios/ (.toml, not a lesson file's
+/// .lesson.toml), recursively, sorted.
 pub fn scenario_files() -> Vec<PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
         let Ok(rd) = std::fs::read_dir(dir) else {
@@ -107,7 +108,9 @@ pub fn scenario_files() -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "toml") {
+            } else if p.extension().is_some_and(|x| x == "toml")
+                && !p.to_string_lossy().ends_with(".lesson.toml")
+            {
                 out.push(p);
             }
         }

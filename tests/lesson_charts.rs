@@ -34,9 +34,9 @@ fn series<'a>(chart: &'a LessonChart, label: &str) -> &'a Series {
     })
 }
 
-/// The theory line's value at `x` (one of its points).
+/// The theory's value at `x` (one of its points).
 fn theory_at(s: &Series, x: f64) -> f64 {
-    assert_eq!(s.look, Look::Theory, "{} is a theory line", s.label);
+    assert!(s.look.is_theory(), "{} is a theory", s.label);
     s.points
         .iter()
         .find(|p| (p.x - x).abs() < 1e-9)
@@ -59,7 +59,7 @@ fn line_follows(s: &Series, law: impl Fn(f64) -> f64) {
     }
 }
 
-/// Lesson 3: the line is the exact distribution of the two-station race,
+/// Lesson 3: the bars are the exact distribution of the two-station race,
 /// P(C = 1, 2, 3, 4) = 1/2, 3/8, 7/64, 15/1024; each simulated fraction of
 /// the 4000 runs lies within 4 standard errors sqrt(p (1 - p) / n) of it,
 /// and its 95 % interval holds it.
@@ -68,6 +68,11 @@ fn lesson_3_chart_draws_the_exact_race_under_the_runs() {
     let charts = charts_of(3);
     let c = &charts[0];
     let exact = series(c, "exact P(C = c) (theory)");
+    assert_eq!(
+        exact.look,
+        Look::TheoryBars,
+        "a distribution, drawn as bars"
+    );
     for (k, p) in [
         (1.0, 0.5),
         (2.0, 0.375),
@@ -146,7 +151,8 @@ fn metcalfe_boggs(q: f64, frame_bits: f64) -> f64 {
     frame_bits / (frame_bits + 64.0 + 96.0 + (1.0 - a) / a * 512.0)
 }
 
-/// Lesson 5: the lines are S = min(G, E) with Metcalfe and Boggs's E for 20
+/// Lesson 5: the lines are S = min(ρ, E), ρ the offered load (the x axis,
+/// not the attempt load G), with Metcalfe and Boggs's E for 20
 /// stations (0.924 for 1518 B, 0.338 for 64 B). Below saturation the runs
 /// carry the offered load (within 0.01, the lesson's own promise); with
 /// 1518-byte frames the overloaded bus is within 5 % of E (the model's
@@ -156,6 +162,11 @@ fn metcalfe_boggs(q: f64, frame_bits: f64) -> f64 {
 fn lesson_5_chart_draws_metcalfe_boggs_under_the_runs() {
     let charts = charts_of(5);
     let c = &charts[0];
+    assert!(
+        c.chart.x_label.starts_with("offered load ρ"),
+        "{}",
+        c.chart.x_label
+    );
     for (frame, bits) in [("1518B", 1518.0 * 8.0), ("64B", 512.0)] {
         let e = metcalfe_boggs(20.0, bits);
         let line = c
@@ -164,7 +175,12 @@ fn lesson_5_chart_draws_metcalfe_boggs_under_the_runs() {
             .iter()
             .find(|s| s.label.starts_with(frame) && s.look == Look::Theory)
             .unwrap();
-        assert!(line.label.contains(&format!("{e:.3}")), "{}", line.label);
+        assert!(
+            line.label.contains(&format!("E = {e:.3}")),
+            "{}",
+            line.label
+        );
+        assert!(line.label.contains("min(ρ, E)"), "{}", line.label);
         line_follows(line, |g| g.min(e));
         let sim = series(c, &format!("{frame} (simulated)"));
         for p in &sim.points {
@@ -293,6 +309,12 @@ fn lesson_out_writes_the_chart_and_its_numbers() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let png = std::fs::read(dir.join("beb-race.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // The exact distribution's bars: filled with the tint of its colour
+    // (#0072b2 mixed 0.6 towards white), thousands of pixels of it; a line
+    // would have none.
+    let img = image::load_from_memory(&png).unwrap().to_rgb8();
+    let tint = img.pixels().filter(|p| p.0 == [153, 199, 224]).count();
+    assert!(tint > 5000, "{tint} pixels of the bars' tint");
     let csv = std::fs::read_to_string(dir.join("beb-race.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(
@@ -321,7 +343,7 @@ fn every_lesson_takes_a_what_if() {
         ("1", &["stations.0.frame=128B"]),
         ("2", &["medium.jam=48bit"]),
         ("3", &["stations.0.count=3", "replications=200"]),
-        ("4", &["medium.length=1km"]),
+        ("4", &["stations.0.count=1"]),
         (
             "5",
             &["medium.length=20km", "duration=0.2s", "warmup=0.02s"],

@@ -15,6 +15,7 @@ mod hostile_inputs;
 mod inputs;
 mod invariants;
 mod lesson_charts;
+mod lesson_files;
 mod limits;
 mod nothing_lost;
 mod parser_fuzz;

@@ -305,3 +305,46 @@ fn serve_refuses_counts_that_overflow_and_outlives_a_panicking_request() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("CSMACD_SERVE_TEST_PANIC"), "{stderr}");
 }
+
+#[test]
+fn serve_answers_a_class_of_30_small_pages_within_a_second_beside_heavy_runs() {
+    let server = Server::start(LESSON2);
+    let addr = server.addr.clone();
+    // A few students ask for 1000-station what-ifs over 10 ms (pages of
+    // about a megabyte, seconds of work each)...
+    let heavy: Vec<_> = (0..4)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                get(&addr, &format!("/run?stations=500,500&until=10ms&seed={i}"))
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // ... while the rest of the class, 26 at once, each runs the lesson
+    // with a seed of their own: every small page answers within 1 s.
+    let light: Vec<_> = (0..26)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || get(&addr, &format!("/?seed={}", 100 + i)))
+        })
+        .collect();
+    let light: Vec<_> = light.into_iter().map(|t| t.join().unwrap()).collect();
+    let heavy: Vec<_> = heavy.into_iter().map(|t| t.join().unwrap()).collect();
+    let slowest = light.iter().map(|a| a.2).max().unwrap();
+    eprintln!(
+        "30 clients: the slowest of 26 small pages took {slowest:?}; the heavy runs {:?}",
+        heavy.iter().map(|a| (a.0, a.2)).collect::<Vec<_>>()
+    );
+    for (status, response, took) in &light {
+        assert_eq!(*status, 200, "{}", &response[..response.len().min(300)]);
+        assert!(*took < Duration::from_secs(1), "a small page took {took:?}");
+    }
+    // The heavy runs were made too (two at once, two waiting), not refused.
+    for (status, response, _) in &heavy {
+        assert_eq!(*status, 200, "{}", &response[..response.len().min(300)]);
+        assert!(response.len() > 200_000, "a page of 1000 stations");
+    }
+    let out = server.stop();
+    assert!(out.status.success(), "{out:?}");
+}

@@ -229,14 +229,37 @@ fn lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
 }
 
 #[test]
-fn lessons_are_numbered_1_to_13() {
-    let numbers: Vec<u32> = LESSONS.iter().map(|l| l.number).collect();
-    assert_eq!(numbers, (1..=13).collect::<Vec<_>>());
+fn lessons_are_numbered_1_to_14() {
+    let numbers: Vec<u32> = lessons::catalogue().iter().map(|l| l.0).collect();
+    assert_eq!(numbers, (1..=14).collect::<Vec<_>>());
+    // Each is built in once: in Rust or as a lesson file.
+    for f in lessons::FILE_LESSONS {
+        assert!(LESSONS.iter().all(|l| l.number != f.number), "{}", f.number);
+    }
 }
 
 #[test]
 fn lesson_1_shows_its_numbers() {
-    lesson_shows_its_numbers(1);
+    // A lesson file: the numbers its Rust form checked, unchanged.
+    let l = lessons::find_file(1).unwrap().load().unwrap();
+    let out = lessons::runner::run(&l, &[]).unwrap();
+    let seen: Vec<(&str, &str, bool)> = out
+        .checks
+        .iter()
+        .map(|c| (c.expected.as_str(), c.seen.as_str(), c.ok))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("0 µs", "0 µs", true),
+            ("6.25 µs", "6.25 µs", true),
+            ("12.5 µs", "12.5 µs", true),
+            ("57.6 µs", "57.6 µs", true),
+            ("70.1 µs", "70.1 µs", true),
+            ("0", "0", true),
+        ]
+    );
+    assert_eq!(out.diagram_until, Some(100_000_000));
 }
 
 #[test]
@@ -352,7 +375,6 @@ fn lesson_13_shows_its_numbers() {
 fn what_ifs_on_the_speed_lessons_show_numbers_and_exit_0() {
     for (n, set) in [
         ("11", "stations.0.frame=\"512B\""),
-        ("13", "stations.0.frame=\"1518B\""),
         ("12", "stations.0.count=2"),
     ] {
         let o = csmacd(&["lesson", n, "--quiet", "--set", set]);
@@ -364,6 +386,58 @@ fn what_ifs_on_the_speed_lessons_show_numbers_and_exit_0() {
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(!out.contains("[FAIL]"), "{n}: {out}");
         assert!(out.contains("not applicable after --set"), "{n}: {out}");
+    }
+}
+
+/// Lessons 4 and 13 follow a `--set medium.length` by the inequalities of
+/// docs/model.md: late and undetected collisions promised (and seen) where
+/// the round trip 2L/v passes preamble + slot (57.6 µs at 10 Mb/s, 5.76 µs
+/// at 100 Mb/s, 0.576 µs at 1 Gb/s, 4.16 µs with carrier extension), none
+/// where it stays a third of a gap below; nothing marked n/a.
+#[test]
+fn lessons_4_and_13_follow_the_length_set() {
+    let lesson = |n: &str, set: &str| {
+        let o = csmacd(&["lesson", n, "--quiet", "--set", set]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(!out.contains("[n/a ]") && !out.contains("[FAIL]"), "{out}");
+        out
+    };
+    let out = lesson("4", "medium.length=6km");
+    assert!(
+        out.contains(
+            "[ok  ] 6000 m bus: round trip 60 µs > 57.6 µs (preamble + slot): late collisions"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "6000 m bus: round trip 60 µs > 57.6 µs (preamble + shortest frame): undetected"
+        ),
+        "{out}"
+    );
+    let out = lesson("4", "medium.length=5km");
+    assert!(
+        out.contains(
+            "[ok  ] 5000 m bus: round trip 50 µs <= 57.6 µs (preamble + slot): no late collisions"
+        ),
+        "{out}"
+    );
+    let out = lesson("13", "medium.length=500m");
+    for (speed, rtt, limit, some) in [
+        ("10 Mb/s", "5", "57.6", false),
+        ("100 Mb/s", "5", "5.76", false),
+        ("1 Gb/s, no extension", "5", "0.576", true),
+        ("1 Gb/s, carrier extension", "5", "4.16", true),
+    ] {
+        let rel = if some { ">" } else { "<=" };
+        let what = if some {
+            "late collisions"
+        } else {
+            "no late collisions"
+        };
+        let line = format!("[ok  ] {speed}, 500.0 m: round trip {rtt} µs {rel} {limit} µs (preamble + slot): {what}");
+        assert!(out.contains(&line), "{line}\n{out}");
     }
 }
 

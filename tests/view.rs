@@ -307,6 +307,81 @@ fn a_lesson_asks_first_then_plays_and_shows_its_numbers() {
     assert_eq!(attr(&dom, "data-errors"), "");
 }
 
+/// The element `<li data-question="I" ...>` of the DOM, up to its end.
+fn question(dom: &str, i: usize) -> &str {
+    let at = dom
+        .find(&format!("<li data-question=\"{i}\""))
+        .unwrap_or_else(|| panic!("no data-question={i}"));
+    let rest = &dom[at..];
+    &rest[..rest.find("</li>").unwrap()]
+}
+
+#[test]
+fn a_lesson_file_grades_its_questions_right_and_wrong() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp_dir("view-lesson-file");
+    let out = bin()
+        .current_dir(repo())
+        .args([
+            "lesson",
+            "scenarios/lessons/14-far-station.lesson.toml",
+            "--quiet",
+            "--view",
+            "--out",
+        ])
+        .arg(&*dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.join("view.html");
+    let dom = dump_dom(&browser, &page, "");
+    assert_eq!(attr(&dom, "data-errors"), "");
+    // Asked with its unit, an input in each, no verdict and no answer yet.
+    let q = question(&dom, 2);
+    assert!(
+        q.contains("When does S2, 2500 m away, detect the collision? (µs)"),
+        "{q}"
+    );
+    assert!(q.contains("<input name=\"q2\""), "{q}");
+    assert!(!dom.contains("data-verdict=\""));
+    assert!(!dom.contains("the run says 0.5 µs"));
+    // The text's Markdown is rendered as elements, never as raw markup.
+    let section = &dom[dom.find("<section id=\"lesson\"").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<strong>0.5 µs</strong>"), "bold rendered");
+    assert!(section.contains("<li>S0 and S1 detect"), "a list rendered");
+    assert!(!section.contains("**"), "no raw Markdown: {section}");
+    // Answered by typing and clicking: right within the tolerance (a unit
+    // typed after the number is allowed), wrong outside it or empty.
+    let answer = "const i = document.querySelectorAll('#questions input');\
+                  i[0].value = '0.5 µs'; i[1].value = '9.6'; i[2].value = '12.04';\
+                  document.querySelector('[data-control=\"answer\"]').click();";
+    let dom = dump_dom(&browser, &with_script(&page, answer, &dir), "");
+    assert_eq!(attr(&dom, "data-errors"), "");
+    let verdict = |i| {
+        let q = question(&dom, i);
+        let at = q
+            .find("data-verdict=\"")
+            .unwrap_or_else(|| panic!("no verdict: {q}"));
+        q[at + 14..].split('"').next().unwrap().to_string()
+    };
+    assert_eq!(verdict(0), "right");
+    assert_eq!(verdict(1), "wrong");
+    assert_eq!(verdict(2), "right");
+    assert_eq!(verdict(3), "wrong", "no answer is wrong");
+    assert!(question(&dom, 1).contains("✗ the run says 6.4 µs"));
+    assert!(question(&dom, 0).contains("✓ right: the run says 0.5 µs"));
+    assert!(dom.contains("2 of 4 right."));
+    // Then the checks, with what the run shows.
+    assert!(dom.contains(
+        "<td>S0 jams from the end of its 64-bit preamble</td><td>6.4 µs</td><td>6.4 µs</td>"
+    ));
+}
+
 // ---- csmacd serve over HTTP ----
 
 /// A running `csmacd serve`, stopped with SIGINT when dropped.
@@ -480,6 +555,27 @@ fn serve_answers_the_page_a_run_and_bad_input_with_validates_message() {
         .contains("at most 10000 µs"));
     let (status, _) = server.request("GET", "/run?stations=1", "");
     assert_eq!(status, 400);
+    // New counts without positions (or with the form's old ones): the
+    // stations spread evenly along the 2000 m bus.
+    for ask in ["/?stations=8,8", "/run?stations=8%2C8&positions=0m%2C2000m"] {
+        let (status, page) = server.request("GET", ask, "");
+        assert_eq!(status, 200, "{ask}: {page}");
+        let data = page_data(&page);
+        let mut xs: Vec<f64> = data["stations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["x_m"].as_f64().unwrap())
+            .collect();
+        assert_eq!(xs.len(), 16, "{ask}");
+        xs.sort_by(f64::total_cmp);
+        assert_eq!((xs[0], xs[15]), (0.0, 2000.0), "{ask}");
+        let gaps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.iter().all(|g| (g - gaps[0]).abs() < 1e-6 && *g > 0.0),
+            "{ask}: evenly spread: {xs:?}"
+        );
+    }
     let (status, _) = server.request("GET", "/elsewhere", "");
     assert_eq!(status, 404);
 
@@ -666,7 +762,10 @@ fn serve_in_a_browser_shows_validates_message_for_a_bad_address() {
         html_text(&validate_says_of_a_short_bus(&dir))
     );
     // The run shown is the scenario as given, and the address keeps what was asked.
-    let lines = trace_lines(&[LESSON2, "--until", "2ms"]);
+    // The default window: one slot after both frames are sent whole
+    // (S1's at 200.4 µs), rounded up to a whole µs.
+    assert_eq!(attr(&dom, "data-until-us"), "252");
+    let lines = trace_lines(&[LESSON2, "--until", "252us"]);
     assert_eq!(attr(&dom, "data-events"), lines.len().to_string());
     assert!(dom.contains(&format!(
         "<a id=\"share\" href=\"http://{0}/?length=1000m\">http://{0}/?length=1000m</a>",
@@ -754,4 +853,53 @@ fn serve_answers_others_while_a_client_stalls() {
     assert_eq!(status_within(&mut stalled, Duration::from_secs(20)), 200);
     let out = server.stop();
     assert!(out.status.success(), "{out:?}");
+}
+
+/// Lesson pages show something to watch: lessons 4 and 13 (first frames
+/// milliseconds in) a window around their first collision, late in lesson
+/// 4 (its 10 km bus); lesson 7's herd of 1000 stations four of them spread
+/// over the whole 2500 m bus, not 64 packed into 160 m, through more than
+/// a slot of the herd before the event cap.
+#[test]
+fn lesson_pages_show_a_window_with_something_to_watch() {
+    let page = |n: &str| {
+        let dir = temp_dir(&format!("view-lesson-window-{n}"));
+        let out = bin()
+            .current_dir(repo())
+            .args(["lesson", n, "--quiet", "--view", "--out"])
+            .arg(&*dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(dir.join("view.html")).unwrap()
+    };
+    let count = |html: &str, pat: &str| html.matches(pat).count();
+    let four = page("4");
+    assert!(count(&four, "\"time_us\":") > 10, "lesson 4 holds events");
+    assert!(
+        count(&four, "\"event\":\"late-collision\"") > 0,
+        "a late collision"
+    );
+    let thirteen = page("13");
+    assert!(
+        count(&thirteen, "\"time_us\":") > 10,
+        "lesson 13 holds events"
+    );
+    let seven = page("7");
+    assert_eq!(count(&seven, "\"x_m\":"), 4, "four stations");
+    assert!(seven.contains("\"x_m\":2500.0"), "the far end shown");
+    let until: f64 = seven
+        .split("\"until_us\":")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| c != '.' && !c.is_ascii_digit()).next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(
+        until > 51.2 * 2.0,
+        "the herd's first slots: until {until} µs"
+    );
 }

@@ -24,9 +24,9 @@
   const events = data.events;
   const from = data.from_us;
   const until = data.until_us;
-  // The colours of the PNG diagrams (Okabe-Ito).
-  const COLOURS = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000"];
-  // Jams a clearer red than the PNGs' vermillion, apart from backoff's orange.
+  // The station colours of the PNG diagrams (Okabe-Ito, then five more).
+  const COLOURS = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#6A3D9A", "#8C564B", "#17BECF", "#7F7F7F", "#6B8E23"];
+  // Jams and collisions red, as in the PNG diagrams, apart from backoff's orange.
   const JAM = "#C8102E";
   const STATE_COLOURS = {
     idle: "#EBEBEB",
@@ -267,6 +267,16 @@
         return ev.event;
     }
   }
+  // A duration in the unit that suits it: "2 s", "10 ms", "51.2 µs", "1 ns".
+  function duration(us) {
+    const units = [[1e6, " s"], [1e3, " ms"], [1, " µs"], [1e-3, " ns"]];
+    for (let k = 0; k < units.length; k++) {
+      if (Math.abs(us) >= units[k][0] || k === units.length - 1) {
+        return String(Number((us / units[k][0]).toPrecision(6))) + units[k][1];
+      }
+    }
+    return fmt(us) + " µs";
+  }
   function el(tag, text, cls) {
     const e = document.createElement(tag);
     if (text !== undefined) e.textContent = text;
@@ -280,7 +290,7 @@
   $("subtitle").textContent =
     data.stations.length + " station" + (data.stations.length === 1 ? "" : "s") + " on " + fmt(data.bus_m) + " m, seed " + data.seed +
     ", " + events.length + " events from " + fmt(from) + " to " + fmt(until) + " µs" +
-    " (the run lasts " + fmt(data.run_us) + " µs). Slot " + fmt(data.slot_us) + " µs, bit " + fmt(data.bit_us) + " µs.";
+    " (the run lasts " + duration(data.run_us) + "). Slot " + duration(data.slot_us) + ", bit " + duration(data.bit_us) + ".";
   root.setAttribute("data-until-us", String(until));
   root.setAttribute("data-events", String(events.length));
   if (data.left_out.length > 0) {
@@ -293,7 +303,7 @@
     $("error").hidden = false;
     $("error").textContent = data.error;
   }
-  $("bus-note").textContent = "signals spread from their senders at " + fmt(data.speed_m_per_us) + " m/µs";
+  $("bus-note").textContent = "signals spread from their senders at " + Number((data.speed_m_per_us * 1e6).toPrecision(4)).toExponential().replace("e+", "e") + " m/s (" + Number(data.speed_m_per_us.toPrecision(4)) + " m/µs)";
 
   // ---- legend ----
   [["idle", "idle"], ["defer", "defer"], ["transmit", "transmit"], ["jam", "jam"], ["backoff", "backoff"]].forEach(function (p) {
@@ -793,43 +803,125 @@
   }
 
   // ---- a lesson: predict, then watch ----
+  // Markdown as the lesson texts use it (headings, paragraphs, lists,
+  // **bold**, `code`), built as elements with textContent: no text of the
+  // lesson is ever parsed as markup.
+  function inline(parent, text) {
+    text.split(/(\*\*[^*]+\*\*|`[^`]+`)/).forEach(function (part) {
+      if (/^\*\*[^*]+\*\*$/.test(part)) parent.appendChild(el("strong", part.slice(2, -2)));
+      else if (/^`[^`]+`$/.test(part)) parent.appendChild(el("code", part.slice(1, -1)));
+      else if (part) parent.appendChild(document.createTextNode(part));
+    });
+    return parent;
+  }
+  function markdownBlock(block) {
+    const lines = block.split("\n");
+    const heading = /^(#{1,6})\s+(.*)$/.exec(lines[0].trim());
+    if (heading && lines.length === 1) return inline(el("h3"), heading[2]);
+    if (/^\s*[-*]\s+/.test(lines[0])) {
+      const ul = el("ul");
+      let item = null;
+      lines.forEach(function (line) {
+        const m = /^\s*[-*]\s+(.*)$/.exec(line);
+        if (m) {
+          if (item !== null) ul.appendChild(inline(el("li"), item));
+          item = m[1];
+        } else {
+          item = (item === null ? "" : item + " ") + line.trim();
+        }
+      });
+      if (item !== null) ul.appendChild(inline(el("li"), item));
+      return ul;
+    }
+    return inline(el("p"), lines.map(function (l) { return l.trim(); }).join(" "));
+  }
   let reveal = null;
   if (data.lesson) {
     const lesson = data.lesson;
     $("lesson").hidden = false;
-    $("lesson-title").textContent = "Lesson " + lesson.number + ": " + lesson.title;
+    $("lesson-title").textContent = (lesson.number === null ? "" : "Lesson " + lesson.number + ": ") + lesson.title;
     // The setup (first paragraph after the heading) is shown before the
     // student answers; the rest of the text gives the numbers away.
-    const paragraphs = lesson.text.split(/\n\s*\n/).filter(function (p) {
-      return !/^#/.test(p.trim());
+    const blocks = lesson.text.split(/\n\s*\n/).filter(function (p) {
+      return p.trim() && !/^#[^\n]*$/.test(p.trim());
     });
-    $("lesson-setup").appendChild(el("p", (paragraphs[0] || "").replace(/\s*\n\s*/g, " ")));
-    paragraphs.slice(1).forEach(function (p) {
-      $("lesson-rest").appendChild(el("p", p.replace(/\s*\n\s*/g, " ").replace(/\*\*/g, "")));
+    // A setting that ends mid-sentence ("... as follows:", "... is then")
+    // goes on in the next block: shown with it.
+    let setup = 0;
+    while (setup < blocks.length) {
+      $("lesson-setup").appendChild(markdownBlock(blocks[setup]));
+      setup += 1;
+      if (/[.?!)]["”’]?\s*$/.test(blocks[setup - 1].trim())) break;
+    }
+    blocks.slice(setup).forEach(function (p) {
+      $("lesson-rest").appendChild(markdownBlock(p));
     });
-    const inputs = lesson.questions.map(function (q, i) {
+    // A lesson file's questions are its own, asked with their unit and
+    // graded; other lessons ask for the numbers they promise.
+    const graded = lesson.asks.length > 0;
+    const asked = graded
+      ? lesson.asks.map(function (a) { return { label: a.ask + (a.unit ? " (" + a.unit + ")" : "") }; })
+      : lesson.questions.map(function (q) { return { label: q.what + "?" }; });
+    const items = [];
+    const inputs = asked.map(function (q, i) {
       const li = el("li");
-      const label = el("label", q.what + "? ");
+      if (graded) li.setAttribute("data-question", String(i));
+      const label = el("label", q.label + " ");
       const input = el("input");
       input.name = "q" + i;
       input.size = 14;
-      input.setAttribute("aria-label", q.what);
+      input.setAttribute("aria-label", q.label);
       label.appendChild(input);
       li.appendChild(label);
       $("questions").appendChild(li);
+      items.push(li);
       return input;
     });
+    // Right when within the question's tolerance of the run's value; a
+    // unit typed after the number is allowed.
+    function grade(a, text) {
+      if (a.value === null) return false;
+      let t = text.trim();
+      if (a.unit && t.endsWith(a.unit)) t = t.slice(0, -a.unit.length).trim();
+      t = t.replace(",", ".");
+      if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return false;
+      return Math.abs(Number(t) - a.value) <= a.tolerance * (1 + 1e-12) + 1e-12;
+    }
     reveal = function () {
       const body = $("numbers").tBodies[0];
       body.textContent = "";
-      lesson.questions.forEach(function (q, i) {
-        const tr = el("tr");
-        tr.appendChild(el("td", q.what));
-        tr.appendChild(el("td", inputs[i].value || "(no answer)"));
-        tr.appendChild(el("td", q.expected));
-        tr.appendChild(el("td", q.seen + (q.ok ? "" : " (differs)")));
-        body.appendChild(tr);
-      });
+      if (graded) {
+        let right = 0;
+        lesson.asks.forEach(function (a, i) {
+          const ok = grade(a, inputs[i].value);
+          right += ok ? 1 : 0;
+          items[i].setAttribute("data-verdict", ok ? "right" : "wrong");
+          inputs[i].readOnly = true;
+          const said = inputs[i].value.trim() === "" ? "no answer" : "";
+          items[i].appendChild(el("span", (ok ? " ✓ right: " : " ✗ " + (said ? said + ": " : "")) + "the run says " + a.shown, ok ? "verdict right" : "verdict wrong"));
+        });
+        $("score").textContent = right + " of " + lesson.asks.length + " right.";
+        $("score").hidden = false;
+        const head = $("numbers").tHead.rows[0];
+        head.textContent = "";
+        ["what the lesson promises", "expected", "this run"].forEach(function (h) { head.appendChild(el("th", h)); });
+        lesson.questions.forEach(function (q) {
+          const tr = el("tr");
+          tr.appendChild(el("td", q.what));
+          tr.appendChild(el("td", q.expected));
+          tr.appendChild(el("td", q.seen + (q.ok ? "" : " (differs)")));
+          body.appendChild(tr);
+        });
+      } else {
+        lesson.questions.forEach(function (q, i) {
+          const tr = el("tr");
+          tr.appendChild(el("td", q.what));
+          tr.appendChild(el("td", inputs[i].value || "(no answer)"));
+          tr.appendChild(el("td", q.expected));
+          tr.appendChild(el("td", q.seen + (q.ok ? "" : " (differs)")));
+          body.appendChild(tr);
+        });
+      }
       if (lesson.table.length > 0) {
         const t = $("lesson-table");
         t.hidden = false;
@@ -842,7 +934,11 @@
         });
       }
       $("answers").hidden = false;
-      $("predict").hidden = true;
+      if (graded) {
+        $("predict-button").hidden = true;
+      } else {
+        $("predict").hidden = true;
+      }
     };
     $("predict").addEventListener("submit", function (e) {
       e.preventDefault();
@@ -889,7 +985,14 @@
       for (let i = 0; i < Number(params.get("step")); i++) stepForward();
     }
     if (params.has("station")) showHistory(Number(params.get("station")));
-    if (params.has("answered") && reveal) reveal();
+    if (params.has("answers") && reveal) {
+      // #answers=0.5;6.4;12 fills the inputs in order and submits them.
+      params.get("answers").split(";").forEach(function (v, i) {
+        const input = document.getElementsByName("q" + i)[0];
+        if (input) input.value = v;
+      });
+      $("predict").requestSubmit();
+    } else if (params.has("answered") && reveal) reveal();
   }
   try {
     fromFragment();

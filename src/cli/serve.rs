@@ -8,7 +8,9 @@
 //! client that sends slowly, stops or sends too much holds up no one else
 //! and takes no more than the caps; the page of the scenario as given is
 //! answered at once, and a few workers make the runs, with at most
-//! [`QUEUE`] waiting (more: 503). Ctrl-C stops it.
+//! [`QUEUE`] waiting (more: 503); runs of more than [`LIGHT_STATIONS`]
+//! stations have workers and a queue of their own, so that small runs
+//! never wait behind them. Ctrl-C stops it.
 
 mod http;
 
@@ -17,7 +19,7 @@ use super::{CliError, CliResult};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
 use crate::scenario::{self, policies::POLICIES};
-use crate::teach::lessons::{self, LESSONS};
+use crate::teach::lessons;
 use crate::teach::trace::us;
 use crate::teach::view::{self, FormView, Window, MAX_VIEW_EVENTS};
 use crate::traffic::Arrivals;
@@ -42,8 +44,10 @@ same run. Bad input gets the message `csmacd validate` gives, shown in the
 page (HTTP 400). Each run is capped: at most 10 ms simulated, 1000 stations,
 about 100000 frames queued and 20000 events shown; a form is at most 64 KiB
 (more: 413), an address 64 KiB (414), a header line 8 KiB, and 100 headers
-(431). Four runs are made at once and 8 more may wait: when more are asked
-for, the answer is 503 with Retry-After. At most 64 connections are open at
+(431). Four runs are made at once and 32 more may wait; runs of more than
+64 stations are made apart, two at once and 4 more waiting, so that a
+class's small runs never wait behind them. When more are asked for, the
+answer is 503 with Retry-After. At most 64 connections are open at
 once, each answered and closed; a client that sends its request slowly
 holds up no one else, and one that takes over 30 s is answered 408.
 Listens on 127.0.0.1 only; Ctrl-C stops it.
@@ -69,8 +73,15 @@ const MAX_ARRIVALS: f64 = 100_000.0;
 /// would only share the cores).
 const WORKERS: usize = 4;
 /// The runs that may wait for a worker; a request for one more is answered
-/// 503 at once, so that a crowd of runs delays no one long.
-const QUEUE: usize = 8;
+/// 503 at once, so that a crowd of runs delays no one long. Small runs
+/// take a few milliseconds each, so a classroom's worth may wait.
+const QUEUE: usize = 32;
+/// Runs of more stations than this are heavy: they have workers and a
+/// queue of their own, so that a class's small runs never wait behind them.
+const LIGHT_STATIONS: usize = 64;
+/// The heavy runs made at once, and those that may wait for them.
+const HEAVY_WORKERS: usize = 2;
+const HEAVY_QUEUE: usize = 4;
 /// The connections open at once; one more is answered 503 and closed.
 const MAX_CONNECTIONS: usize = 64;
 /// What a 503 asks the client to wait, in seconds.
@@ -104,7 +115,7 @@ pub fn run(args: ServeArgs) -> CliResult {
             Base { stem, table }
         }
         None => {
-            let l = &LESSONS[1];
+            let l = lessons::find(2).expect("lesson 2 is built in");
             let table = scenario::parse_table(l.file, l.scenario).map_err(CliError::usage)?;
             Base {
                 stem: "lesson".into(),
@@ -127,26 +138,13 @@ pub fn run(args: ServeArgs) -> CliResult {
     // without fields: made once, it is answered without a worker.
     let home = page(&first, &[], None);
     let served = Arc::new(Served { base, first });
-    let (jobs, queue) = mpsc::sync_channel::<Job>(QUEUE);
-    let queue = Arc::new(Mutex::new(queue));
-    for _ in 0..WORKERS {
-        let queue = Arc::clone(&queue);
-        let served = Arc::clone(&served);
-        std::thread::spawn(move || loop {
-            // The lock is held only while waiting for the next job.
-            let next = queue
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .recv();
-            let Ok(job) = next else {
-                return;
-            };
-            let _ = job.reply.send(answer(&served, &job));
-        });
-    }
+    let jobs = workers(&served, WORKERS, QUEUE);
+    let heavy_jobs = workers(&served, HEAVY_WORKERS, HEAVY_QUEUE);
     let front = Arc::new(Front {
         home,
         jobs,
+        heavy_jobs,
+        base_stations: served.first.sc.station_count(),
         open: AtomicUsize::new(0),
         panic_hook: std::env::var_os(PANIC_HOOK).is_some(),
     });
@@ -171,6 +169,29 @@ pub fn run(args: ServeArgs) -> CliResult {
             "the server stopped listening: {e}"
         ))),
     }
+}
+
+/// Starts `count` workers taking runs from a queue of `waiting`; returns
+/// where to queue them.
+fn workers(served: &Arc<Served>, count: usize, waiting: usize) -> mpsc::SyncSender<Job> {
+    let (jobs, queue) = mpsc::sync_channel::<Job>(waiting);
+    let queue = Arc::new(Mutex::new(queue));
+    for _ in 0..count {
+        let queue = Arc::clone(&queue);
+        let served = Arc::clone(served);
+        std::thread::spawn(move || loop {
+            // The lock is held only while waiting for the next job.
+            let next = queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .recv();
+            let Ok(job) = next else {
+                return;
+            };
+            let _ = job.reply.send(answer(&served, &job));
+        });
+    }
+    jobs
 }
 
 /// Whether an error of `accept` passes: a connection reset before it was
@@ -202,7 +223,11 @@ struct Served {
 /// many connections are open.
 struct Front {
     home: String,
+    /// The queues of small runs and of heavy ones.
     jobs: mpsc::SyncSender<Job>,
+    heavy_jobs: mpsc::SyncSender<Job>,
+    /// The stations of the scenario as given.
+    base_stations: usize,
     open: AtomicUsize,
     panic_hook: bool,
 }
@@ -281,20 +306,51 @@ fn route(front: &Front, request: &http::Request) -> Answer {
 
 const NOT_FOUND: &str = "not found: this server has two routes, / (the page) and /run (the form)\n";
 
+/// Whether a form asks for a heavy run: more than [`LIGHT_STATIONS`]
+/// stations (only its `stations` field changes the count; a form that
+/// cannot be read is refused quickly, as a small run).
+fn heavy(front: &Front, form: &Result<String, String>) -> bool {
+    let Ok(form) = form else { return false };
+    let asked = form_urlencoded::parse(form.as_bytes())
+        .filter(|(k, _)| k == "stations")
+        .last()
+        .map(|(_, v)| v.into_owned());
+    let stations = match asked {
+        None => Some(front.base_stations),
+        Some(v) => v
+            .split(',')
+            .map(|c| c.trim().parse::<usize>().ok())
+            .try_fold(0usize, |t, c| c.and_then(|c| t.checked_add(c))),
+    };
+    stations.is_some_and(|n| n > LIGHT_STATIONS)
+}
+
 /// Queues a run and waits for its answer; a full queue is answered 503.
+/// Heavy runs go to their own queue and workers.
 fn queue(front: &Front, target: &str, form: Result<String, String>) -> Answer {
     let (reply, answered) = mpsc::sync_channel(1);
+    let heavy = heavy(front, &form);
     let job = Job {
         target: target.to_string(),
         form,
         reply,
     };
-    match front.jobs.try_send(job) {
+    let (lane, workers, waiting, what) = if heavy {
+        (
+            &front.heavy_jobs,
+            HEAVY_WORKERS,
+            HEAVY_QUEUE,
+            "runs of more than 64 stations",
+        )
+    } else {
+        (&front.jobs, WORKERS, QUEUE, "runs")
+    };
+    match lane.try_send(job) {
         Ok(()) => {}
         Err(mpsc::TrySendError::Full(_)) => {
             return Answer::busy(
                 format!(
-                    "this server is busy: {WORKERS} runs are being made and {QUEUE} wait; \
+                    "this server is busy: {workers} {what} are being made and {waiting} wait; \
                      try again in a few seconds\n"
                 ),
                 RETRY_AFTER,
@@ -437,6 +493,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
             .filter(|v| !v.is_empty())
     };
     let mut table = base.table.clone();
+    let base_positions = positions_of(&table);
     let groups = table
         .get("stations")
         .and_then(Value::as_array)
@@ -453,9 +510,28 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
         }
         for (i, c) in counts.iter().enumerate() {
             set(&mut table, &format!("stations.{i}.count"), c)?;
+            // A group whose count no longer matches its positions is
+            // placed by the scenario's placement (evenly, by default).
+            let group = table["stations"][i].as_table_mut();
+            if let Some(g) = group {
+                let fits = match (
+                    g.get("count").and_then(Value::as_integer),
+                    g.get("positions"),
+                ) {
+                    (Some(n), Some(Value::Array(p))) => usize::try_from(n) == Ok(p.len()),
+                    _ => true,
+                };
+                if !fits {
+                    g.remove("positions");
+                }
+            }
         }
     }
-    if let Some(p) = get("positions") {
+    // The form comes back with the positions it was filled with: with new
+    // counts they are the old scenario's, not a choice.
+    let positions =
+        get("positions").filter(|p| !(get("stations").is_some() && *p == base_positions));
+    if let Some(p) = positions {
         let list: Vec<&str> = p.split(',').map(str::trim).collect();
         let counts: Option<Vec<usize>> = (0..groups)
             .map(|i| match table["stations"][i].get("count") {
@@ -520,7 +596,7 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
         .into());
     }
     let until = match get("until") {
-        None => sc.duration.min(2_000_000_000),
+        None => crate::teach::trace::default_window(&sc).min(MAX_UNTIL_PS),
         Some(t) => parse_until(&sc, t).map_err(|e| format!("until: {}", e.error))?,
     };
     if until > MAX_UNTIL_PS {
@@ -560,8 +636,10 @@ fn build(base: &Base, fields: &[(String, String)]) -> Result<Built, Refused> {
         scenario: text,
         caps: format!(
             "Each run is capped: at most {} µs simulated, {MAX_STATIONS} stations, about \
-             {MAX_ARRIVALS} frames queued, and {MAX_VIEW_EVENTS} events shown. Errors name \
-             lines of {FORM_FILE}, the scenario run (below).",
+             {MAX_ARRIVALS} frames queued, and {MAX_VIEW_EVENTS} events shown; runs of more \
+             than {LIGHT_STATIONS} stations wait in a queue of their own, {HEAVY_WORKERS} made \
+             at once, so that small runs never wait behind them. Errors name lines of \
+             {FORM_FILE}, the scenario run (below).",
             us(MAX_UNTIL_PS)
         ),
     };

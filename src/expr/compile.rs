@@ -285,12 +285,13 @@ impl Compiler<'_> {
             };
             return self.emit(op, 1 - n as isize, col);
         }
-        if let Some((id, f)) = self
-            .names
-            .funcs
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.name == name)
+        // A name may be given at several arities (`metric(name)`,
+        // `metric(name, group)`): the one of this call's, else the first
+        // for the message.
+        let funcs = || self.names.funcs.iter().enumerate();
+        if let Some((id, f)) = funcs()
+            .find(|(_, f)| f.name == name && f.params.len() == args.len())
+            .or_else(|| funcs().find(|(_, f)| f.name == name))
         {
             if args.len() != f.params.len() {
                 return Err(self.err(

@@ -458,6 +458,26 @@ impl Expr {
         self.used.get(i).copied().unwrap_or(false)
     }
 
+    /// Each host function it calls: the function's index in the context's
+    /// `funcs` and its text arguments, in the order written, so that a
+    /// context can check the texts (an event's name, a metric's) when the
+    /// expression is read rather than when it runs.
+    pub fn host_calls(&self, names: &Names) -> Vec<(usize, Vec<&str>)> {
+        self.code
+            .iter()
+            .filter_map(|op| match *op {
+                Op::Host { id, first_text, .. } => {
+                    let f = names.funcs.get(id as usize)?;
+                    let k = f.params.iter().filter(|p| **p == Param::Text).count();
+                    let first = first_text as usize;
+                    let texts = self.texts.get(first..first + k)?;
+                    Some((id as usize, texts.iter().map(|t| &**t).collect()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The value, with `vars` in the order of the context's names (then its
     /// locals), drawing from `rng`.
     #[inline]

@@ -316,3 +316,42 @@ fn host_functions_take_texts_and_numbers() {
     let bad = Expr::parse("\"a\" + 1", &ns).unwrap_err();
     assert_eq!(bad.column, 1);
 }
+
+#[test]
+fn host_functions_overload_by_arity_and_show_their_texts() {
+    const F: &[HostFn] = &[
+        HostFn {
+            name: "metric",
+            params: &[Param::Text],
+            signature: "metric(name)",
+        },
+        HostFn {
+            name: "metric",
+            params: &[Param::Text, Param::Number],
+            signature: "metric(name, group)",
+        },
+    ];
+    let ns = Names {
+        vars: &[],
+        funcs: F,
+        random: false,
+    };
+    struct M;
+    impl Host for M {
+        fn call(&mut self, id: usize, n: &[f64], t: &[Box<str>]) -> Result<f64, EvalError> {
+            Ok(match id {
+                0 => t[0].len() as f64,
+                _ => 100.0 + n[0],
+            })
+        }
+    }
+    let e = Expr::parse("metric('abc') + metric('x', 7)", &ns).unwrap();
+    assert_eq!(e.value_with(&[], &mut M), Ok(3.0 + 107.0));
+    assert_eq!(e.host_calls(&ns), vec![(0, vec!["abc"]), (1, vec!["x"])]);
+    let bad = Expr::parse("metric('a', 1, 2)", &ns).unwrap_err();
+    assert!(
+        bad.message.contains("metric(name) takes 1 argument, not 3"),
+        "{}",
+        bad.message
+    );
+}

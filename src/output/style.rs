@@ -87,8 +87,9 @@ pub const SERIES_COLOURS: [RGBColor; 7] = [
     BLACK,
 ];
 
-/// In the teaching pictures, jams and collisions: stations never wear it.
-pub const JAM: RGBColor = VERMILLION;
+/// In the teaching pictures, jams and collisions: a clear red (the page's),
+/// apart from the backoff's orange; stations never wear it.
+pub const JAM: RGBColor = RGBColor(200, 16, 46);
 /// In the teaching pictures, backoff bars, and their labels (darker, to be
 /// read on white).
 pub const BACKOFF: RGBColor = ORANGE;
@@ -105,9 +106,21 @@ pub const TRANSMIT: RGBColor = BLUISH_GREEN;
 pub const DEFER: RGBColor = RGBColor(171, 217, 244);
 pub const IDLE: RGBColor = RGBColor(235, 235, 235);
 
-/// Station colours in the teaching pictures: the palette without the jam's
-/// vermillion and the backoff's orange.
-pub const STATION_COLOURS: [RGBColor; 5] = [BLUE, BLUISH_GREEN, REDDISH_PURPLE, SKY_BLUE, BLACK];
+/// Station colours in the teaching pictures, ten before they repeat: the
+/// palette without its vermillion and orange (too near the jam's red and
+/// the backoff's orange), then purple, brown, cyan, grey and olive.
+pub const STATION_COLOURS: [RGBColor; 10] = [
+    BLUE,
+    BLUISH_GREEN,
+    REDDISH_PURPLE,
+    SKY_BLUE,
+    BLACK,
+    RGBColor(106, 61, 154),
+    RGBColor(140, 86, 75),
+    RGBColor(23, 190, 207),
+    RGBColor(127, 127, 127),
+    RGBColor(107, 142, 35),
+];
 
 /// Station `i`'s colour in the teaching pictures.
 pub fn station_colour(i: u32) -> RGBColor {

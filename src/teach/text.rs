@@ -53,10 +53,13 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
         TraceKind::Defer { until: Some(at) } => {
             let gap_start = at.saturating_sub(m.ifg_ps);
             if gap_start > row.t {
+                // The station senses carrier now; when it drops is news that
+                // has not reached it yet, told as what the run goes on to do.
                 format!(
-                    "carrier sensed until {} µs, then the {} µs interframe gap: will send at {} µs",
-                    us(gap_start),
+                    "carrier sensed: waits until it drops, then the {} µs interframe gap \
+                     (as the run goes on: quiet here from {} µs, sends at {} µs)",
                     us(m.ifg_ps),
+                    us(gap_start),
                     us(*at)
                 )
             } else {
@@ -127,7 +130,7 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
             intact: true,
             delay,
         } => format!(
-            "receives {}'s frame intact ({} µs after it was queued)",
+            "receives {}'s frame intact (the frame's delay, from its queueing to the end of its sending: {} µs)",
             s(from),
             us(*delay)
         ),

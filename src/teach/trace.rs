@@ -393,6 +393,54 @@ pub fn run_seed(sc: &Scenario) -> u64 {
     crate::sweep::Point::new(vec![], crate::world::Scenario::Ethernet(one)).replication_seeds()[0]
 }
 
+/// The most slots a default window looks into: at 10 Mb/s, about the 2 ms
+/// every page once showed.
+pub const DEFAULT_WINDOW_SLOTS: u64 = 40;
+
+/// The window a picture or page shows when none is asked: one slot after
+/// every station that sent in it has had its first frame decided (sent
+/// whole or discarded), rounded up to a whole µs; when that takes longer
+/// than [`DEFAULT_WINDOW_SLOTS`] slots, that many. Never past the run.
+pub fn default_window(sc: &Scenario) -> Time {
+    let limit = (DEFAULT_WINDOW_SLOTS * sc.medium.slot_ps).min(sc.duration);
+    let rows = collect(
+        sc,
+        run_seed(sc),
+        TraceFilter {
+            until: limit,
+            stations: None,
+            signals: false,
+        },
+    );
+    first_frames_decided(sc, &rows)
+        .map(|t| (t + sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000)
+        .map_or(limit, |t| t.min(limit))
+        .max(1)
+}
+
+/// When every station that sent in `rows` had its first frame decided.
+pub fn first_frames_decided(sc: &Scenario, rows: &[TraceRow]) -> Option<Time> {
+    let n = sc.station_count();
+    let mut decided: Vec<Option<Time>> = vec![None; n];
+    let mut sent = vec![false; n];
+    for r in rows {
+        let s = r.station as usize;
+        match r.kind {
+            TraceKind::TxStart { .. } => sent[s] = true,
+            TraceKind::TxSuccess | TraceKind::Discard { .. } if decided[s].is_none() => {
+                decided[s] = Some(r.t)
+            }
+            _ => {}
+        }
+    }
+    if !sent.iter().any(|&x| x) {
+        return None;
+    }
+    (0..n)
+        .filter(|&s| sent[s])
+        .try_fold(0, |acc: Time, s| decided[s].map(|d| acc.max(d)))
+}
+
 /// Picoseconds as exact microseconds: "12.5", "57.6", "0.0001".
 pub fn us(ps: Time) -> String {
     let whole = ps / 1_000_000;

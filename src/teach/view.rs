@@ -6,6 +6,7 @@
 //! the same `--from`, `--until`, `--seed` and `--stations`, one object per
 //! row with the same fields; `data-events` on its root counts them.
 
+use super::lessons::runner::{show, Answer};
 use super::lessons::Check;
 use super::trace::{self, us, TraceFilter, TraceKind, TraceRow, TRACE_COLUMNS};
 use crate::engine::Time;
@@ -74,12 +75,47 @@ pub struct StationView {
 /// A lesson in the view: its text, then one question per number it promises.
 #[derive(Clone, Debug, Serialize)]
 pub struct LessonView {
-    pub number: u32,
+    /// Its number, for a built-in lesson or a lesson file that gives one.
+    pub number: Option<u32>,
     pub title: String,
     pub text: String,
+    /// A lesson file's questions: asked first, graded after the answer.
+    pub asks: Vec<AskView>,
+    /// The numbers the lesson promises, shown after the answer (asked
+    /// first when the lesson has no questions of its own).
     pub questions: Vec<Question>,
     /// A table of runs the lesson compares, header first (may be empty).
     pub table: Vec<Vec<String>>,
+}
+
+/// A question of a lesson file, with the run's answer for grading.
+#[derive(Clone, Debug, Serialize)]
+pub struct AskView {
+    pub ask: String,
+    pub unit: String,
+    /// The run's value (None: the run gives none, `shown` says why).
+    pub value: Option<f64>,
+    /// The value as printed, with its unit.
+    pub shown: String,
+    /// How far an answer may be from the value and still be right.
+    pub tolerance: f64,
+}
+
+impl From<&Answer> for AskView {
+    fn from(a: &Answer) -> Self {
+        AskView {
+            ask: a.ask.clone(),
+            unit: a.unit.clone(),
+            // JSON has no infinity: an event that never happens has no value
+            // to type in.
+            value: a.value.as_ref().ok().copied().filter(|v| v.is_finite()),
+            shown: match &a.value {
+                Ok(v) => show(*v, &a.unit),
+                Err(e) => format!("no value: {e}"),
+            },
+            tolerance: a.tolerance,
+        }
+    }
 }
 
 /// One number a lesson promises: asked first, revealed after the student answers.

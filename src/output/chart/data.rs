@@ -50,7 +50,7 @@ pub fn points_csv_with(chart: &Chart, styles: &Styles, options: &Options) -> Vec
         let c = style.colour;
         let colour = format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2);
         let (kind, marker) = match s.look {
-            Look::Theory => ("theory", "none"),
+            Look::Theory | Look::TheoryBars => ("theory", "none"),
             Look::Joined | Look::Measured if chart.lines_only => ("simulation", "none"),
             Look::Joined | Look::Measured => ("simulation", marker_name(style.marker)),
         };

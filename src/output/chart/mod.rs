@@ -141,6 +141,17 @@ pub enum Look {
     Theory,
     /// Markers with whiskers, not joined: measurements drawn over a theory.
     Measured,
+    /// A bar from the axis up to each point, without markers: a closed form
+    /// of a discrete distribution (a probability at each whole x).
+    TheoryBars,
+}
+
+impl Look {
+    /// A closed form (a line or bars): computed, not measured, so it keeps
+    /// its place and carries no markers.
+    pub fn is_theory(self) -> bool {
+        matches!(self, Look::Theory | Look::TheoryBars)
+    }
 }
 
 /// One series: its legend label, the panel it is drawn in, its points by x.

@@ -95,7 +95,7 @@ pub(super) fn run(sc: &Scenario) -> Outcome {
     }
 }
 
-/// The exact P(C = c) as a line, and the fraction of the runs whose
+/// The exact P(C = c) as bars, and the fraction of the runs whose
 /// contention lasted c collisions, with its 95 % interval, as points.
 fn race_chart(c: &[u32], pmf: &[f64], name: &str) -> LessonChart {
     let n = c.len() as f64;
@@ -113,13 +113,13 @@ fn race_chart(c: &[u32], pmf: &[f64], name: &str) -> LessonChart {
     )
     .log_y()
     .caption(format!(
-        "{name}: {} contentions (replications). Line: the exact distribution, \
+        "{name}: {} contentions (replications). Bars: the exact distribution, \
          P(C = c) = (1 - 2^-min(c,10)) x the product of 2^-min(j,10) for j < c. \
          Points: the fraction of the runs, with its 95 % Wilson interval; a c no run \
-         reached has no point; the line stops where fewer than 0.1 runs would show.",
+         reached has no point; the bars stop where fewer than 0.1 runs would show.",
         c.len()
     ));
-    b.theory(
+    b.theory_bars(
         "exact P(C = c) (theory)",
         0,
         (1..=last).map(|k| (k as f64, pmf[k as usize - 1])),

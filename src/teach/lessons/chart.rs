@@ -98,6 +98,24 @@ impl Builder {
         self.push(label, style, points, Look::Theory);
     }
 
+    /// A closed form of a discrete distribution: a bar at each of `points`.
+    pub fn theory_bars(
+        &mut self,
+        label: &str,
+        style: usize,
+        points: impl IntoIterator<Item = (f64, f64)>,
+    ) {
+        let points = points
+            .into_iter()
+            .map(|(x, y)| Point {
+                x,
+                y: Some(y),
+                ci: None,
+            })
+            .collect();
+        self.push(label, style, points, Look::TheoryBars);
+    }
+
     /// Simulated points (x, y, 95 % interval), in style `style`.
     pub fn simulated(
         &mut self,

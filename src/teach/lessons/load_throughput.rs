@@ -96,21 +96,26 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
     })
 }
 
-/// Throughput against the offered load, each frame size against its
-/// ceiling: S = G below Metcalfe-Boggs' efficiency, the efficiency above.
+/// Throughput against the offered load ρ, each frame size against its
+/// ceiling: S = ρ below Metcalfe-Boggs' efficiency E, E above.
 fn load_chart(points: &[Point], results: &[Vec<RunResult>]) -> LessonChart {
     let first = points[0].scenario.ethernet().expect("lesson 5 is a bus");
     let mut b = Builder::new(
         "Throughput against offered load: no 37 % ceiling",
-        "offered load (fraction of the bit rate)",
-        "throughput (delivered frame bits / bit rate)",
+        "offered load ρ (frame bits offered / bit rate)",
+        "throughput S (delivered / bit rate)",
     )
     .caption(format!(
-        "{}: {} stations, one run per point. Lines: S = min(G, E), E Metcalfe and Boggs's \
-         efficiency for {} stations that always have a frame and send in a contention slot \
-         with probability 1/{}, counting preamble and gap. Points: the simulation, \
-         with binary exponential backoff, which with short frames does better than that \
-         model: a station that has just sent starts afresh and often wins again (lesson 6).",
+        "{}: {} stations, one run per point, at the offered load ρ each run measured (new \
+         frames only; the attempt load G of the lesson's table counts retransmissions too). \
+         Lines: S = min(ρ, E): every offered frame is carried until the bus saturates at E, \
+         Metcalfe and Boggs's efficiency for {} stations that always have a frame, every one \
+         of them contending for every frame with probability 1/{} per slot (preamble and gap \
+         counted). Points: the simulation, with binary exponential backoff. With 64-byte \
+         frames the points sit about twice as high as E: in the model each frame waits \
+         (1 - A) / A slots of contention (A = (1 - 1/q)^(q - 1)), longer than the frame \
+         itself; under BEB the station that has just sent goes again after the gap while \
+         the others are still backing off (lesson 6), so most frames meet no contention.",
         first.name,
         first.station_count(),
         first.station_count(),
@@ -127,7 +132,7 @@ fn load_chart(points: &[Point], results: &[Vec<RunResult>]) -> LessonChart {
         let sc = mine[0].0.scenario.ethernet().expect("lesson 5 is a bus");
         let e = metcalfe_boggs_of(sc);
         b.theory(
-            &format!("{frame}: min(G, Metcalfe-Boggs {e:.3}) (theory)"),
+            &format!("{frame}: min(ρ, E), Metcalfe-Boggs E = {e:.3} (theory)"),
             k,
             grid(0.0, top, 80).map(|g| (g, g.min(e))),
         );

@@ -12,6 +12,7 @@ mod capture;
 mod carrier_extension;
 mod chart;
 mod collision;
+pub mod file;
 mod herd;
 mod herd_restart;
 mod hub_vs_coax;
@@ -19,7 +20,8 @@ mod jitter;
 mod load_throughput;
 mod minimum_frame;
 mod minimum_frame_speeds;
-mod one_frame;
+pub mod queries;
+pub mod runner;
 
 pub use access::{aloha, csma_1_persistent, slotted_aloha, LESSON8_ACCESS, LESSON8_LOADS};
 pub use beb_race::contention_pmf;
@@ -59,9 +61,9 @@ macro_rules! lesson {
     };
 }
 
-/// Every lesson that runs on this build, in order.
+/// The lessons still written in Rust, in order (the others are lesson
+/// files, [`FILE_LESSONS`]).
 pub const LESSONS: &[Lesson] = &[
-    lesson!(1, "One frame on an idle bus", "1-one-frame"),
     lesson!(2, "Two stations collide, jam and back off", "2-collision"),
     lesson!(3, "The BEB race and its probabilities", "3-beb-race"),
     lesson!(4, "Why the minimum frame is 64 bytes", "4-minimum-frame"),
@@ -99,6 +101,85 @@ pub const LESSONS: &[Lesson] = &[
         "13-minimum-frame-speeds"
     ),
 ];
+
+/// A lesson written as a file and built into the program: its number, the
+/// lesson file's name and every file it names (read from `scenarios/lessons/`).
+pub struct BuiltinFile {
+    pub number: u32,
+    pub file: &'static str,
+    pub files: &'static [(&'static str, &'static str)],
+}
+
+macro_rules! lesson_file {
+    ($n:expr, $stem:literal) => {
+        BuiltinFile {
+            number: $n,
+            file: concat!($stem, ".lesson.toml"),
+            files: &[
+                (
+                    concat!($stem, ".lesson.toml"),
+                    include_str!(concat!(
+                        "../../../scenarios/lessons/",
+                        $stem,
+                        ".lesson.toml"
+                    )),
+                ),
+                (
+                    concat!($stem, ".md"),
+                    include_str!(concat!("../../../scenarios/lessons/", $stem, ".md")),
+                ),
+                (
+                    concat!($stem, ".toml"),
+                    include_str!(concat!("../../../scenarios/lessons/", $stem, ".toml")),
+                ),
+            ],
+        }
+    };
+}
+
+/// The lessons written as files that every build carries.
+pub const FILE_LESSONS: &[BuiltinFile] = &[
+    lesson_file!(1, "1-one-frame"),
+    lesson_file!(14, "14-far-station"),
+];
+
+impl BuiltinFile {
+    /// The lesson file, read from the program's own copy.
+    pub fn load(&self) -> Result<file::LessonFile, file::LessonFileError> {
+        let text = self
+            .files
+            .iter()
+            .find(|(n, _)| *n == self.file)
+            .map_or("", |(_, t)| t);
+        file::parse(
+            &format!("scenarios/lessons/{}", self.file),
+            text,
+            &file::Origin::Embedded(self.files),
+        )
+    }
+}
+
+/// The built-in lesson file numbered `number`.
+pub fn find_file(number: u32) -> Option<&'static BuiltinFile> {
+    FILE_LESSONS.iter().find(|l| l.number == number)
+}
+
+/// Every built-in lesson's number and title, in order.
+pub fn catalogue() -> Vec<(u32, String)> {
+    let mut all: Vec<(u32, String)> = LESSONS
+        .iter()
+        .map(|l| (l.number, l.title.to_string()))
+        .collect();
+    for f in FILE_LESSONS {
+        let title = f
+            .load()
+            .map(|l| l.title)
+            .unwrap_or_else(|e| format!("(cannot be read: {e})"));
+        all.push((f.number, title));
+    }
+    all.sort_by_key(|(n, _)| *n);
+    all
+}
 
 pub fn find(number: u32) -> Option<&'static Lesson> {
     LESSONS.iter().find(|l| l.number == number)
@@ -149,6 +230,8 @@ pub struct Outcome {
     pub more_pictures: Vec<(String, Scenario, Time)>,
     /// Charts of the theory with the simulation drawn over it.
     pub charts: Vec<LessonChart>,
+    /// A lesson file's questions with the run's answers.
+    pub answers: Vec<runner::Answer>,
 }
 
 impl Outcome {
@@ -184,6 +267,11 @@ pub enum LessonError {
     /// A run of the lesson (the variant named) could not advance its clock.
     #[error("the run \"{0}\" stopped, its clock cannot advance: {1}")]
     Stalled(String, crate::results::Stalled),
+    /// A run of the lesson (the variant named) stopped on a policy's fault.
+    #[error("the run \"{0}\" stopped: {1}")]
+    Failed(String, String),
+    #[error(transparent)]
+    File(#[from] file::LessonFileError),
 }
 
 /// Parses `PATH=VALUE` (VALUE as TOML, else as a string).
@@ -263,7 +351,7 @@ fn invalid(lesson: &Lesson, overrides: &[(String, Value)], e: FieldError) -> Les
 /// that a bad `--set` is refused before the lesson's text is printed.
 pub fn check_overrides(number: u32, overrides: &[(String, Value)]) -> Result<(), LessonError> {
     let Some(lesson) = find(number) else {
-        let list: Vec<String> = LESSONS.iter().map(|l| l.number.to_string()).collect();
+        let list: Vec<String> = catalogue().iter().map(|(n, _)| n.to_string()).collect();
         return Err(LessonError::Unknown(number, list.join(", ")));
     };
     let table = table_with(lesson, overrides)?;
@@ -274,7 +362,7 @@ pub fn check_overrides(number: u32, overrides: &[(String, Value)]) -> Result<(),
 /// Runs lesson `number` with `overrides` (dotted path, value) on its scenario.
 pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
     let unknown = || {
-        let list: Vec<String> = LESSONS.iter().map(|l| l.number.to_string()).collect();
+        let list: Vec<String> = catalogue().iter().map(|(n, _)| n.to_string()).collect();
         LessonError::Unknown(number, list.join(", "))
     };
     let lesson = find(number).ok_or_else(unknown)?;
@@ -284,7 +372,6 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
     }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
-        1 => one_frame::run(&sc),
         2 => collision::run(&sc),
         3 => beb_race::run(&sc),
         4 => minimum_frame::run(lesson, overrides, &sc)?,

@@ -248,7 +248,15 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
         let (c, r) = (i % l.cols, i / l.cols);
         let ex = x0 + pad + c as f64 * l.entry_w;
         let ey = y + r as f64 * row;
-        if chart.categories.is_none() && e.look != Look::Measured {
+        if e.look == Look::TheoryBars {
+            let h = 5.0 * s;
+            pen.rect(
+                (ex + swatch / 3.0, ey - h),
+                (ex + 2.0 * swatch / 3.0, ey + h),
+                e.style.colour,
+                true,
+            )?;
+        } else if chart.categories.is_none() && e.look != Look::Measured {
             pen.dashed(
                 &[(ex, ey), (ex + swatch, ey)],
                 e.style.dash,
@@ -257,7 +265,7 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                 s,
             )?;
         }
-        if e.look != Look::Theory && !chart.lines_only {
+        if !e.look.is_theory() && !chart.lines_only {
             pen.marker(
                 e.style.marker,
                 (ex + swatch / 2.0, ey),

@@ -82,18 +82,21 @@ pub(super) fn draw_series<DB: DrawingBackend>(
     }
     // A closed form's line stays where it is; the measured series make
     // way for each other.
-    let marked = mine.iter().filter(|(_, t)| t.look != Look::Theory).count();
+    let marked = mine.iter().filter(|(_, t)| !t.look.is_theory()).count();
     let step = dodge_step(chart, options, f, x, marked, s);
     let mut k = 0;
     for &(index, series) in &mine {
         let st = styles.get(&series.label);
-        let dodge = if series.look == Look::Theory {
+        let dodge = if series.look.is_theory() {
             0.0
         } else {
             k += 1;
             (k as f64 - 1.0 - (marked as f64 - 1.0) / 2.0) * step
         };
         let pts = positions(series, dodge, f, x, y);
+        if series.look == Look::TheoryBars {
+            bars(pen, &pts, st.colour, f, y, chart.y_scale)?;
+        }
         // Whiskers, cut to the panel (the data's bounds are cut before).
         for (p, at) in series.points.iter().zip(&pts) {
             if chart.lines_only {
@@ -119,12 +122,12 @@ pub(super) fn draw_series<DB: DrawingBackend>(
                 }
             }
         }
-        if !categorical && series.look != Look::Measured {
+        if !categorical && !matches!(series.look, Look::Measured | Look::TheoryBars) {
             for run in runs(&pts) {
                 pen.dashed(&run, st.dash, st.colour, width, s)?;
             }
         }
-        if series.look != Look::Theory && !chart.lines_only {
+        if !series.look.is_theory() && !chart.lines_only {
             for (p, at) in pts.iter().enumerate() {
                 let Some(at) = at else { continue };
                 if options.hollow.contains(&(index, p)) {
@@ -134,6 +137,48 @@ pub(super) fn draw_series<DB: DrawingBackend>(
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Bars from the axis (the plot's bottom on a log scale) up to each point,
+/// all of one width: at most 0.6 of the narrowest spacing between the
+/// points, and narrow enough that the outer ones stay inside the plot;
+/// filled with a tint of `colour` and outlined in it.
+fn bars<DB: DrawingBackend>(
+    pen: &Pen<DB>,
+    pts: &[Option<(f64, f64)>],
+    colour: RGBColor,
+    f: &Frame,
+    y: &YAxis,
+    scale: Scale,
+) -> Drawn {
+    let xs: Vec<f64> = pts.iter().flatten().map(|p| p.0).collect();
+    let gap = xs
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(f64::INFINITY, f64::min);
+    let room = xs
+        .iter()
+        .map(|&cx| (cx - f.left).min(f.right - cx))
+        .fold(f64::INFINITY, f64::min);
+    let half = if gap.is_finite() {
+        gap * 0.3
+    } else {
+        (f.right - f.left) / 20.0
+    }
+    .min(room - 1.0)
+    .max(1.0);
+    let base = match scale {
+        Scale::Log => f.bottom,
+        _ => f.y(&y.range, 0.0).clamp(f.top, f.bottom),
+    };
+    let tint = |c: u8| (c as f64 + (255.0 - c as f64) * 0.6).round() as u8;
+    let light = RGBColor(tint(colour.0), tint(colour.1), tint(colour.2));
+    for &(cx, top) in pts.iter().flatten() {
+        let top = top.clamp(f.top, f.bottom);
+        pen.rect((cx - half, top), (cx + half, base), light, true)?;
+        pen.rect((cx - half, top), (cx + half, base), colour, false)?;
     }
     Ok(())
 }

@@ -1,0 +1,424 @@
+//! Lessons written as files (`csmacd lesson FILE`): the far-station lesson
+//! against the numbers its text states, the format's errors (a wrong
+//! `expect` fails naming the check; a malformed file names the key and its
+//! line), the run queries and `--ask`.
+
+use super::common::{bin, repo, temp_dir};
+use csmacd::teach::lessons::{self, file, runner};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+const FAR: &str = "scenarios/lessons/14-far-station.lesson.toml";
+
+fn lesson(args: &[&str]) -> Output {
+    bin()
+        .current_dir(repo())
+        .arg("lesson")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &[u8]) -> String {
+    String::from_utf8_lossy(o).into_owned()
+}
+
+/// A copy of the far-station lesson in `dir`, its lesson file changed by
+/// `edit`; returns the lesson file's path.
+fn far_copy(dir: &Path, edit: impl Fn(&str) -> String) -> std::path::PathBuf {
+    for name in ["14-far-station.md", "14-far-station.toml"] {
+        std::fs::copy(repo().join("scenarios/lessons").join(name), dir.join(name)).unwrap();
+    }
+    let original = std::fs::read_to_string(repo().join(FAR)).unwrap();
+    let path = dir.join("far.lesson.toml");
+    std::fs::write(&path, edit(&original)).unwrap();
+    path
+}
+
+#[test]
+fn the_far_station_lesson_shows_its_numbers() {
+    let l = file::load(&repo().join(FAR)).unwrap_or_else(|e| panic!("{e}"));
+    let out = runner::run(&l, &[]).unwrap();
+    for c in &out.checks {
+        assert!(c.ok, "{}: expected {}, seen {}", c.what, c.expected, c.seen);
+    }
+    assert_eq!(out.checks.len(), 12);
+    // The stated instants: 100 m at 2e8 m/s; the end of a 64-bit preamble
+    // at 10 Mb/s; 2400 m to the nearer neighbour.
+    let values: Vec<f64> = out
+        .answers
+        .iter()
+        .map(|a| *a.value.as_ref().unwrap())
+        .collect();
+    assert_eq!(values[..3], [0.5, 6.4, 12.0]);
+    // The share of races won at the first retry is a frequency of 400
+    // races with p = 3/8 exactly (one of three fair draws is 0): within
+    // 4 standard errors of it.
+    let se = (0.375f64 * 0.625 / 400.0).sqrt();
+    assert!((values[3] - 0.375).abs() < 4.0 * se, "{}", values[3]);
+    // The built-in copy is the same lesson.
+    let builtin = lessons::find_file(14).unwrap().load().unwrap();
+    assert_eq!(builtin.title, l.title);
+    assert_eq!(builtin.text, l.text);
+    // And the command passes it, from the file and by its number.
+    for arg in [FAR, "14"] {
+        let o = lesson(&[arg, "--quiet"]);
+        assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+        let s = text(&o.stdout);
+        assert_eq!(s.matches("[ok  ]").count(), 12, "{s}");
+        assert!(s.contains("0.5       S0   collision"), "{s}");
+    }
+}
+
+#[test]
+fn every_shipped_lesson_file_reads() {
+    let dir = repo().join("scenarios/lessons");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        if file::is_lesson_file(&e.path()) {
+            file::load(&e.path()).unwrap_or_else(|err| panic!("{err}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 1);
+    // The listing shows the built-in lessons, 14 among them, aligned.
+    let o = lesson(&[]);
+    let s = text(&o.stdout);
+    assert!(s.contains("\n   1  One frame on an idle bus"), "{s}");
+    assert!(s.contains("\n  14  Three stations, one far away"), "{s}");
+    let o = lesson(&["scenarios/lessons"]);
+    assert!(text(&o.stdout).contains("14-far-station.lesson.toml"));
+}
+
+#[test]
+fn a_wrong_expect_fails_with_exit_1_naming_the_check() {
+    let dir = temp_dir("lesson-wrong-expect");
+    let path = far_copy(&dir, |s| s.replacen("expect = 0.5\n", "expect = 0.7\n", 1));
+    let o = lesson(&[path.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(
+        s.contains(
+            "[FAIL] S0 detects S1's first bit: 100 m at 2e8 m/s: expected 0.7 µs, seen 0.5 µs"
+        ),
+        "{s}"
+    );
+    assert_eq!(s.matches("[FAIL]").count(), 1, "{s}");
+    assert!(text(&o.stderr).contains("1 of the lesson's numbers did not show"));
+    // On a what-if the same check is n/a, and the exit code 0.
+    let o = lesson(&[
+        path.to_str().unwrap(),
+        "--quiet",
+        "--set",
+        "medium.speed=1e8m/s",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("[n/a ] S0 detects S1's first bit"));
+}
+
+#[test]
+fn a_malformed_lesson_file_names_the_key_and_its_line() {
+    let dir = temp_dir("lesson-malformed");
+    let line_of = |s: &str, needle: &str| s.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    // (what to change, into what, the key named, the line's text, words)
+    let cases: &[(&str, &str, &str, &str, &str)] = &[
+        (
+            "expect = 6.4\n",
+            "expect = \"6.4\"\n",
+            "check.2.expect",
+            "expect = \"6.4\"",
+            "expected a number",
+        ),
+        (
+            "tolerance = 0.05\n",
+            "tolerence = 0.05\n",
+            "question.0.tolerence",
+            "tolerence",
+            "did you mean `tolerance`",
+        ),
+        (
+            "value = 'event_time(\"jam\", 0, 1)'",
+            "value = 'event_time(\"jam\", 0, 1'",
+            "check.2.value",
+            "value = 'event_time(\"jam\", 0, 1'",
+            "column",
+        ),
+        (
+            "value = 'event_time(\"jam\", 0, 1)'",
+            "value = 'event_time(\"jamm\", 0, 1)'",
+            "check.2.value",
+            "jamm",
+            "did you mean `jam`",
+        ),
+        (
+            "value = 'event_count(\"delivered\", -1)'",
+            "value = 'metric(\"deliverd\")'",
+            "check.9.value",
+            "deliverd",
+            "did you mean `delivered`",
+        ),
+        (
+            "text = \"14-far-station.md\"\n",
+            "text = 14\n",
+            "text",
+            "text = 14",
+            "expected a string",
+        ),
+        (
+            "expect = 12\n",
+            "within = [13, 12]\n",
+            "check.5.within",
+            "within = [13, 12]",
+            "lo <= hi",
+        ),
+    ];
+    for (from, to, key, line_text, words) in cases {
+        let path = far_copy(&dir, |s| {
+            assert!(s.contains(from), "{from}");
+            s.replacen(from, to, 1)
+        });
+        let written = std::fs::read_to_string(&path).unwrap();
+        let line = line_of(&written, line_text);
+        let o = lesson(&[path.to_str().unwrap(), "--quiet"]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{to}: {err}");
+        let want = format!("{}:{line}: `{key}`", path.display());
+        assert!(err.contains(&want), "{to}: wanted {want} in {err}");
+        assert!(err.contains(words), "{to}: wanted {words} in {err}");
+        assert!(o.stdout.is_empty(), "nothing runs: {}", text(&o.stdout));
+    }
+    // A bad --set is named by its flag and the key at fault.
+    let o = lesson(&[FAR, "--quiet", "--set", "medium.length=-3km"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--set medium.length=-3km: `medium.length`: must be between"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A file that is no lesson file is told apart from a scenario.
+    let o = lesson(&["scenarios/lessons/14-far-station.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("ends in .lesson.toml"));
+}
+
+#[test]
+fn ask_grades_each_answer_against_the_run() {
+    let mut child = bin()
+        .current_dir(repo())
+        .args(["lesson", FAR, "--quiet", "--ask"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all("0.5 µs\n9.6\n12\n0.4\n".as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("✓ 1. When does S1, 100 m from S0, detect the collision?: you said 0.5 µs, the run says 0.5 µs"), "{s}");
+    assert!(
+        s.contains("✗ 2. When does S0 start its jam?: you said 9.6, the run says 6.4 µs"),
+        "{s}"
+    );
+    assert!(s.contains("✓ 3."), "{s}");
+    assert!(s.contains("✓ 4."), "{s}");
+    assert!(s.contains("3 of 4 right"), "{s}");
+    assert!(text(&o.stderr).contains("Predict first"));
+}
+
+/// A lesson written whole in one file: inline text and scenario, a
+/// variant, metric queries and a range.
+const INLINE: &str = r#"
+title = "One frame, two bus lengths"
+text = """
+# One frame
+
+S0 sends one 64-byte frame to S1 on an idle bus.
+"""
+window = "80us"
+
+[scenario]
+name = "one frame"
+duration = "1ms"
+replications = 3
+[scenario.medium]
+bit_rate = "10Mbps"
+length = "2000m"
+speed = "2e8m/s"
+[[scenario.stations]]
+count = 1
+positions = ["0m"]
+traffic = { kind = "burst", frames = 1, at = "0us" }
+frame = "64B"
+destination = 1
+[[scenario.stations]]
+count = 1
+positions = ["2000m"]
+traffic = { kind = "periodic", interval = "1s", phase = "1s" }
+frame = "64B"
+
+[[variant]]
+name = "short"
+set = { "stations.1.positions" = ["200m"] }
+
+[[question]]
+ask = "When is the frame whole at S1?"
+answer = 'event_time("delivered", 1, 1)'
+unit = "µs"
+rel_tolerance = 0.02
+
+[[check]]
+what = "sending takes preamble and frame"
+value = 'event_field("tx-start", 0, 1, "end_us")'
+expect = 57.6
+unit = "µs"
+
+[[check]]
+what = "whole at S1 after the propagation delay"
+value = 'event_time("delivered", 1, 1) - 57.6 - prop_us(0, 1)'
+expect = 0
+tolerance = 1e-9
+
+[[check]]
+what = "nearer on the short bus"
+value = 'event_time("delivered", 1, 1)'
+variant = "short"
+expect = 58.6
+tolerance = 1e-9
+
+[[check]]
+what = "one frame delivered in every run"
+value = 'metric("delivered")'
+within = [1, 1]
+
+[[check]]
+what = "and by group 0"
+value = 'metric("delivered", 0)'
+expect = 1
+
+[[check]]
+what = "no collision"
+value = 'event_count("collision", -1) + metric("collisions")'
+expect = 0
+per_replication = true
+"#;
+
+#[test]
+fn an_inline_lesson_with_a_variant_and_metrics() {
+    let l = file::parse("inline.lesson.toml", INLINE, &file::Origin::Dir(".".into()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(l.text.starts_with("# One frame"));
+    let out = runner::run(&l, &[]).unwrap();
+    for c in &out.checks {
+        assert!(c.ok, "{}: expected {}, seen {}", c.what, c.expected, c.seen);
+    }
+    let a = &out.answers[0];
+    assert_eq!(a.value, Ok(67.6));
+    assert_eq!(a.grade("67"), Some(true));
+    assert_eq!(a.grade("66"), Some(false));
+    assert_eq!(a.grade("67.6 µs"), Some(true));
+    assert_eq!(out.diagram_until, Some(80_000_000));
+    // A variant that breaks the scenario is named by its key and line.
+    let bad = INLINE.replace("[\"200m\"]", "[\"2000km\"]");
+    let e = file::parse("inline.lesson.toml", &bad, &file::Origin::Dir(".".into()))
+        .unwrap_err()
+        .to_string();
+    let line = bad.lines().position(|l| l.contains("2000km")).unwrap() + 1;
+    assert!(
+        e.starts_with(&format!("inline.lesson.toml:{line}: `variant.0.set`")),
+        "{e}"
+    );
+    // A key of the inline scenario is found at its line too.
+    let bad = INLINE.replace(
+        "frame = \"64B\"\ndestination",
+        "frame = \"6B\"\ndestination",
+    );
+    let e = file::parse("inline.lesson.toml", &bad, &file::Origin::Dir(".".into()))
+        .unwrap_err()
+        .to_string();
+    let line = bad.lines().position(|l| l.contains("\"6B\"")).unwrap() + 1;
+    assert!(
+        e.starts_with(&format!(
+            "inline.lesson.toml:{line}: `scenario.stations.0.frame`"
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_worked_example_in_the_docs_is_a_lesson_file() {
+    let doc = std::fs::read_to_string(repo().join("docs/teaching.md")).unwrap();
+    let at = doc.find("### A worked example").unwrap();
+    let body = &doc[at..];
+    let start = body.find("```toml\n").unwrap() + "```toml\n".len();
+    let toml = &body[start..start + body[start..].find("```").unwrap()];
+    let l = file::parse(
+        "docs/teaching.md",
+        toml,
+        &file::Origin::Dir(repo().join("scenarios/lessons")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = runner::run(&l, &[]).unwrap();
+    assert!(out.checks.iter().all(|c| c.ok), "{:?}", out.checks);
+}
+
+#[test]
+fn views_end_one_slot_after_the_first_frames_are_decided() {
+    use csmacd::teach::trace::default_window;
+    let us = 1_000_000u64;
+    // (scenario, the last first frame sent whole, in µs, the window)
+    for (file, last_us, window_us) in [
+        // S0's frame ends at 57.6 µs; S1 and S2 only listen.
+        ("1-one-frame.toml", 57.6, 109),
+        // Both frames, after two collisions: S1's ends at 200.4 µs.
+        ("2-collision.toml", 200.4, 252),
+        // The far station: the third frame ends at 314.1 µs.
+        ("14-far-station.toml", 314.1, 366),
+    ] {
+        let sc = super::common::scenario(
+            &std::fs::read_to_string(repo().join("scenarios/lessons").join(file)).unwrap(),
+        );
+        let w = default_window(&sc);
+        assert_eq!(w, window_us * us, "{file}");
+        // One 51.2 µs slot after the last first frame, rounded up to a µs.
+        assert!((last_us + 51.2) <= window_us as f64 && (last_us + 51.2) > window_us as f64 - 1.0);
+    }
+    // Nothing sent: 40 slots, never past the run.
+    let quiet = super::common::scenario(
+        "duration = \"1ms\"\n[medium]\nbit_rate = \"10Mbps\"\n[[stations]]\ncount = 2\n\
+         frame = \"64B\"\ntraffic = { kind = \"periodic\", interval = \"1s\", phase = \"1s\" }\n",
+    );
+    assert_eq!(default_window(&quiet), 1000 * us);
+    // The page without --until shows that window.
+    let dir = temp_dir("default-window");
+    let page = dir.join("v.html");
+    let o = bin()
+        .current_dir(repo())
+        .args(["view", "scenarios/lessons/2-collision.toml", "--out"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(
+        text(&o.stderr).contains("0 to 252 µs"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn lesson_10_view_says_why_it_writes_no_page() {
+    let dir = temp_dir("lesson10-view");
+    let o = lesson(&["10", "--quiet", "--view", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("no bus to animate, so no page was written"));
+    assert!(!dir.join("view.html").exists());
+    // Its numbers are still checked.
+    assert!(!text(&o.stdout).contains("[FAIL]"));
+}
