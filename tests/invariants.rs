@@ -199,6 +199,10 @@ struct Tx {
     start: Time,
     end: Time,
     success: bool,
+    /// A collision was detected (a jam was reported).
+    jammed: bool,
+    /// A later frame of a burst (its filled gap comes before its preamble).
+    in_burst: bool,
 }
 
 /// Propagation times from the bus's origin, rounded as the simulator does.
@@ -216,6 +220,36 @@ fn starting_in(txs: &[Tx], lo: Time, hi: Time) -> &[Tx] {
     &txs[a..b.max(a)]
 }
 
+/// The ends of the transmissions still being sent when the run stops (at
+/// its duration: no success, no jam reported, and a frame end at or past
+/// the duration). Their senders had not yet met the signals already on the
+/// wire, but would have: each detects the first foreign signal to reach it
+/// before its frame's end and stops after its jam (the preamble finished
+/// first, behind the filled gap in a burst; at least a picosecond past the
+/// detection when the jam is empty). The frames still in flight are judged
+/// at their destinations against these ends: the frame's own end, which no
+/// sender would reach, would see collisions that cannot happen. Signals
+/// that start after the duration are not simulated, so they cannot bring a
+/// detection earlier.
+fn cut_at_run_end(sc: &Scenario, txs: &mut [Tx], d: &dyn Fn(usize, usize) -> Time) {
+    let m = &sc.medium;
+    let full: Vec<Tx> = txs.to_vec();
+    for b in txs.iter_mut() {
+        if b.success || b.jammed || b.end < sc.duration {
+            continue;
+        }
+        let detect = full
+            .iter()
+            .filter(|c| c.station != b.station && c.end + d(c.station, b.station) > b.start)
+            .map(|c| (c.start + d(c.station, b.station)).max(b.start))
+            .min();
+        if let Some(at) = detect.filter(|&at| at < b.end) {
+            let lead = if b.in_burst { m.ifg_ps } else { 0 } + m.preamble_ps;
+            b.end = (at.max(b.start + lead) + m.jam_ps).max(at + 1);
+        }
+    }
+}
+
 /// Runs `sc` and checks every invariant; `standard` adds those that hold only
 /// within 802.3's limits.
 fn check(sc: &Scenario, seed: u64, standard: bool) -> Result<RunResult, TestCaseError> {
@@ -230,11 +264,15 @@ fn check(sc: &Scenario, seed: u64, standard: bool) -> Result<RunResult, TestCase
     let mut txs: Vec<Tx> = Vec::new();
     let mut current: HashMap<usize, usize> = HashMap::new();
     let mut last = 0;
+    let mut gap_at: HashMap<usize, Time> = HashMap::new();
     for (t, st, ev) in &tape.events {
         prop_assert!(*t >= last, "time went back from {last} to {t} at {ev:?}");
         last = *t;
         let st = *st as usize;
         match ev {
+            MacEvent::BurstGap { .. } => {
+                gap_at.insert(st, *t);
+            }
             MacEvent::TxStart { end, .. } => {
                 current.insert(st, txs.len());
                 txs.push(Tx {
@@ -242,9 +280,15 @@ fn check(sc: &Scenario, seed: u64, standard: bool) -> Result<RunResult, TestCase
                     start: *t,
                     end: *end,
                     success: false,
+                    jammed: false,
+                    in_burst: gap_at.get(&st) == Some(t),
                 });
             }
-            MacEvent::Jam { end, .. } => txs[current[&st]].end = *end,
+            MacEvent::Jam { end, .. } => {
+                let tx = &mut txs[current[&st]];
+                tx.end = *end;
+                tx.jammed = true;
+            }
             MacEvent::TxSuccess => {
                 let tx = &mut txs[current[&st]];
                 prop_assert_eq!(tx.end, *t, "success reported before the end");
@@ -252,6 +296,9 @@ fn check(sc: &Scenario, seed: u64, standard: bool) -> Result<RunResult, TestCase
             }
             _ => {}
         }
+    }
+    if sc.medium.access.detects_collisions() {
+        cut_at_run_end(sc, &mut txs, &d);
     }
     // Starts come in time order, so `txs` is sorted by start.
     let max_len = txs.iter().map(|t| t.end - t.start).max().unwrap_or(0);
@@ -523,4 +570,56 @@ fn frame_bursting_keeps_the_invariants_and_the_index_exact() {
         check(&sc, 5, true).unwrap();
         same_with_and_without_index(&sc, 5).unwrap();
     }
+}
+
+/// Found by the properties: a frame still in flight when the run stops is
+/// settled at its destination (station 2, 44 449 099 ps from its sender)
+/// against the signals on the wire. Station 2 had started a 127-byte frame
+/// at 1 241 278 095 ps (its end 1 252 078 095 ps) and would detect the frame
+/// of station 0 sent at 1 202 397 660 ps when it arrived at 1 246 846 759 ps,
+/// its jam ending at 1 247 166 759 ps; the run stops at 1 244 160 000 ps,
+/// before that detection is reported. The frame of station 0 sent at
+/// 1 207 597 660 ps arrives there from 1 252 046 759 ps: intact, as the
+/// simulator says, though the end of the frame station 2 never finishes
+/// would have overlapped it by 31 336 ps.
+#[test]
+fn regression_frame_in_flight_at_the_end_meets_cut_signals() {
+    let sc = scenario(
+        "seed = 0\nduration = \"243slot\"\nwarmup = \"0slot\"\nnonstandard_frames = true\n\
+         [medium]\nbit_rate = \"100Mbps\"\nlength = \"19478.999660990394m\"\n\
+         access = \"csma-cd-nonpersistent\"\nplacement = \"random\"\n\
+         [[stations]]\ncount = 1\ntraffic = { kind = \"on-off\", load = 1.268657455631806, mean_on = \"40slot\", mean_off = \"35slot\", alpha = 1.1 }\n\
+         frame = \"45B\"\nbackoff = { kind = \"blam\", backoff_limit = 9, attempt_limit = 3 }\nqueue = 1\n\
+         positions = [\"10869.569057912315m\"]\n\
+         [[stations]]\ncount = 1\ntraffic = { kind = \"poisson\", load = 0.5573383811582597 }\nframe = \"12B\"\n\
+         backoff = { kind = \"geometric\", p = 0.2, attempt_limit = 6 }\nqueue = 3\npositions = [\"1533.6858609202218m\"]\n\
+         [[stations]]\ncount = 1\ntraffic = { kind = \"burst\", frames = 1, at = \"223slot\" }\n\
+         frame = { kind = \"uniform\", min = \"103B\", max = \"132B\" }\n\
+         backoff = { kind = \"equal-jitter\", base = \"1slot\", cap = \"64slot\", attempt_limit = 4 }\nqueue = 1\n\
+         positions = [\"1979.749299177457m\"]\n",
+    );
+    let seed = 16460338311661047451;
+    let mut tape = Tape::default();
+    ethernet::run_observed(&sc, seed, &mut tape);
+    let at = |t: Time, st: u32| tape.events.iter().filter(move |e| e.0 == t && e.1 == st);
+    assert!(at(1_241_278_095, 2).any(|e| matches!(
+        e.2,
+        MacEvent::TxStart {
+            end: 1_252_078_095,
+            ..
+        }
+    )));
+    assert!(at(1_256_286_759, 0).any(|e| matches!(
+        e.2,
+        MacEvent::Delivered {
+            dst: 2,
+            intact: true,
+            ..
+        }
+    )));
+    assert!(tape
+        .events
+        .iter()
+        .all(|e| e.0 <= sc.duration || matches!(e.2, MacEvent::Delivered { .. })));
+    check(&sc, seed, false).unwrap();
 }
