@@ -23,6 +23,7 @@ mod policies;
 mod progress;
 mod serve_caps;
 mod service;
+mod service_layers;
 mod service_scenarios;
 mod service_sre;
 mod stacks;

@@ -131,8 +131,38 @@ fn check_file(path: &Path) -> Result<Checked, sweep::SweepError> {
         summary,
         load,
         warnings,
-        written: written_policies(&plan.points[0].scenario),
+        written: [
+            amplification(&plan.points[0].scenario),
+            written_policies(&plan.points[0].scenario),
+        ]
+        .concat(),
     })
+}
+
+/// For a scenario of servers calling servers, each server's worst-case
+/// attempts per top-level call.
+fn amplification(sc: &crate::world::Scenario) -> Vec<String> {
+    let crate::world::Scenario::Service(s) = sc else {
+        return Vec::new();
+    };
+    if s.servers.len() < 2 {
+        return Vec::new();
+    }
+    s.servers
+        .iter()
+        .zip(s.worst_amplification())
+        .map(|(server, a)| {
+            let a = if a.is_finite() {
+                format!("{a}")
+            } else {
+                "no limit".into()
+            };
+            format!(
+                "server \"{}\": at most {a} attempts per top-level call (the product of attempt limits along the path)",
+                server.name
+            )
+        })
+        .collect()
 }
 
 /// For each group whose policy the scenario writes itself (an expression

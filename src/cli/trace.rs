@@ -332,7 +332,7 @@ fn service_scenario(file: &Path) -> Result<Option<crate::service::Scenario>, Cli
     let Ok(table) = scenario::parse_table(&name, &text) else {
         return Ok(None);
     };
-    if !table.contains_key("server") {
+    if !crate::scenario::is_service(&table) {
         return Ok(None);
     }
     if table.contains_key("sweep") {

@@ -180,7 +180,7 @@ pub fn load_bus(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = read_text(path)?;
     let table = parse_table(&file, &text)?;
-    if table.contains_key("sweep") && !table.contains_key("server") {
+    if table.contains_key("sweep") && !is_service(&table) {
         return Err(ScenarioError::SweepFile { file });
     }
     load(path)?
@@ -199,7 +199,7 @@ pub fn load_bus_window(path: &Path) -> Result<Scenario, ScenarioError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
     let table = parse_table(&file, &text)?;
-    if table.contains_key("server") {
+    if is_service(&table) {
         return Err(ScenarioError::NotBus { file });
     }
     if table.contains_key("sweep") {
@@ -217,6 +217,12 @@ pub fn bus_from_str(file: &str, default_name: &str, text: &str) -> Result<Scenar
         })
 }
 
+/// Whether a scenario table is the service world's (`[server]` or
+/// `[[servers]]`).
+pub(crate) fn is_service(table: &Table) -> bool {
+    table.contains_key("server") || table.contains_key("servers")
+}
+
 /// Checks a scenario table and builds the typed scenario of its world.
 /// `extra_keys` are top-level keys that a caller reads itself (e.g. `sweep`,
 /// `chart`).
@@ -225,7 +231,7 @@ pub fn validate(
     default_name: &str,
     extra_keys: &[&str],
 ) -> Result<world::Scenario, FieldError> {
-    if table.contains_key("server") {
+    if is_service(table) {
         return service::validate(table, default_name, extra_keys).map(world::Scenario::Service);
     }
     validate_bus(table, default_name, extra_keys).map(world::Scenario::Ethernet)

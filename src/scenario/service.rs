@@ -25,6 +25,7 @@ const TOP_KEYS: &[&str] = &[
     "replications",
     "bin",
     "server",
+    "servers",
     "network",
     "clients",
     "recovery",
@@ -154,10 +155,7 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
             ),
         ));
     }
-    let server = match top.get("server") {
-        Some(Value::Table(t)) => read_server(Fields::new("server", t))?,
-        _ => return Err(top.err("server", "expected a table: [server] with `kind`")),
-    };
+    let (mut servers, downstreams) = read_servers(&mut top)?;
     let network = match top.get("network") {
         None => Delay::Fixed(0),
         Some(Value::Table(t)) => {
@@ -173,10 +171,12 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
             let mut groups: Vec<Group> = Vec::with_capacity(a.len());
             for (i, v) in a.iter().enumerate() {
                 let path = format!("clients.{i}");
-                let g = read_group(Fields::of(Item {
+                let (v, server) = take_server(v, &path, &servers)?;
+                let mut g = read_group(Fields::of(Item {
                     path: &path,
-                    value: v,
+                    value: &v,
                 })?)?;
+                g.server = server;
                 if let Some(j) = groups.iter().position(|h| h.name == g.name) {
                     return Err(FieldError::new(
                         format!("{path}.name"),
@@ -246,7 +246,14 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
         }
     };
     top.finish(&[TOP_KEYS, extra_keys].concat())?;
+    let mut groups = groups;
+    for (s, table, path) in downstreams {
+        let gi = groups.len();
+        groups.push(read_downstream(s, &table, &path, &servers)?);
+        servers[s].downstream = Some(gi);
+    }
     for (gi, g) in groups.iter().enumerate() {
+        let server = &servers[g.server];
         if matches!(g.calls, Calls::Poll { .. }) && server.kind == ServerKind::Occ {
             return Err(FieldError::new(
                 format!("clients.{gi}.calls"),
@@ -255,7 +262,7 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
         }
     }
     for (gi, g) in groups.iter().enumerate() {
-        if g.cancel && !matches!(server.kind, ServerKind::Queue { .. }) {
+        if g.cancel && !matches!(servers[g.server].kind, ServerKind::Queue { .. }) {
             return Err(FieldError::new(
                 format!("clients.{gi}.cancel"),
                 "cancels work at a queue server; this server does none (kind = \"queue\" only)",
@@ -268,7 +275,7 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
         duration,
         warmup,
         replications,
-        server,
+        servers,
         network,
         groups,
         bin,
@@ -481,6 +488,8 @@ fn read_server(mut f: Fields) -> Result<Server> {
     };
     f.finish(allowed)?;
     Ok(Server {
+        name: "server".into(),
+        downstream: None,
         kind,
         retry_after,
         refuse_status,
@@ -984,7 +993,208 @@ fn read_group(mut f: Fields) -> Result<Group> {
         budget,
         breaker,
         stack: stack.map(|(s, _)| s),
+        server: 0,
+        downstream_of: None,
     })
+}
+
+/// Keys of a `downstream` table besides a group's client settings.
+const DOWNSTREAM_OWN: &[&str] = &["server"];
+/// Group keys a downstream call does not take: it is made once per
+/// attempt served, by the server itself.
+const NOT_DOWNSTREAM: &[&str] = &["name", "count", "calls", "profile"];
+
+/// A server's `downstream` table: the server, the table and its path.
+type Downstream = (usize, Table, String);
+
+/// `[server]`, or `[[servers]]` each with a `name` (and perhaps a
+/// `downstream`): the servers, and each downstream table with its server
+/// and path, read once the servers' names are known.
+fn read_servers(top: &mut Fields) -> Result<(Vec<Server>, Vec<Downstream>)> {
+    let one = top.get("server").cloned();
+    let many = top.get("servers").cloned();
+    match (one.as_ref(), many.as_ref()) {
+        (Some(_), Some(_)) => Err(top.err(
+            "servers",
+            "and [server] both give servers; [server] is the one-server shorthand: use [[servers]] alone",
+        )),
+        (Some(Value::Table(t)), None) => Ok((vec![read_server(Fields::new("server", t))?], Vec::new())),
+        (Some(_), None) => Err(top.err("server", "expected a table: [server] with `kind`")),
+        (None, Some(Value::Array(a))) if !a.is_empty() => {
+            let mut servers: Vec<Server> = Vec::with_capacity(a.len());
+            let mut downstreams = Vec::new();
+            for (i, v) in a.iter().enumerate() {
+                let path = format!("servers.{i}");
+                let Value::Table(t) = v else {
+                    return Err(FieldError::new(path, "expected a table: [[servers]] with `name` and `kind`"));
+                };
+                let mut t = t.clone();
+                let name = match t.remove("name") {
+                    Some(Value::String(n)) if !n.is_empty() => n,
+                    Some(other) => {
+                        return Err(FieldError::new(
+                            format!("{path}.name"),
+                            format!("`{other}` is not a name; give a string, e.g. name = \"api\""),
+                        ))
+                    }
+                    None => {
+                        return Err(FieldError::new(
+                            format!("{path}.name"),
+                            "missing; every [[servers]] entry needs a name, e.g. name = \"api\"",
+                        ))
+                    }
+                };
+                if let Some(j) = servers.iter().position(|s| s.name == name) {
+                    return Err(FieldError::new(
+                        format!("{path}.name"),
+                        format!("\"{name}\" is already the name of server {j}; every server needs its own name"),
+                    ));
+                }
+                match t.remove("downstream") {
+                    None => {}
+                    Some(Value::Table(d)) => downstreams.push((i, d, format!("{path}.downstream"))),
+                    Some(_) => {
+                        return Err(FieldError::new(
+                            format!("{path}.downstream"),
+                            "expected a table, e.g. downstream = { server = \"db\", max_retries = 3 }",
+                        ))
+                    }
+                }
+                let mut s = read_server(Fields::new(path.clone(), &t))?;
+                s.name = name;
+                servers.push(s);
+            }
+            for (i, d, path) in &downstreams {
+                if servers[*i].kind == ServerKind::Occ {
+                    return Err(FieldError::new(
+                        path.clone(),
+                        "is for a server that serves attempts (kind = \"queue\" or \"flaky\"); an \"occ\" row calls no other server",
+                    ));
+                }
+                let _ = d;
+            }
+            check_cycles(&servers, &downstreams)?;
+            Ok((servers, downstreams))
+        }
+        (None, Some(_)) => Err(top.err(
+            "servers",
+            "expected [[servers]] entries, each with `name` and `kind`",
+        )),
+        (None, None) => Err(top.err("server", "expected a table: [server] with `kind`")),
+    }
+}
+
+/// The index of the server named by `item`'s `server` key at `path`.
+fn server_named(v: Option<&Value>, path: &str, servers: &[Server]) -> Result<Option<usize>> {
+    let names = || {
+        servers
+            .iter()
+            .map(|s| format!("\"{}\"", s.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match v {
+        None => Ok(None),
+        Some(Value::String(n)) => match servers.iter().position(|s| &s.name == n) {
+            Some(k) => Ok(Some(k)),
+            None => Err(FieldError::new(
+                format!("{path}.server"),
+                format!(
+                    "\"{n}\" is not a server of this scenario; allowed: {}",
+                    names()
+                ),
+            )),
+        },
+        Some(other) => Err(FieldError::new(
+            format!("{path}.server"),
+            format!("`{other}` is not a server name; allowed: {}", names()),
+        )),
+    }
+}
+
+/// A [[clients]] entry without its `server` key, and the server it calls
+/// (the first by default).
+fn take_server(v: &Value, path: &str, servers: &[Server]) -> Result<(Value, usize)> {
+    let Value::Table(t) = v else {
+        return Ok((v.clone(), 0));
+    };
+    let mut t = t.clone();
+    let k = server_named(t.remove("server").as_ref(), path, servers)?.unwrap_or(0);
+    Ok((Value::Table(t), k))
+}
+
+/// Servers calling each other in a ring are refused, naming the ring.
+fn check_cycles(servers: &[Server], downstreams: &[Downstream]) -> Result<()> {
+    let mut next = vec![None; servers.len()];
+    for (i, d, path) in downstreams {
+        let k = server_named(d.get("server"), path, servers)?;
+        let Some(k) = k else {
+            return Err(FieldError::new(
+                format!("{path}.server"),
+                "missing; the server this one calls, e.g. server = \"db\"",
+            ));
+        };
+        next[*i] = Some((k, path.clone()));
+    }
+    for start in 0..servers.len() {
+        let mut ring = vec![start];
+        let mut s = start;
+        while let Some((k, path)) = &next[s] {
+            if *k == start {
+                let names: Vec<&str> = ring
+                    .iter()
+                    .chain([&start])
+                    .map(|&j| servers[j].name.as_str())
+                    .collect();
+                return Err(FieldError::new(
+                    format!("{path}.server"),
+                    format!(
+                        "makes servers call each other in a ring ({}), so that a call would never end; break the ring",
+                        names.join(" -> ")
+                    ),
+                ));
+            }
+            if ring.contains(k) {
+                break;
+            }
+            ring.push(*k);
+            s = *k;
+        }
+    }
+    Ok(())
+}
+
+/// Server `s`'s `downstream` table: the client settings of its calls, as
+/// a hidden group.
+fn read_downstream(s: usize, d: &Table, path: &str, servers: &[Server]) -> Result<Group> {
+    for key in NOT_DOWNSTREAM {
+        if d.contains_key(*key) {
+            return Err(FieldError::new(
+                format!("{path}.{key}"),
+                "is not for a downstream call: the server makes one per attempt it serves; remove it",
+            ));
+        }
+    }
+    let target = server_named(d.get("server"), path, servers)?.expect("checked with the ring");
+    let mut t = d.clone();
+    for key in DOWNSTREAM_OWN {
+        t.remove(*key);
+    }
+    let mut calls = Table::new();
+    calls.insert("kind".into(), Value::String("once".into()));
+    calls.insert("at".into(), Value::String("0s".into()));
+    t.insert("calls".into(), Value::Table(calls));
+    t.insert("count".into(), Value::Integer(1));
+    let value = Value::Table(t);
+    let mut g = read_group(Fields::of(Item {
+        path,
+        value: &value,
+    })?)?;
+    g.count = 0;
+    g.name = format!("{}->{}", servers[s].name, servers[target].name);
+    g.server = target;
+    g.downstream_of = Some(s);
+    Ok(g)
 }
 
 /// `retry_on = ["5xx", "429", "timeout"]`: the classes a group retries.

@@ -23,6 +23,9 @@ fn waits_nothing(spec: &BackoffSpec) -> bool {
     }
 }
 
+/// Attempts per top-level call above which `validate` warns of a server.
+pub const AMPLIFICATION_WARN: f64 = 10.0;
+
 impl Scenario {
     /// The warnings about this scenario, in the order of its groups, then
     /// the server's.
@@ -40,13 +43,42 @@ impl Scenario {
                 .filter_map(|(gi, g)| self.one_off_gates(gi, g)),
         );
         out.extend(self.overload());
+        out.extend(self.amplification());
         out
+    }
+
+    /// Servers that may see more than [`AMPLIFICATION_WARN`] attempts per
+    /// top-level call, by the attempt limits along their path.
+    fn amplification(&self) -> Vec<Warning> {
+        if self.servers.len() < 2 {
+            return Vec::new();
+        }
+        self.worst_amplification()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, a)| *a > AMPLIFICATION_WARN)
+            .map(|(k, a)| Warning {
+                kind: "amplification",
+                key: format!("servers.{k}"),
+                message: format!(
+                    "server \"{}\" may see up to {} attempts per top-level call (retries multiply \
+                     along the path: the product of each layer's max_retries + 1); retry at one \
+                     layer only, or give the layers a `budget`",
+                    self.servers[k].name,
+                    if a.is_finite() {
+                        format!("{a}")
+                    } else {
+                        "unboundedly many".into()
+                    }
+                ),
+            })
+            .collect()
     }
 
     /// A queue server's capacity in attempts per second: workers over the
     /// mean service time.
     pub fn capacity(&self) -> Option<f64> {
-        match &self.server.kind {
+        match &self.server().kind {
             ServerKind::Queue {
                 service, workers, ..
             } => Some(f64::from(*workers) * 1e12 / service.mean_ps()),
@@ -162,7 +194,7 @@ impl Scenario {
         // Whom a call may keep failing against, at once and without end (an
         // OCC race always ends: every round of writes has a winner; a queue
         // without a limit, a crash or a gate refuses nothing).
-        let against = match (&self.server.kind, g.calls) {
+        let against = match (&self.server().kind, g.calls) {
             (_, Calls::Poll { .. }) => "polling a job not yet ready, each call polls",
             (ServerKind::Flaky { failure, .. }, _) if *failure >= 1.0 => {
                 "against this server, which fails every attempt (`server.failure` = 1), each call retries"

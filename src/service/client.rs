@@ -118,7 +118,7 @@ impl Sim<'_> {
     }
 
     /// A new call of client `client` of group `gi`, with `n` failures behind it.
-    fn new_call(&mut self, gi: usize, client: u64, n: u32) -> u32 {
+    pub(super) fn new_call(&mut self, gi: usize, client: u64, n: u32) -> u32 {
         let _ = &self.sc.groups[gi];
         let counted = self.now >= self.sc.warmup;
         if counted {
@@ -148,6 +148,8 @@ impl Sim<'_> {
             paid: 0,
             deadline: Time::MAX,
             first_seq: u64::MAX,
+            parent: None,
+            tally: counted,
             backoff: self.client_backoff(gi, client),
             rng: Stream::new(stream, true),
         };
@@ -361,13 +363,15 @@ impl Sim<'_> {
             });
         }
         let d = self.delay();
-        match self.sc.server.kind {
-            ServerKind::Occ => self.q.push(self.now + d, Ev::OccRead { call, seq }),
+        let server = g.server as u32;
+        match self.sc.servers[g.server].kind {
+            ServerKind::Occ => self.q.push(self.now + d, Ev::OccRead { server, call, seq }),
             _ => {
                 self.count_attempt(call);
                 self.q.push(
                     self.now + d,
                     Ev::AtServer {
+                        server,
                         call,
                         seq,
                         version: 0,
@@ -442,9 +446,12 @@ impl Sim<'_> {
 
     fn count_attempt(&mut self, call: u32) {
         let c = self.call_mut(call);
-        let (gi, counted) = (c.group as usize, c.counted);
+        let (gi, counted, tally) = (c.group as usize, c.counted, c.tally);
         if counted {
             self.counts[gi].attempts += 1;
+        }
+        if tally {
+            self.server_counts[self.sc.groups[gi].server].attempts += 1;
         }
         if let Some(b) = self.bin() {
             b.attempts += 1;
@@ -457,14 +464,21 @@ impl Sim<'_> {
     }
 
     /// An OCC read came back: write with the version read.
-    pub(super) fn occ_write(&mut self, call: u32, seq: u64, version: u64) {
+    pub(super) fn occ_write(&mut self, server: u32, call: u32, seq: u64, version: u64) {
         if !self.waiting(call, seq) {
             return;
         }
         self.count_attempt(call);
         let d = self.delay();
-        self.q
-            .push(self.now + d, Ev::AtServer { call, seq, version });
+        self.q.push(
+            self.now + d,
+            Ev::AtServer {
+                server,
+                call,
+                seq,
+                version,
+            },
+        );
     }
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
@@ -488,16 +502,29 @@ impl Sim<'_> {
         });
         let c = self.call_mut(call);
         c.waiting = false;
-        let (gi, counted) = (c.group as usize, c.counted);
+        let (gi, counted, tally) = (c.group as usize, c.counted, c.tally);
         if counted {
             self.counts[gi].timeouts += 1;
+        }
+        let server = self.sc.groups[gi].server;
+        if tally {
+            self.server_counts[server].timeouts += 1;
         }
         if let Some(b) = self.bin() {
             b.timeouts += 1;
         }
-        if self.sc.groups[gi].cancel && matches!(self.sc.server.kind, ServerKind::Queue { .. }) {
+        if self.sc.groups[gi].cancel
+            && matches!(self.sc.servers[server].kind, ServerKind::Queue { .. })
+        {
             let d = self.delay();
-            self.q.push(self.now + d, Ev::Cancel { seq: current });
+            let server = server as u32;
+            self.q.push(
+                self.now + d,
+                Ev::Cancel {
+                    server,
+                    seq: current,
+                },
+            );
         }
         self.stack_outcome(call, Some(Failure::Timeout));
         let unretried = self.sc.groups[gi]
@@ -571,7 +598,8 @@ impl Sim<'_> {
         self.call_mut(call).waiting = false;
         let gi = self.call_mut(call).group as usize;
         // A refusal from a full or down queue is the server throttling.
-        let queue = matches!(self.sc.server.kind, ServerKind::Queue { .. });
+        let target = &self.sc.servers[self.sc.groups[gi].server];
+        let queue = matches!(target.kind, ServerKind::Queue { .. });
         let failure = match outcome {
             Outcome::Ok | Outcome::NotReady => None,
             Outcome::Fail {
@@ -586,7 +614,7 @@ impl Sim<'_> {
             (Outcome::NotReady, _) => self.failed(call, None, None),
             (_, Some(Failure::ClientError)) => self.failed_for_good(call),
             (Outcome::Fail { retry_after, .. }, _) => {
-                let ra = (retry_after && self.sc.server.retry_after.is_some())
+                let ra = (retry_after && target.retry_after.is_some())
                     .then(|| self.call_mut(call).retry_after);
                 self.failed(call, ra, failure)
             }
@@ -609,7 +637,9 @@ impl Sim<'_> {
         self.decide(call, "succeeded", None);
         let latency = self.now - first_sent;
         let good = self.sc.slo.is_some_and(|s| latency <= s.latency);
-        self.bin_latencies.push(latency);
+        if !self.quiet {
+            self.bin_latencies.push(latency);
+        }
         self.policy_update(call, true, n, 0);
         let now = self.now;
         if let Some(br) = self.sc.groups[gi].breaker {
@@ -645,6 +675,7 @@ impl Sim<'_> {
                 }
             }
         }
+        self.tell_parent(call, true);
         self.release(call);
     }
 
@@ -725,7 +756,15 @@ impl Sim<'_> {
             cnt.failed_fast += u64::from(sent == 0);
             cnt.failed_latency_ps += latency as f64;
         }
+        self.tell_parent(call, false);
         self.release(call);
+    }
+
+    /// A server's downstream call has ended: its server hears of it now.
+    fn tell_parent(&mut self, call: u32, ok: bool) {
+        if let Some(parent) = self.call_mut(call).parent {
+            self.q.push(self.now, Ev::Upstream { parent, ok });
+        }
     }
 
     /// The call is over (succeeded or failed for good).
@@ -756,7 +795,9 @@ impl Sim<'_> {
     /// the drop as its first failure.
     pub(super) fn drop_connected(&mut self) {
         for gi in 0..self.sc.groups.len() {
-            if !matches!(self.sc.groups[gi].calls, Calls::Reconnect { .. }) {
+            if !matches!(self.sc.groups[gi].calls, Calls::Reconnect { .. })
+                || self.sc.groups[gi].server != self.cur
+            {
                 continue;
             }
             for client in 0..self.sc.groups[gi].count {

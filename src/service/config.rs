@@ -16,7 +16,9 @@ pub struct Scenario {
     /// Calls started before this are neither counted nor are their attempts.
     pub warmup: Time,
     pub replications: u32,
-    pub server: Server,
+    /// The servers, the first called by default; `[server]` is one
+    /// unnamed server.
+    pub servers: Vec<Server>,
     /// The delay of each network leg, drawn afresh per leg.
     pub network: Delay,
     pub groups: Vec<Group>,
@@ -52,9 +54,15 @@ pub struct Slo {
     pub target: f64,
 }
 
-/// The server every client calls.
+/// A server the clients (or other servers) call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Server {
+    /// Its name in servers.csv ("server" for `[server]`).
+    pub name: String,
+    /// The group in `Scenario::groups` (a hidden one) holding the client
+    /// settings of its calls to another server: every attempt it serves
+    /// makes such a call and succeeds only if that call does.
+    pub downstream: Option<usize>,
     pub kind: ServerKind,
     /// Sent with refusals and error replies: the client waits at least this.
     pub retry_after: Option<RetryAfter>,
@@ -373,6 +381,11 @@ pub struct Group {
     pub stack: Option<Stack>,
     /// The failures retried (None: every retryable one).
     pub retry_on: Option<RetryOn>,
+    /// The server its calls go to.
+    pub server: usize,
+    /// For a server's downstream calls (a hidden group, not in groups.csv
+    /// nor the run's totals): that server.
+    pub downstream_of: Option<usize>,
 }
 
 impl Group {
@@ -392,6 +405,41 @@ impl Group {
 }
 
 impl Scenario {
+    /// The first server (the one `[server]` gives).
+    pub fn server(&self) -> &Server {
+        &self.servers[0]
+    }
+
+    /// The client groups of the scenario, without servers' downstream ones.
+    pub fn client_groups(&self) -> impl Iterator<Item = &Group> {
+        self.groups.iter().filter(|g| g.downstream_of.is_none())
+    }
+
+    /// Attempts at each server per top-level call at most: the product of
+    /// attempt limits (`max_retries` + 1) along the path to it; infinite
+    /// where a limit is missing.
+    pub fn worst_amplification(&self) -> Vec<f64> {
+        let limit = |g: &Group| g.max_retries.map_or(f64::INFINITY, |m| f64::from(m) + 1.0);
+        let mut amp = vec![0.0f64; self.servers.len()];
+        for g in self.client_groups() {
+            let mut a = limit(g);
+            let mut s = g.server;
+            // Servers form no cycle (checked when read): at most one pass
+            // per server.
+            for _ in 0..self.servers.len() {
+                amp[s] = amp[s].max(a);
+                match self.servers[s].downstream {
+                    Some(d) => {
+                        a *= limit(&self.groups[d]);
+                        s = self.groups[d].server;
+                    }
+                    None => break,
+                }
+            }
+        }
+        amp
+    }
+
     pub fn client_count(&self) -> u64 {
         self.groups.iter().map(|g| g.count).sum()
     }

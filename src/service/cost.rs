@@ -29,7 +29,7 @@ impl Scenario {
         let (clients, calls, bins) = self.memory_parts();
         let n = self.bins() as f64;
         let row = (TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64;
-        let workers = match self.server.kind {
+        let workers = match self.server().kind {
             super::config::ServerKind::Queue { workers, .. } => f64::from(workers) * WORKER_BYTES,
             _ => 0.0,
         };

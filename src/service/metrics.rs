@@ -73,6 +73,34 @@ pub const TIMESERIES_COLUMNS: &[&str] = &[
     "latency_p99_s",
 ];
 
+/// servers.csv's columns after the point's axes and the replication
+/// (written for scenarios of more than one server).
+pub const SERVER_COLUMNS: &[&str] = &[
+    "server",
+    "attempts",
+    "served",
+    "refused",
+    "timeouts",
+    "crashes",
+    "wasted_work_s",
+    "amplification",
+];
+
+const TABLES_SERVERS: &[TableSpec] = &[
+    TableSpec {
+        name: "groups",
+        columns: GROUP_COLUMNS,
+    },
+    TableSpec {
+        name: "timeseries",
+        columns: TIMESERIES_COLUMNS,
+    },
+    TableSpec {
+        name: "servers",
+        columns: SERVER_COLUMNS,
+    },
+];
+
 const TABLES: &[TableSpec] = &[
     TableSpec {
         name: "groups",
@@ -122,7 +150,14 @@ impl Scenario {
         let k = usize::from(self.surge().is_some())
             + 2 * usize::from(self.has_poll())
             + 4 * usize::from(self.slo.is_some());
-        VARIANTS[k]
+        if self.servers.len() > 1 {
+            Columns {
+                tables: TABLES_SERVERS,
+                ..VARIANTS[k]
+            }
+        } else {
+            VARIANTS[k]
+        }
     }
 }
 
@@ -249,6 +284,22 @@ pub struct GroupCount {
     pub slo_good: u64,
 }
 
+/// Counters of one server.
+#[derive(Clone, Debug, Default)]
+pub struct ServerCount {
+    /// Attempts sent to it (by counted calls, or made for them).
+    pub attempts: u64,
+    /// Replies of success, and of refusal (a full, down or gated queue, a
+    /// flaky server's failure), made after the warmup.
+    pub served: u64,
+    pub refused: u64,
+    /// Its attempts whose caller stopped waiting.
+    pub timeouts: u64,
+    pub crashes: u64,
+    /// Worker time spent on attempts whose caller had gone.
+    pub wasted_ps: f64,
+}
+
 /// One timeseries bin.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Bin {
@@ -274,6 +325,8 @@ pub struct Bin {
 pub struct RunResult {
     pub columns: Columns,
     pub groups: Vec<(String, u64, GroupCount)>,
+    /// Per server (with more than one), its name and counts.
+    pub servers: Vec<(String, ServerCount)>,
     pub crashes: u64,
     pub all_connected: Option<Time>,
     /// With a load profile: whether goodput recovered, and when (from the
@@ -424,10 +477,30 @@ impl RunResult {
                 ]
             })
             .collect();
+        let mut tables = vec![groups, timeseries];
+        if self.columns.tables.len() > 2 {
+            tables.push(
+                self.servers
+                    .iter()
+                    .map(|(name, c)| {
+                        vec![
+                            Cell::text(name.clone()),
+                            Cell::Count(c.attempts),
+                            Cell::Count(c.served),
+                            Cell::Count(c.refused),
+                            Cell::Count(c.timeouts),
+                            Cell::Count(c.crashes),
+                            Cell::Number(c.wasted_ps / 1e12),
+                            Cell::Number(ratio(c.attempts, t.calls)),
+                        ]
+                    })
+                    .collect(),
+            );
+        }
         RunOutput {
             columns: self.columns,
             metrics,
-            tables: vec![groups, timeseries],
+            tables,
             events: self.events,
             failure: self.failure.clone(),
         }

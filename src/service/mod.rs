@@ -25,7 +25,10 @@ pub use config::{
     Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
     Scenario, Server, ServerKind, Service, Slo, Surge,
 };
-pub use metrics::{Bin, GroupCount, RunResult, COLUMNS, GROUP_COLUMNS, TIMESERIES_COLUMNS};
+pub use metrics::{
+    Bin, GroupCount, RunResult, ServerCount, COLUMNS, GROUP_COLUMNS, SERVER_COLUMNS,
+    TIMESERIES_COLUMNS,
+};
 pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
 pub use status::{CONFLICT, CONNECTION_LOST};
 pub use trace::AttemptRow;
@@ -101,6 +104,7 @@ enum Ev {
     },
     /// An attempt (or an OCC write) reaches the server.
     AtServer {
+        server: u32,
         call: u32,
         seq: u64,
         version: u64,
@@ -117,11 +121,13 @@ enum Ev {
     },
     /// An OCC read reaches the server.
     OccRead {
+        server: u32,
         call: u32,
         seq: u64,
     },
     /// An OCC read's reply reaches the client.
     OccVersion {
+        server: u32,
         call: u32,
         seq: u64,
         version: u64,
@@ -137,20 +143,44 @@ enum Ev {
     },
     /// An attempt that waited at the accept-rate gate passes it.
     Admit {
+        server: u32,
         call: u32,
         seq: u64,
     },
     /// A worker of the queue server finishes its work.
     Done {
+        server: u32,
         epoch: u32,
         worker: u32,
         token: u32,
     },
     /// A client's cancel of a timed-out attempt reaches the server.
     Cancel {
+        server: u32,
         seq: u64,
     },
-    Restart,
+    Restart {
+        server: u32,
+    },
+    /// A server's downstream call ended: the attempt it serves for its
+    /// caller is answered (and its worker freed, if it held one).
+    Upstream {
+        parent: Parent,
+        ok: bool,
+    },
+}
+
+/// The attempt a downstream call is made for: at `server`, attempt `seq`
+/// of call `call`, held by `worker` (u32::MAX: none) as its `token` in the
+/// server's `epoch`.
+#[derive(Clone, Copy, Debug)]
+struct Parent {
+    server: u32,
+    call: u32,
+    seq: u64,
+    worker: u32,
+    token: u32,
+    epoch: u32,
 }
 
 /// A call in progress.
@@ -185,6 +215,11 @@ struct Call {
     /// seq, which its deadline event carries.
     deadline: Time,
     first_seq: u64,
+    /// For a server's downstream call: the attempt it is made for.
+    parent: Option<Parent>,
+    /// Whether its attempts count in servers.csv (a counted call's, or
+    /// one made for such a call).
+    tally: bool,
     backoff: BackoffState,
     rng: Stream,
 }
@@ -224,6 +259,30 @@ struct ServerState {
     at_gate: u64,
 }
 
+impl ServerState {
+    fn new(server: &Server) -> Self {
+        let workers = match server.kind {
+            ServerKind::Queue { workers, .. } => workers as usize,
+            _ => 0,
+        };
+        ServerState {
+            up: true,
+            waiting: VecDeque::new(),
+            cancelled: HashSet::new(),
+            refusals: VecDeque::new(),
+            serving: vec![None; workers],
+            idle: (0..workers as u32).rev().collect(),
+            tokens: vec![0; workers],
+            in_system: 0,
+            busy_ps: 0.0,
+            epoch: 0,
+            version: 0,
+            next_pass: 0,
+            at_gate: 0,
+        }
+    }
+}
+
 struct Sim<'a> {
     sc: &'a Scenario,
     run_seed: u64,
@@ -244,9 +303,17 @@ struct Sim<'a> {
     sequential_left: Vec<Vec<u64>>,
     gates: Vec<GroupGates>,
     net: ChaCha8Rng,
-    server_rng: ChaCha8Rng,
+    /// Per server, its draws (the first's stream is the one-server run's)
+    /// and its state; `cur` is the server an event is handled at.
+    server_rngs: Vec<ChaCha8Rng>,
     arrivals: Vec<ChaCha8Rng>,
-    server: ServerState,
+    servers: Vec<ServerState>,
+    cur: usize,
+    /// Per server, what servers.csv shows.
+    server_counts: Vec<ServerCount>,
+    /// The call being handled is a server's downstream call: it counts in
+    /// no timeseries bin.
+    quiet: bool,
     counts: Vec<GroupCount>,
     crashes: u64,
     all_connected: Option<Time>,
@@ -361,10 +428,6 @@ pub fn run_traced(sc: &Scenario, run_seed: u64) -> Result<Vec<AttemptRow>, Stall
 impl<'a> Sim<'a> {
     fn new(sc: &'a Scenario, run_seed: u64) -> Self {
         let rng = |tags: &[u64]| ChaCha8Rng::seed_from_u64(seed::derive(run_seed, tags));
-        let workers = match sc.server.kind {
-            ServerKind::Queue { workers, .. } => workers as usize,
-            _ => 0,
-        };
         let bins = sc.duration.div_ceil(sc.bin.max(1)) as usize;
         let connected = sc
             .groups
@@ -411,25 +474,22 @@ impl<'a> Sim<'a> {
                 .collect(),
             gates,
             net: rng(&[NETWORK]),
-            server_rng: rng(&[SERVER]),
+            server_rngs: (0..sc.servers.len() as u64)
+                .map(|k| {
+                    if k == 0 {
+                        rng(&[SERVER])
+                    } else {
+                        rng(&[SERVER, k])
+                    }
+                })
+                .collect(),
             arrivals: (0..sc.groups.len() as u64)
                 .map(|g| rng(&[seed::TRAFFIC, g]))
                 .collect(),
-            server: ServerState {
-                up: true,
-                waiting: VecDeque::new(),
-                cancelled: HashSet::new(),
-                refusals: VecDeque::new(),
-                serving: vec![None; workers],
-                idle: (0..workers as u32).rev().collect(),
-                tokens: vec![0; workers],
-                in_system: 0,
-                busy_ps: 0.0,
-                epoch: 0,
-                version: 0,
-                next_pass: 0,
-                at_gate: 0,
-            },
+            servers: sc.servers.iter().map(ServerState::new).collect(),
+            cur: 0,
+            server_counts: vec![ServerCount::default(); sc.servers.len()],
+            quiet: false,
             counts: vec![GroupCount::default(); sc.groups.len()],
             crashes: 0,
             all_connected: None,
@@ -456,7 +516,7 @@ impl<'a> Sim<'a> {
     /// An OCC race always ends, whatever its delays: every round of writes
     /// has a winner (n calls at one instant take n(n+1)/2 attempts).
     fn stall_limit(&self) -> u64 {
-        if self.sc.server.kind == ServerKind::Occ {
+        if self.sc.servers[self.cur].kind == ServerKind::Occ {
             return u64::MAX;
         }
         let live = (self.calls.len() - self.free.len()) as u64;
@@ -520,7 +580,7 @@ impl<'a> Sim<'a> {
         } else {
             ""
         };
-        let server = match (self.why, &self.sc.server.kind) {
+        let server = match (self.why, &self.sc.servers[self.cur].kind) {
             (Why::Error, ServerKind::Flaky { failure, .. }) if *failure >= 1.0 => {
                 format!("a server that fails every attempt (`server.failure` = {failure})")
             }
@@ -566,37 +626,72 @@ impl<'a> Sim<'a> {
 
     fn handle(&mut self, ev: Ev) {
         match ev {
+            Ev::AtServer { server, .. }
+            | Ev::OccRead { server, .. }
+            | Ev::Admit { server, .. }
+            | Ev::Done { server, .. }
+            | Ev::Cancel { server, .. }
+            | Ev::Restart { server } => self.cur = server as usize,
+            Ev::Upstream { parent, .. } => self.cur = parent.server as usize,
+            Ev::Send { call }
+            | Ev::Paced { call, .. }
+            | Ev::OccVersion { call, .. }
+            | Ev::Reply { call, .. }
+            | Ev::Timeout { call, .. } => {
+                self.quiet =
+                    matches!(self.calls.get(call as usize), Some(Some(c)) if c.parent.is_some());
+            }
+            Ev::Arrival { .. } | Ev::Next { .. } => {}
+        }
+        match ev {
             Ev::Arrival { group } => self.arrival(group as usize),
             Ev::Send { call } => self.send(call),
             Ev::Paced { call, ticket } => self.paced(call, ticket),
             Ev::Next { group, client } => self.next_call(group as usize, client),
-            Ev::AtServer { call, seq, version } => self.at_server(call, seq, version),
-            Ev::OccRead { call, seq } => {
-                let version = self.server.version;
+            Ev::AtServer {
+                call, seq, version, ..
+            } => self.at_server(call, seq, version),
+            Ev::OccRead { server, call, seq } => {
+                let version = self.servers[self.cur].version;
                 let d = self.delay();
-                self.q
-                    .push(self.now + d, Ev::OccVersion { call, seq, version });
+                self.q.push(
+                    self.now + d,
+                    Ev::OccVersion {
+                        server,
+                        call,
+                        seq,
+                        version,
+                    },
+                );
             }
-            Ev::OccVersion { call, seq, version } => self.occ_write(call, seq, version),
+            Ev::OccVersion {
+                server,
+                call,
+                seq,
+                version,
+            } => self.occ_write(server, call, seq, version),
             Ev::Reply { call, seq, outcome } => self.reply(call, seq, outcome),
             Ev::Timeout { call, seq } => self.timeout(call, seq),
-            Ev::Admit { call, seq } => {
-                self.server.at_gate -= 1;
+            Ev::Admit { call, seq, .. } => {
+                self.servers[self.cur].at_gate -= 1;
                 self.enqueue(call, seq);
             }
             Ev::Done {
                 epoch,
                 worker,
                 token,
+                ..
             } => self.done(epoch, worker, token),
-            Ev::Cancel { seq } => self.cancel(seq),
-            Ev::Restart => self.server.up = true,
+            Ev::Cancel { seq, .. } => self.cancel(seq),
+            Ev::Restart { .. } => self.servers[self.cur].up = true,
+            Ev::Upstream { parent, ok } => self.upstream(parent, ok),
         }
+        self.quiet = false;
     }
 
     /// Attempts in the system of a queue server.
     fn in_system(&self) -> u64 {
-        self.server.in_system
+        self.servers[self.cur].in_system
     }
 
     /// Closes the timeseries bins that end at or before `t`, with the state
@@ -609,18 +704,18 @@ impl<'a> Sim<'a> {
         if let Some((_, to)) = self.sc.surge() {
             if t >= to && !self.surge_checked {
                 self.surge_checked = true;
-                if self.in_system() <= 10 {
+                if self.servers[0].in_system <= 10 {
                     self.recovery = Some(0);
                 }
             }
             if t >= self.tail_from && self.tail_max.is_none() {
-                self.tail_max = Some(self.in_system());
+                self.tail_max = Some(self.servers[0].in_system);
             }
         }
     }
 
     fn close_bin(&mut self) {
-        let queue = self.in_system();
+        let queue = self.servers[0].in_system;
         let p50 = metrics::exact_quantile_s(&mut self.bin_latencies, 0.5);
         let p99 = metrics::exact_quantile_s(&mut self.bin_latencies, 0.99);
         self.bin_latencies.clear();
@@ -629,13 +724,13 @@ impl<'a> Sim<'a> {
         b.latency_p99 = p99;
         b.queue = queue;
         b.connected = self.connected_total;
-        b.server_up = self.server.up;
+        b.server_up = self.servers[0].up;
         self.cur_bin += 1;
     }
 
     fn after_event(&mut self) {
         if let Some((_, to)) = self.sc.surge() {
-            let q = self.in_system();
+            let q = self.servers[0].in_system;
             if self.now >= to && self.recovery.is_none() && q <= 10 {
                 self.recovery = Some(self.now - to);
             }
@@ -645,13 +740,19 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// The current bin, for counters.
+    /// The current bin, for counters (none for a server's downstream call).
     fn bin(&mut self) -> Option<&mut Bin> {
+        if self.quiet {
+            return None;
+        }
         self.bins.get_mut(self.cur_bin)
     }
 
     /// The bin of the current time, also before the first event.
     fn bin_at_now(&mut self) -> Option<&mut Bin> {
+        if self.quiet {
+            return None;
+        }
         let k = (self.now / self.sc.bin.max(1)) as usize;
         self.bins.get_mut(k)
     }
@@ -684,7 +785,15 @@ impl<'a> Sim<'a> {
                 .groups
                 .iter()
                 .zip(self.counts)
+                .filter(|(g, _)| g.downstream_of.is_none())
                 .map(|(g, c)| (g.name.clone(), g.count, c))
+                .collect(),
+            servers: self
+                .sc
+                .servers
+                .iter()
+                .zip(self.server_counts)
+                .map(|(s, c)| (s.name.clone(), c))
                 .collect(),
             crashes: self.crashes,
             all_connected: self.all_connected,

@@ -35,30 +35,103 @@ const LOST: Outcome = Outcome::Fail {
     status: CONNECTION_LOST,
 };
 
+/// What an attempt whose downstream call failed returns.
+pub(super) const BAD_GATEWAY: u16 = 502;
+
 impl Sim<'_> {
+    /// Server time spent on an attempt whose caller had gone.
+    fn waste(&mut self, ps: f64) {
+        self.wasted_ps += ps;
+        self.server_counts[self.cur].wasted_ps += ps;
+    }
+
+    /// The current server makes its downstream call for attempt `seq` of
+    /// call `call` (held by `worker`, u32::MAX for none).
+    fn call_downstream(&mut self, call: u32, seq: u64, worker: u32) {
+        let gi = self.sc.servers[self.cur].downstream.expect("a downstream");
+        let st = &self.servers[self.cur];
+        let (token, epoch) = match st.tokens.get(worker as usize) {
+            Some(&t) => (t, st.epoch),
+            None => (0, st.epoch),
+        };
+        let tally = match self.calls.get(call as usize) {
+            Some(Some(c)) if c.seq == seq => c.tally,
+            _ => self.now >= self.sc.warmup,
+        };
+        let parent = super::Parent {
+            server: self.cur as u32,
+            call,
+            seq,
+            worker,
+            token,
+            epoch,
+        };
+        let quiet = std::mem::replace(&mut self.quiet, true);
+        let child = self.new_call(gi, 0, 0);
+        let c = self.calls[child as usize].as_mut().expect("new");
+        c.parent = Some(parent);
+        c.tally = tally;
+        self.send(child);
+        self.quiet = quiet;
+    }
+
+    /// A downstream call ended: the attempt it was made for succeeds if
+    /// it did, else fails with 502; its worker, if held and still on it,
+    /// takes the next work.
+    pub(super) fn upstream(&mut self, p: super::Parent, ok: bool) {
+        let outcome = if ok {
+            self.served(p.call, p.seq)
+        } else {
+            Outcome::Fail {
+                retry_after: false,
+                status: BAD_GATEWAY,
+            }
+        };
+        if p.worker == u32::MAX {
+            return self.answer(p.call, p.seq, outcome);
+        }
+        let w = p.worker as usize;
+        let st = &self.servers[self.cur];
+        let held = st.epoch == p.epoch
+            && st.tokens[w] == p.token
+            && matches!(st.serving[w], Some(work) if work.seq == p.seq);
+        if !held {
+            return;
+        }
+        let work = self.servers[self.cur].serving[w].take().expect("held");
+        self.servers[self.cur].busy_ps += (self.now - work.started) as f64;
+        self.servers[self.cur].in_system -= 1;
+        if !self.waiting(work.call, work.seq) {
+            self.waste((self.now - work.started) as f64);
+        }
+        self.answer(work.call, work.seq, outcome);
+        self.next_work(p.worker);
+    }
+
     /// An attempt (or an OCC write carrying the version it read) arrives.
     pub(super) fn at_server(&mut self, call: u32, seq: u64, version: u64) {
         let now = self.now;
         self.note(seq, |r| r.arrives = Some(now));
-        match self.sc.server.kind {
+        match self.sc.servers[self.cur].kind {
             ServerKind::Queue { accept, .. } => {
-                if !self.server.up {
+                if !self.servers[self.cur].up {
                     self.why = Why::Down;
                     return self.refuse(call, seq, false);
                 }
                 match accept {
-                    Some(gate) if self.server.next_pass > self.now => {
-                        if self.server.at_gate >= gate.burst {
+                    Some(gate) if self.servers[self.cur].next_pass > self.now => {
+                        if self.servers[self.cur].at_gate >= gate.burst {
                             self.why = Why::Gate;
                             return self.refuse(call, seq, false);
                         }
-                        let at = self.server.next_pass;
-                        self.server.next_pass = at.saturating_add(gate.interval);
-                        self.server.at_gate += 1;
-                        self.q.push(at, Ev::Admit { call, seq });
+                        let at = self.servers[self.cur].next_pass;
+                        self.servers[self.cur].next_pass = at.saturating_add(gate.interval);
+                        self.servers[self.cur].at_gate += 1;
+                        let server = self.cur as u32;
+                        self.q.push(at, Ev::Admit { server, call, seq });
                     }
                     Some(gate) => {
-                        self.server.next_pass = self.now.saturating_add(gate.interval);
+                        self.servers[self.cur].next_pass = self.now.saturating_add(gate.interval);
                         self.enqueue(call, seq);
                     }
                     None => self.enqueue(call, seq),
@@ -68,21 +141,23 @@ impl Sim<'_> {
                 failure,
                 client_error,
             } => {
-                let u: f64 = self.server_rng.random();
+                let u: f64 = self.server_rngs[self.cur].random();
                 let outcome = if u < failure {
                     self.why = Why::Error;
                     self.note_retry_after(call, seq);
                     self.refusal()
                 } else if u < failure + client_error {
                     Outcome::ClientError
+                } else if self.sc.servers[self.cur].downstream.is_some() {
+                    return self.call_downstream(call, seq, u32::MAX);
                 } else {
                     self.served(call, seq)
                 };
                 self.answer(call, seq, outcome);
             }
             ServerKind::Occ => {
-                let outcome = if version == self.server.version {
-                    self.server.version += 1;
+                let outcome = if version == self.servers[self.cur].version {
+                    self.servers[self.cur].version += 1;
                     Outcome::Ok
                 } else {
                     self.why = Why::Conflict;
@@ -99,7 +174,7 @@ impl Sim<'_> {
     /// A refusal with Retry-After: at once, or, for a full queue with a
     /// `reject_cost`, once a worker has spent that time on it.
     fn refuse(&mut self, call: u32, seq: u64, costs: bool) {
-        let cost = match self.sc.server.kind {
+        let cost = match self.sc.servers[self.cur].kind {
             ServerKind::Queue { reject_cost, .. } if costs => reject_cost,
             _ => 0,
         };
@@ -112,20 +187,20 @@ impl Sim<'_> {
             seq,
             deadline: Time::MAX,
         };
-        match self.server.idle.pop() {
+        match self.servers[self.cur].idle.pop() {
             Some(worker) => self.start_work(worker, w, true),
-            None => self.server.refusals.push_back(w),
+            None => self.servers[self.cur].refusals.push_back(w),
         }
     }
 
     /// Keeps the Retry-After the server sends with this failure in the
     /// call (a fixed value, or the backlog's drain time now).
     fn note_retry_after(&mut self, call: u32, seq: u64) {
-        let ra = match self.sc.server.retry_after {
+        let ra = match self.sc.servers[self.cur].retry_after {
             None => return,
             Some(RetryAfter::Fixed(t)) => t,
             Some(RetryAfter::Backlog { cap }) => {
-                let drain = match &self.sc.server.kind {
+                let drain = match &self.sc.servers[self.cur].kind {
                     ServerKind::Queue {
                         service, workers, ..
                     } => self.in_system() as f64 * service.mean_ps() / f64::from(*workers),
@@ -150,11 +225,11 @@ impl Sim<'_> {
             queue_limit,
             crash_above,
             ..
-        } = self.sc.server.kind
+        } = self.sc.servers[self.cur].kind
         else {
             return;
         };
-        if !self.server.up {
+        if !self.servers[self.cur].up {
             self.why = Why::Down;
             return self.refuse(call, seq, false);
         }
@@ -173,14 +248,14 @@ impl Sim<'_> {
             seq,
             deadline: self.deadline(call, seq),
         };
-        self.server.in_system += 1;
-        match self.server.idle.pop() {
+        self.servers[self.cur].in_system += 1;
+        match self.servers[self.cur].idle.pop() {
             Some(worker) => {
                 if !self.serve_or_drop(worker, w) {
-                    self.server.idle.push(worker);
+                    self.servers[self.cur].idle.push(worker);
                 }
             }
-            None => self.server.waiting.push_back(w),
+            None => self.servers[self.cur].waiting.push_back(w),
         }
     }
 
@@ -218,12 +293,24 @@ impl Sim<'_> {
     fn refusal(&self) -> Outcome {
         Outcome::Fail {
             retry_after: true,
-            status: self.sc.server.refuse_status,
+            status: self.sc.servers[self.cur].refuse_status,
         }
     }
 
     /// Sends a reply back over the network.
     pub(super) fn answer(&mut self, call: u32, seq: u64, outcome: Outcome) {
+        if self.now >= self.sc.warmup {
+            let c = &mut self.server_counts[self.cur];
+            match outcome {
+                Outcome::Ok => c.served += 1,
+                Outcome::Fail { status, .. }
+                    if status != CONNECTION_LOST && status != BAD_GATEWAY =>
+                {
+                    c.refused += 1
+                }
+                _ => {}
+            }
+        }
         if self.trace.is_some() {
             let label = match outcome {
                 Outcome::Ok => "ok",
@@ -248,10 +335,10 @@ impl Sim<'_> {
     }
 
     fn service_time(&mut self) -> Time {
-        let ServerKind::Queue { service, .. } = &self.sc.server.kind else {
+        let ServerKind::Queue { service, .. } = &self.sc.servers[self.cur].kind else {
             return 0;
         };
-        let t = draw_service(service, &mut self.server_rng);
+        let t = draw_service(service, &mut self.server_rngs[self.cur]);
         (t.min(1e18).round() as Time).max(1)
     }
 
@@ -260,14 +347,14 @@ impl Sim<'_> {
     /// when it dropped it.
     fn serve_or_drop(&mut self, worker: u32, w: Waiting) -> bool {
         let drop_expired = matches!(
-            self.sc.server.kind,
+            self.sc.servers[self.cur].kind,
             ServerKind::Queue {
                 drop_expired: true,
                 ..
             }
         );
         if drop_expired && w.deadline <= self.now {
-            self.server.in_system -= 1;
+            self.servers[self.cur].in_system -= 1;
             self.dropped_expired += 1;
             return false;
         }
@@ -277,7 +364,7 @@ impl Sim<'_> {
 
     fn start_work(&mut self, worker: u32, w: Waiting, refusal: bool) {
         let t = if refusal {
-            match self.sc.server.kind {
+            match self.sc.servers[self.cur].kind {
                 ServerKind::Queue { reject_cost, .. } => reject_cost,
                 _ => 0,
             }
@@ -288,7 +375,7 @@ impl Sim<'_> {
             let now = self.now;
             self.note(w.seq, |r| r.starts = Some(now));
         }
-        self.server.serving[worker as usize] = Some(Work {
+        self.servers[self.cur].serving[worker as usize] = Some(Work {
             call: w.call,
             seq: w.seq,
             started: self.now,
@@ -296,12 +383,13 @@ impl Sim<'_> {
         });
         // A cancel bumps the worker's token, so that the Done pushed here
         // is then ignored.
-        let token = self.server.tokens[worker as usize].wrapping_add(1);
-        self.server.tokens[worker as usize] = token;
-        let epoch = self.server.epoch;
+        let token = self.servers[self.cur].tokens[worker as usize].wrapping_add(1);
+        self.servers[self.cur].tokens[worker as usize] = token;
+        let epoch = self.servers[self.cur].epoch;
         self.q.push(
             self.now + t,
             Ev::Done {
+                server: self.cur as u32,
                 epoch,
                 worker,
                 token,
@@ -313,44 +401,54 @@ impl Sim<'_> {
     /// oldest (FIFO) or newest (LIFO) waiting attempt not cancelled; idle
     /// when there is none.
     fn next_work(&mut self, worker: u32) {
-        if let Some(r) = self.server.refusals.pop_front() {
+        if let Some(r) = self.servers[self.cur].refusals.pop_front() {
             return self.start_work(worker, r, true);
         }
-        let lifo = matches!(self.sc.server.kind, ServerKind::Queue { lifo: true, .. });
+        let lifo = matches!(
+            self.sc.servers[self.cur].kind,
+            ServerKind::Queue { lifo: true, .. }
+        );
         loop {
             let w = if lifo {
-                self.server.waiting.pop_back()
+                self.servers[self.cur].waiting.pop_back()
             } else {
-                self.server.waiting.pop_front()
+                self.servers[self.cur].waiting.pop_front()
             };
             let Some(w) = w else { break };
-            if self.server.cancelled.remove(&w.seq) {
+            if self.servers[self.cur].cancelled.remove(&w.seq) {
                 continue;
             }
             if self.serve_or_drop(worker, w) {
                 return;
             }
         }
-        self.server.idle.push(worker);
+        self.servers[self.cur].idle.push(worker);
     }
 
     /// Worker `worker` finishes its work.
     pub(super) fn done(&mut self, epoch: u32, worker: u32, token: u32) {
-        if epoch != self.server.epoch || self.server.tokens[worker as usize] != token {
+        if epoch != self.servers[self.cur].epoch
+            || self.servers[self.cur].tokens[worker as usize] != token
+        {
             return;
         }
-        let Some(work) = self.server.serving[worker as usize].take() else {
+        let Some(work) = self.servers[self.cur].serving[worker as usize] else {
             return;
         };
-        self.server.busy_ps += (self.now - work.started) as f64;
+        if !work.refusal && self.sc.servers[self.cur].downstream.is_some() {
+            // The worker waits for the downstream call, held.
+            return self.call_downstream(work.call, work.seq, worker);
+        }
+        self.servers[self.cur].serving[worker as usize] = None;
+        self.servers[self.cur].busy_ps += (self.now - work.started) as f64;
         if work.refusal {
             self.note_retry_after(work.call, work.seq);
             let refusal = self.refusal();
             self.answer(work.call, work.seq, refusal);
         } else {
-            self.server.in_system -= 1;
+            self.servers[self.cur].in_system -= 1;
             if !self.waiting(work.call, work.seq) {
-                self.wasted_ps += (self.now - work.started) as f64;
+                self.waste((self.now - work.started) as f64);
             }
             let outcome = self.served(work.call, work.seq);
             self.answer(work.call, work.seq, outcome);
@@ -361,22 +459,26 @@ impl Sim<'_> {
     /// A cancel for attempt `seq` reaches the server: it leaves the queue,
     /// or its worker stops and takes the next.
     pub(super) fn cancel(&mut self, seq: u64) {
-        let found = self
-            .server
+        let found = self.servers[self.cur]
             .serving
             .iter()
             .position(|s| matches!(s, Some(w) if w.seq == seq && !w.refusal));
         if let Some(worker) = found {
-            let work = self.server.serving[worker].take().expect("found");
-            self.server.busy_ps += (self.now - work.started) as f64;
-            self.wasted_ps += (self.now - work.started) as f64;
-            self.server.in_system -= 1;
+            let work = self.servers[self.cur].serving[worker]
+                .take()
+                .expect("found");
+            self.servers[self.cur].busy_ps += (self.now - work.started) as f64;
+            self.waste((self.now - work.started) as f64);
+            self.servers[self.cur].in_system -= 1;
             // The pending Done no longer matches.
-            self.server.tokens[worker] = self.server.tokens[worker].wrapping_add(1);
+            self.servers[self.cur].tokens[worker] =
+                self.servers[self.cur].tokens[worker].wrapping_add(1);
             return self.next_work(worker as u32);
         }
-        if self.server.waiting.iter().any(|w| w.seq == seq) && self.server.cancelled.insert(seq) {
-            self.server.in_system -= 1;
+        if self.servers[self.cur].waiting.iter().any(|w| w.seq == seq)
+            && self.servers[self.cur].cancelled.insert(seq)
+        {
+            self.servers[self.cur].in_system -= 1;
         }
     }
 
@@ -384,35 +486,39 @@ impl Sim<'_> {
     /// hears of it), every connected client is dropped, and it is down for
     /// `restart`.
     fn crash(&mut self) {
-        let ServerKind::Queue { restart, .. } = self.sc.server.kind else {
+        let ServerKind::Queue { restart, .. } = self.sc.servers[self.cur].kind else {
             return;
         };
         self.crashes += 1;
-        self.server.up = false;
-        self.server.epoch = self.server.epoch.wrapping_add(1);
+        self.server_counts[self.cur].crashes += 1;
+        self.servers[self.cur].up = false;
+        self.servers[self.cur].epoch = self.servers[self.cur].epoch.wrapping_add(1);
         let mut lost = Vec::new();
-        for worker in 0..self.server.serving.len() {
-            if let Some(w) = self.server.serving[worker].take() {
-                self.server.busy_ps += (self.now - w.started) as f64;
+        for worker in 0..self.servers[self.cur].serving.len() {
+            if let Some(w) = self.servers[self.cur].serving[worker].take() {
+                self.servers[self.cur].busy_ps += (self.now - w.started) as f64;
                 lost.push((w.call, w.seq, w.refusal));
-                self.server.idle.push(worker as u32);
+                self.servers[self.cur].idle.push(worker as u32);
             }
         }
-        self.server.idle.sort_unstable_by(|a, b| b.cmp(a));
-        let cancelled = std::mem::take(&mut self.server.cancelled);
-        for w in std::mem::take(&mut self.server.waiting) {
+        self.servers[self.cur]
+            .idle
+            .sort_unstable_by(|a, b| b.cmp(a));
+        let cancelled = std::mem::take(&mut self.servers[self.cur].cancelled);
+        for w in std::mem::take(&mut self.servers[self.cur].waiting) {
             if !cancelled.contains(&w.seq) {
                 lost.push((w.call, w.seq, false));
             }
         }
-        for r in std::mem::take(&mut self.server.refusals) {
+        for r in std::mem::take(&mut self.servers[self.cur].refusals) {
             lost.push((r.call, r.seq, true));
         }
-        self.server.in_system = 0;
+        self.servers[self.cur].in_system = 0;
         for (call, seq, _) in lost {
             self.answer(call, seq, LOST);
         }
-        self.q.push(self.now + restart, Ev::Restart);
+        let server = self.cur as u32;
+        self.q.push(self.now + restart, Ev::Restart { server });
         self.drop_connected();
     }
 }

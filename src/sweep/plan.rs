@@ -276,7 +276,7 @@ pub fn from_str(
             axes
         }
         Some(v) => {
-            let example = if table.contains_key("server") {
+            let example = if crate::scenario::is_service(&table) {
                 "\"clients.0.count\" = [10, 100, 1000]"
             } else {
                 "\"stations.0.count\" = [2, 4, 8]"
@@ -293,7 +293,7 @@ pub fn from_str(
     };
     // An axis must stay within the scenario's world: a key of the other
     // world would turn each point into a scenario of it.
-    let service = table.contains_key("server");
+    let service = crate::scenario::is_service(&table);
     for a in &axes {
         let root = a.path.split('.').next().unwrap_or_default();
         let (other, whose, this): (&[&str], &str, &str) = if service {

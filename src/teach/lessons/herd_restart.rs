@@ -38,7 +38,7 @@ fn predict_waves(sc: &Scenario) -> Option<Waves> {
         crash_above: Some(crash_above),
         restart,
         ..
-    } = sc.server.kind
+    } = sc.server().kind
     else {
         return None;
     };
@@ -135,7 +135,7 @@ pub(super) fn run(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Outc
         b.insert("kind".into(), Value::String(kind.into()));
         Ok::<_, LessonError>(Value::Table(b))
     };
-    let rate = match base.server.kind {
+    let rate = match base.server().kind {
         ServerKind::Queue { rate, .. } => rate,
         _ => 0.0,
     };
@@ -296,7 +296,7 @@ fn gate_checks(sc: &Scenario, r: &RunResult) -> Vec<Check> {
         rate,
         accept: Some(gate),
         ..
-    } = sc.server.kind
+    } = sc.server().kind
     else {
         return Vec::new();
     };
