@@ -1,12 +1,15 @@
-//! The service world: clients making calls to one server, failing and
-//! retrying with the shared backoff policies. No I/O, no wall clock. Once a
+//! The service world: clients making calls to servers (a server may call
+//! another for every attempt it serves), failing and retrying with the
+//! shared backoff policies. No I/O, no wall clock. Once a
 //! scenario is validated a run fails in one way only: when its clock cannot
 //! advance (events without end at one instant, [`Stalled`]), which it
 //! reports instead of running on.
 //!
 //! `config` is what a run is given; `client` starts calls, sends attempts and
 //! decides retries; `server` answers them (a FIFO queue that can crash, a
-//! flaky server, an optimistically locked row); `gates` holds retry budgets
+//! flaky server, an optimistically locked row), each server with its own
+//! state and stream, a downstream call holding the worker that makes it;
+//! `gates` holds retry budgets
 //! and breakers; `metrics` counts. This file holds the run's state and the
 //! event loop.
 
