@@ -360,6 +360,24 @@ pub fn run(sc: &Scenario, run_seed: u64) -> Result<RunResult, Stalled> {
 /// connected, often long before its duration.
 pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> Result<RunResult, Stalled> {
     let mut sim = Sim::new(sc, run_seed);
+    drive(&mut sim, Some(meter))?;
+    Ok(sim.finish())
+}
+
+/// Runs one replication of `sc` (with the seed `csmacd run` gives its
+/// first) and returns a row per attempt, in order of sending.
+pub fn run_traced(sc: &Scenario, run_seed: u64) -> Result<Vec<AttemptRow>, Stalled> {
+    let mut sim = Sim::new(sc, run_seed);
+    sim.trace = Some(trace::Trace::default());
+    drive(&mut sim, None)?;
+    Ok(sim.trace.take().map(|t| t.rows).unwrap_or_default())
+}
+
+/// The event loop of one run, from its start to its duration (or a
+/// policy's fault), stopping a run whose clock cannot advance; the share
+/// done goes to `meter` when there is one.
+fn drive(sim: &mut Sim, mut meter: Option<&mut Meter>) -> Result<(), Stalled> {
+    let sc = sim.sc;
     let reconnecting = sc
         .groups
         .iter()
@@ -382,12 +400,14 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> Result<Ru
         sim.advance(t);
         sim.now = t;
         sim.events += 1;
-        if sim.events.is_multiple_of(REPORT_EVERY) {
-            let mut share = t as f64 / sc.duration.max(1) as f64;
-            if reconnecting && sim.reconnect_total > 0 {
-                share = share.max(sim.connected_total as f64 / sim.reconnect_total as f64);
+        if let Some(meter) = meter.as_deref_mut() {
+            if sim.events.is_multiple_of(REPORT_EVERY) {
+                let mut share = t as f64 / sc.duration.max(1) as f64;
+                if reconnecting && sim.reconnect_total > 0 {
+                    share = share.max(sim.connected_total as f64 / sim.reconnect_total as f64);
+                }
+                meter.set(share);
             }
-            meter.set(share);
         }
         sim.handle(ev);
         sim.after_event();
@@ -395,37 +415,7 @@ pub fn run_metered(sc: &Scenario, run_seed: u64, meter: &mut Meter) -> Result<Ru
             break;
         }
     }
-    Ok(sim.finish())
-}
-
-/// Runs one replication of `sc` (with the seed `csmacd run` gives its
-/// first) and returns a row per attempt, in order of sending.
-pub fn run_traced(sc: &Scenario, run_seed: u64) -> Result<Vec<AttemptRow>, Stalled> {
-    let mut sim = Sim::new(sc, run_seed);
-    sim.trace = Some(trace::Trace::default());
-    sim.start();
-    let mut instant: (Time, u64) = (0, 0);
-    while let Some((t, ev)) = sim.q.pop() {
-        if t > sc.duration {
-            break;
-        }
-        if t == instant.0 {
-            instant.1 += 1;
-            if instant.1 > STALL_EVENTS && instant.1 > sim.stall_limit() {
-                return Err(sim.stalled(t, instant.1));
-            }
-        } else {
-            instant = (t, 1);
-        }
-        sim.advance(t);
-        sim.now = t;
-        sim.handle(ev);
-        sim.after_event();
-        if sim.fault.is_some() {
-            break;
-        }
-    }
-    Ok(sim.trace.take().map(|t| t.rows).unwrap_or_default())
+    Ok(())
 }
 
 impl<'a> Sim<'a> {
