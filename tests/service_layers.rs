@@ -165,3 +165,122 @@ calls = { kind = "once", at = "0s" }
     let e = error(&line.replace("name = \"b\"\n", ""));
     assert!(e.contains("servers.1.name"), "{e}");
 }
+
+/// An api answering at once that calls a slow db for every attempt: the
+/// clients time out after 100 ms and retry; the api's calls to the db
+/// retry after their own 300 ms timeouts, with `deadline` given.
+fn deadline_chain(deadline: &str, db: &str) -> String {
+    format!(
+        r#"duration = "30s"
+[network]
+delay = {{ kind = "abs-normal", mean = "2ms", sd = "1ms" }}
+[[servers]]
+name = "api"
+kind = "flaky"
+failure = 0.0
+downstream = {{ server = "db", timeout = "300ms", max_retries = 5, backoff = {{ kind = "constant", delay = "20ms" }}{deadline} }}
+[[servers]]
+name = "db"
+kind = "queue"
+service = {{ kind = "exponential", mean = "40ms" }}
+workers = 2
+{db}
+[[clients]]
+count = 50
+calls = {{ kind = "poisson", rate = "0.4/s", until = "25s" }}
+timeout = "100ms"
+max_retries = 2
+backoff = {{ kind = "constant", delay = "50ms" }}
+"#
+    )
+}
+
+fn service_of(sc: &world::Scenario) -> &csmacd::service::Scenario {
+    match sc {
+        world::Scenario::Service(s) => s,
+        _ => panic!("a service scenario"),
+    }
+}
+
+/// Per downstream call of the trace, its caller's deadline (the client
+/// attempt's send time plus its 100 ms timeout: the api answers at once,
+/// so the call is made when that attempt reaches it) and its rows'
+/// (sent, starts).
+fn downstream_calls(rows: &[csmacd::service::AttemptRow]) -> Vec<(u64, Vec<(u64, Option<u64>)>)> {
+    use std::collections::HashMap;
+    let timeout = 100_000_000_000u64;
+    let mut by_arrival: HashMap<u64, u64> = HashMap::new();
+    for r in rows.iter().filter(|r| r.group != "api->db") {
+        let at = r.arrives.expect("every client attempt reaches the api");
+        assert!(
+            by_arrival.insert(at, r.sent + timeout).is_none(),
+            "two arrivals at {at}"
+        );
+    }
+    let mut calls: HashMap<u64, (u64, Vec<(u64, Option<u64>)>)> = HashMap::new();
+    for r in rows.iter().filter(|r| r.group == "api->db") {
+        let e = calls.entry(r.call).or_insert_with(|| {
+            let deadline = *by_arrival
+                .get(&r.sent)
+                .expect("a downstream call starts when its caller's attempt arrives");
+            (deadline, Vec::new())
+        });
+        e.1.push((r.sent, r.starts));
+    }
+    let mut v: Vec<_> = calls.into_values().collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_propagated_deadline_stops_downstream_attempts_and_cuts_wasted_work() {
+    let mut wasted = Vec::new();
+    for (deadline, db) in [
+        ("", ""),
+        (", deadline = \"propagate\"", ""),
+        (", deadline = \"propagate\", cancel = true", ""),
+        (", deadline = \"propagate\"", "drop_expired = true"),
+    ] {
+        let sc = service(&deadline_chain(deadline, db));
+        let rows = csmacd::service::run_traced(service_of(&sc), sc.seed()).unwrap();
+        let calls = downstream_calls(&rows);
+        assert!(calls.len() > 500, "{} downstream calls", calls.len());
+        let late_sent = calls
+            .iter()
+            .flat_map(|(d, rs)| rs.iter().filter(move |(sent, _)| sent >= d))
+            .count();
+        let late_start = calls
+            .iter()
+            .flat_map(|(d, rs)| rs.iter().filter(move |(_, s)| s.is_some_and(|s| s >= *d)))
+            .count();
+        let propagate = !deadline.is_empty();
+        if propagate {
+            assert_eq!(late_sent, 0, "{deadline}: attempts sent after the deadline");
+        } else {
+            // Without propagation the api keeps calling after its client
+            // has gone: the check above can fail.
+            assert!(
+                late_sent > 100,
+                "{late_sent} late attempts without propagation"
+            );
+        }
+        if db.contains("drop_expired") {
+            assert_eq!(
+                late_start, 0,
+                "{deadline}: service begun after the deadline"
+            );
+        } else if !propagate {
+            assert!(
+                late_start > 100,
+                "{late_start} begun late without propagation"
+            );
+        }
+        let out = sc.run(sc.seed()).unwrap();
+        wasted.push(out.metric("wasted_work_s"));
+    }
+    eprintln!("wasted work: {wasted:?}");
+    // Propagation cuts the db's wasted work; cancelling or dropping what
+    // is left cuts it more.
+    assert!(wasted[1] < 0.8 * wasted[0], "{wasted:?}");
+    assert!(wasted[2] < wasted[1] && wasted[3] < wasted[1], "{wasted:?}");
+}

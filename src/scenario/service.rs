@@ -222,8 +222,12 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
     }
     for (gi, g) in groups.iter().enumerate() {
         if g.cancel && !matches!(servers[g.server].kind, ServerKind::Queue { .. }) {
+            let path = match g.downstream_of {
+                Some(s) => format!("servers.{s}.downstream"),
+                None => format!("clients.{gi}"),
+            };
             return Err(FieldError::new(
-                format!("clients.{gi}.cancel"),
+                format!("{path}.cancel"),
                 "cancels work at a queue server; this server does none (kind = \"queue\" only)",
             ));
         }
@@ -667,11 +671,12 @@ fn read_group(mut f: Fields) -> Result<Group> {
         stack: stack.map(|(s, _)| s),
         server: 0,
         downstream_of: None,
+        propagate: false,
     })
 }
 
 /// Keys of a `downstream` table besides a group's client settings.
-const DOWNSTREAM_OWN: &[&str] = &["server"];
+const DOWNSTREAM_OWN: &[&str] = &["server", "deadline", "cancel"];
 /// Group keys a downstream call does not take: it is made once per
 /// attempt served, by the server itself.
 const NOT_DOWNSTREAM: &[&str] = &["name", "count", "calls", "profile"];
@@ -848,6 +853,15 @@ fn read_downstream(s: usize, d: &Table, path: &str, servers: &[Server]) -> Resul
         }
     }
     let target = server_named(d.get("server"), path, servers)?.expect("checked with the ring");
+    let mut own = Fields::new(path, d);
+    let propagate = own.choice("deadline", &["own", "propagate"])?.as_deref() == Some("propagate");
+    let cancel = own.boolean("cancel")?.unwrap_or(false);
+    if cancel && !propagate && !d.contains_key("timeout") {
+        return Err(own.err(
+            "cancel",
+            "cancels an attempt when its `timeout` passes (or, with deadline = \"propagate\", its caller's deadline); give a timeout, e.g. timeout = \"250ms\", or deadline = \"propagate\"",
+        ));
+    }
     let mut t = d.clone();
     for key in DOWNSTREAM_OWN {
         t.remove(*key);
@@ -866,6 +880,8 @@ fn read_downstream(s: usize, d: &Table, path: &str, servers: &[Server]) -> Resul
     g.name = format!("{}->{}", servers[s].name, servers[target].name);
     g.server = target;
     g.downstream_of = Some(s);
+    g.propagate = propagate;
+    g.cancel = cancel;
     Ok(g)
 }
 

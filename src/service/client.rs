@@ -124,9 +124,7 @@ impl Sim<'_> {
         if counted {
             self.counts[gi].calls += 1;
         }
-        if let Some(b) = self.bin_at_now() {
-            b.calls_started += 1;
-        }
+        self.tick_now(gi, |b| b.calls_started += 1);
         let stream = seed::derive(self.run_seed, &[seed::BACKOFF, self.serial]);
         self.serial += 1;
         let c = Call {
@@ -336,7 +334,8 @@ impl Sim<'_> {
         let (id, attempt) = (c.id, c.sent);
         match g.timeout {
             // gRPC: the call's deadline, from its first attempt.
-            Some(t) if deadline && first => {
+            // (unless a deadline propagated to the call comes first).
+            Some(t) if deadline && first && now.saturating_add(t) < c.deadline => {
                 c.deadline = now.saturating_add(t);
                 c.first_seq = seq;
                 self.q
@@ -382,7 +381,7 @@ impl Sim<'_> {
     }
 
     /// A call failed by a gate before its first attempt, in the trace.
-    fn trace_gated(&mut self, call: u32, gate: &'static str) {
+    pub(super) fn trace_gated(&mut self, call: u32, gate: &'static str) {
         let now = self.now;
         let c = self.calls[call as usize].as_ref().expect("live call");
         let (group, client, id) = (c.group as usize, c.client, c.id);
@@ -453,9 +452,7 @@ impl Sim<'_> {
         if tally {
             self.server_counts[self.sc.groups[gi].server].attempts += 1;
         }
-        if let Some(b) = self.bin() {
-            b.attempts += 1;
-        }
+        self.tick(gi, |b| b.attempts += 1);
     }
 
     /// The live call waiting for attempt `seq`, if any.
@@ -510,9 +507,7 @@ impl Sim<'_> {
         if tally {
             self.server_counts[server].timeouts += 1;
         }
-        if let Some(b) = self.bin() {
-            b.timeouts += 1;
-        }
+        self.tick(gi, |b| b.timeouts += 1);
         if self.sc.groups[gi].cancel
             && matches!(self.sc.servers[server].kind, ServerKind::Queue { .. })
         {
@@ -540,9 +535,8 @@ impl Sim<'_> {
     /// The call fails with a failure it does not retry.
     fn failed_for_good(&mut self, call: u32) {
         self.decide(call, "not retried", None);
-        if let Some(b) = self.bin() {
-            b.failures += 1;
-        }
+        let gi = self.call_mut(call).group as usize;
+        self.tick(gi, |b| b.failures += 1);
         self.decide(call, "not retryable", None);
         self.end_call(call)
     }
@@ -637,18 +631,16 @@ impl Sim<'_> {
         self.decide(call, "succeeded", None);
         let latency = self.now - first_sent;
         let good = self.sc.slo.is_some_and(|s| latency <= s.latency);
-        if !self.quiet {
-            self.bin_latencies.push(latency);
-        }
+        self.bin_latency(gi, latency);
         self.policy_update(call, true, n, 0);
         let now = self.now;
         if let Some(br) = self.sc.groups[gi].breaker {
             self.gate(gi, client).record(&br, now, false);
         }
-        if let Some(b) = self.bin() {
+        self.tick(gi, |b| {
             b.successes += 1;
             b.slo_good += u64::from(good);
-        }
+        });
         let cnt = &mut self.counts[gi];
         if counted {
             cnt.successes += 1;
@@ -691,9 +683,7 @@ impl Sim<'_> {
         let g = &self.sc.groups[gi];
         let now = self.now;
         if error {
-            if let Some(b) = self.bin() {
-                b.failures += 1;
-            }
+            self.tick(gi, |b| b.failures += 1);
             if let Some(br) = g.breaker {
                 self.gate(gi, client).record(&br, now, true);
             }
@@ -741,15 +731,15 @@ impl Sim<'_> {
     }
 
     /// The call has failed for good.
-    fn end_call(&mut self, call: u32) {
+    pub(super) fn end_call(&mut self, call: u32) {
         let now = self.now;
         let c = self.call_mut(call);
         let (gi, counted, sent, first_sent) = (c.group as usize, c.counted, c.sent, c.first_sent);
         let latency = if sent == 0 { 0 } else { now - first_sent };
-        if let Some(b) = self.bin() {
+        self.tick(gi, |b| {
             b.calls_failed += 1;
             b.failed_fast += u64::from(sent == 0);
-        }
+        });
         if counted {
             let cnt = &mut self.counts[gi];
             cnt.failed += 1;

@@ -386,6 +386,9 @@ pub struct Group {
     /// For a server's downstream calls (a hidden group, not in groups.csv
     /// nor the run's totals): that server.
     pub downstream_of: Option<usize>,
+    /// A downstream call's `deadline = "propagate"`: it ends when the
+    /// attempt it is made for is given up by its caller.
+    pub propagate: bool,
 }
 
 impl Group {
@@ -408,6 +411,15 @@ impl Scenario {
     /// The first server (the one `[server]` gives).
     pub fn server(&self) -> &Server {
         &self.servers[0]
+    }
+
+    /// Where group `gi` is written: `clients.N`, or a server's
+    /// `servers.N.downstream`.
+    pub fn group_path(&self, gi: usize) -> String {
+        match self.groups[gi].downstream_of {
+            Some(s) => format!("servers.{s}.downstream"),
+            None => format!("clients.{gi}"),
+        }
     }
 
     /// The client groups of the scenario, without servers' downstream ones.

@@ -3,7 +3,7 @@
 //! longest points first).
 
 use super::config::Scenario;
-use super::metrics::{Bin, TIMESERIES_COLUMNS};
+use super::metrics::{Bin, SERVER_TIMESERIES_COLUMNS, TIMESERIES_COLUMNS};
 use crate::results::{Cell, MemoryNeed};
 use std::mem::size_of;
 
@@ -27,8 +27,8 @@ impl Scenario {
     /// herd peaks at about 190 bytes per client (docs/performance.md).
     pub fn memory_need(&self) -> MemoryNeed {
         let (clients, calls, bins) = self.memory_parts();
-        let n = self.bins() as f64;
-        let row = (TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64;
+        let (per_bin, row) = self.timeseries_rows();
+        let n = self.bins() as f64 * per_bin;
         let workers = match self.server().kind {
             super::config::ServerKind::Queue { workers, .. } => f64::from(workers) * WORKER_BYTES,
             _ => 0.0,
@@ -45,15 +45,28 @@ impl Scenario {
         self.duration / self.bin.max(1) + 1
     }
 
+    /// The timeseries' rows per bin (one per server with several) and
+    /// the bytes of a row.
+    fn timeseries_rows(&self) -> (f64, f64) {
+        match self.servers.len() {
+            1 => (1.0, (TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64),
+            n => (
+                n as f64,
+                (SERVER_TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64,
+            ),
+        }
+    }
+
     /// The bytes a run needs for its clients, its calls in flight and its
     /// timeseries, apart.
     fn memory_parts(&self) -> (f64, f64, f64) {
+        let (per_bin, row) = self.timeseries_rows();
         let bins = self.bins() as f64;
-        let row = (TIMESERIES_COLUMNS.len() * size_of::<Cell>()) as f64;
+        let rows = bins * per_bin;
         (
             self.client_count() as f64 * CLIENT_BYTES,
             self.expected_calls().min(1e8) * CALL_BYTES,
-            bins * (2 * size_of::<Bin>()) as f64 + bins * row,
+            (bins + rows) * (2 * size_of::<Bin>()) as f64 + rows * row,
         )
     }
 

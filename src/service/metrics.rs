@@ -73,6 +73,31 @@ pub const TIMESERIES_COLUMNS: &[&str] = &[
     "latency_p99_s",
 ];
 
+/// timeseries.csv's columns with more than one server: a row per bin and
+/// server, each the server's and its callers' (calls to it, downstream
+/// calls included), with servers.csv's `served`, `refused` and
+/// `wasted_work_s`.
+pub const SERVER_TIMESERIES_COLUMNS: &[&str] = &[
+    "t_s",
+    "server",
+    "queue",
+    "attempts",
+    "successes",
+    "failures",
+    "connected",
+    "server_up",
+    "calls_started",
+    "calls_failed",
+    "failed_fast",
+    "timeouts",
+    "goodput",
+    "latency_p50_s",
+    "latency_p99_s",
+    "served",
+    "refused",
+    "wasted_work_s",
+];
+
 /// servers.csv's columns after the point's axes and the replication
 /// (written for scenarios of more than one server).
 pub const SERVER_COLUMNS: &[&str] = &[
@@ -93,7 +118,7 @@ const TABLES_SERVERS: &[TableSpec] = &[
     },
     TableSpec {
         name: "timeseries",
-        columns: TIMESERIES_COLUMNS,
+        columns: SERVER_TIMESERIES_COLUMNS,
     },
     TableSpec {
         name: "servers",
@@ -318,6 +343,11 @@ pub struct Bin {
     /// Successful calls' latency quantiles in the bin, in seconds.
     pub latency_p50: f64,
     pub latency_p99: f64,
+    /// A server's replies of success and refusal, and its work for
+    /// attempts no one waited for any more (per-server bins only).
+    pub served: u64,
+    pub refused: u64,
+    pub wasted_ps: f64,
 }
 
 /// The results of one service run.
@@ -342,6 +372,8 @@ pub struct RunResult {
     pub bin: Time,
     pub duration: Time,
     pub bins: Vec<Bin>,
+    /// With more than one server, per server its bins.
+    pub server_bins: Vec<Vec<Bin>>,
     pub events: u64,
     /// Why the run stopped before its end, if it did.
     pub failure: Option<String>,
@@ -454,29 +486,50 @@ impl RunResult {
                 ]
             })
             .collect();
-        let timeseries: Table = self
-            .bins
-            .iter()
-            .enumerate()
-            .map(|(k, b)| {
-                vec![
-                    Cell::Number((k as u64 + 1) as f64 * self.bin as f64 / 1e12),
-                    Cell::Count(b.queue),
-                    Cell::Count(b.attempts),
-                    Cell::Count(b.successes),
-                    Cell::Count(b.failures),
-                    Cell::Count(b.connected),
-                    Cell::Count(u64::from(b.server_up)),
-                    Cell::Count(b.calls_started),
-                    Cell::Count(b.calls_failed),
-                    Cell::Count(b.failed_fast),
-                    Cell::Count(b.timeouts),
-                    Cell::Number(b.successes as f64 / bin_width(self.bin, self.duration, k)),
-                    Cell::Number(b.latency_p50),
-                    Cell::Number(b.latency_p99),
-                ]
-            })
-            .collect();
+        let row = |k: usize, b: &Bin, server: Option<&str>| {
+            let mut r = vec![Cell::Number((k as u64 + 1) as f64 * self.bin as f64 / 1e12)];
+            r.extend(server.map(|s| Cell::text(s.to_string())));
+            r.extend([
+                Cell::Count(b.queue),
+                Cell::Count(b.attempts),
+                Cell::Count(b.successes),
+                Cell::Count(b.failures),
+                Cell::Count(b.connected),
+                Cell::Count(u64::from(b.server_up)),
+                Cell::Count(b.calls_started),
+                Cell::Count(b.calls_failed),
+                Cell::Count(b.failed_fast),
+                Cell::Count(b.timeouts),
+                Cell::Number(b.successes as f64 / bin_width(self.bin, self.duration, k)),
+                Cell::Number(b.latency_p50),
+                Cell::Number(b.latency_p99),
+            ]);
+            if server.is_some() {
+                r.extend([
+                    Cell::Count(b.served),
+                    Cell::Count(b.refused),
+                    Cell::Number(b.wasted_ps / 1e12),
+                ]);
+            }
+            r
+        };
+        let timeseries: Table = if self.server_bins.is_empty() {
+            self.bins
+                .iter()
+                .enumerate()
+                .map(|(k, b)| row(k, b, None))
+                .collect()
+        } else {
+            (0..self.bins.len())
+                .flat_map(|k| {
+                    self.servers
+                        .iter()
+                        .zip(&self.server_bins)
+                        .map(move |((name, _), bins)| (k, name, bins))
+                })
+                .map(|(k, name, bins)| row(k, &bins[k], Some(name)))
+                .collect()
+        };
         let mut tables = vec![groups, timeseries];
         if self.columns.tables.len() > 2 {
             tables.push(

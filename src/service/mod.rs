@@ -8,8 +8,8 @@
 //! `config` is what a run is given; `client` starts calls, sends attempts and
 //! decides retries; `server` answers them (a FIFO queue that can crash, a
 //! flaky server, an optimistically locked row), each server with its own
-//! state and stream, a downstream call holding the worker that makes it;
-//! `gates` holds retry budgets
+//! state and stream; `downstream` a server's calls to another (a worker
+//! held while one goes on, deadlines propagated); `gates` holds retry budgets
 //! and breakers; `metrics` counts. This file holds the run's state and the
 //! event loop.
 
@@ -17,6 +17,7 @@ mod checks;
 mod client;
 mod config;
 mod cost;
+mod downstream;
 mod gates;
 mod metrics;
 mod server;
@@ -30,7 +31,7 @@ pub use config::{
 };
 pub use metrics::{
     Bin, GroupCount, RunResult, ServerCount, COLUMNS, GROUP_COLUMNS, SERVER_COLUMNS,
-    TIMESERIES_COLUMNS,
+    SERVER_TIMESERIES_COLUMNS, TIMESERIES_COLUMNS,
 };
 pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
 pub use status::{CONFLICT, CONNECTION_LOST};
@@ -344,6 +345,11 @@ struct Sim<'a> {
     dropped_expired: u64,
     /// The latencies of the calls that succeeded in the current bin.
     bin_latencies: Vec<Time>,
+    /// With more than one server, per server its bins and the latencies
+    /// of the calls to it that succeeded in the current bin (downstream
+    /// calls included); empty with one server.
+    server_bins: Vec<Vec<Bin>>,
+    server_latencies: Vec<Vec<Time>>,
     /// Rows per attempt, when traced.
     trace: Option<trace::Trace>,
 }
@@ -500,6 +506,11 @@ impl<'a> Sim<'a> {
             wasted_ps: 0.0,
             dropped_expired: 0,
             bin_latencies: Vec::new(),
+            server_bins: match sc.servers.len() {
+                1 => Vec::new(),
+                n => vec![vec![Bin::default(); bins]; n],
+            },
+            server_latencies: vec![Vec::new(); sc.servers.len()],
             trace: None,
         }
     }
@@ -718,6 +729,24 @@ impl<'a> Sim<'a> {
         b.queue = queue;
         b.connected = self.connected_total;
         b.server_up = self.servers[0].up;
+        let k = self.cur_bin;
+        for (s, bins) in self.server_bins.iter_mut().enumerate() {
+            let lat = &mut self.server_latencies[s];
+            let b = &mut bins[k];
+            b.latency_p50 = metrics::exact_quantile_s(lat, 0.5);
+            b.latency_p99 = metrics::exact_quantile_s(lat, 0.99);
+            lat.clear();
+            b.queue = self.servers[s].in_system;
+            b.server_up = self.servers[s].up;
+            b.connected = self
+                .sc
+                .groups
+                .iter()
+                .zip(&self.counts)
+                .filter(|(g, _)| g.server == s && g.downstream_of.is_none())
+                .map(|(_, c)| c.connected)
+                .sum();
+        }
         self.cur_bin += 1;
     }
 
@@ -733,21 +762,48 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// The current bin, for counters (none for a server's downstream call).
-    fn bin(&mut self) -> Option<&mut Bin> {
-        if self.quiet {
-            return None;
-        }
-        self.bins.get_mut(self.cur_bin)
+    /// Counts in the current bin for a call of group `gi`: the run's (not
+    /// for a server's downstream call) and, with several servers, its
+    /// server's.
+    fn tick(&mut self, gi: usize, f: impl Fn(&mut Bin)) {
+        self.tick_in(self.cur_bin, gi, f);
     }
 
-    /// The bin of the current time, also before the first event.
-    fn bin_at_now(&mut self) -> Option<&mut Bin> {
-        if self.quiet {
-            return None;
+    /// [`Sim::tick`] in the bin of the current time, also before the
+    /// first event.
+    fn tick_now(&mut self, gi: usize, f: impl Fn(&mut Bin)) {
+        self.tick_in((self.now / self.sc.bin.max(1)) as usize, gi, f);
+    }
+
+    fn tick_in(&mut self, k: usize, gi: usize, f: impl Fn(&mut Bin)) {
+        if !self.quiet {
+            if let Some(b) = self.bins.get_mut(k) {
+                f(b);
+            }
         }
-        let k = (self.now / self.sc.bin.max(1)) as usize;
-        self.bins.get_mut(k)
+        let server = self.sc.groups[gi].server;
+        if let Some(b) = self.server_bins.get_mut(server).and_then(|v| v.get_mut(k)) {
+            f(b);
+        }
+    }
+
+    /// The current bin of server `cur`, with several servers.
+    fn server_bin(&mut self) -> Option<&mut Bin> {
+        let k = self.cur_bin;
+        self.server_bins
+            .get_mut(self.cur)
+            .and_then(|v| v.get_mut(k))
+    }
+
+    /// A call of group `gi` succeeded after `latency`.
+    fn bin_latency(&mut self, gi: usize, latency: Time) {
+        if !self.quiet {
+            self.bin_latencies.push(latency);
+        }
+        if self.server_bins.is_empty() {
+            return;
+        }
+        self.server_latencies[self.sc.groups[gi].server].push(latency);
     }
 
     fn finish(mut self) -> RunResult {
@@ -798,6 +854,7 @@ impl<'a> Sim<'a> {
             bin: self.sc.bin,
             duration: self.sc.duration,
             bins: self.bins,
+            server_bins: self.server_bins,
             events: self.events,
             failure: self.fault,
         }

@@ -40,72 +40,12 @@ pub(super) const BAD_GATEWAY: u16 = 502;
 
 impl Sim<'_> {
     /// Server time spent on an attempt whose caller had gone.
-    fn waste(&mut self, ps: f64) {
+    pub(super) fn waste(&mut self, ps: f64) {
         self.wasted_ps += ps;
         self.server_counts[self.cur].wasted_ps += ps;
-    }
-
-    /// The current server makes its downstream call for attempt `seq` of
-    /// call `call` (held by `worker`, u32::MAX for none).
-    fn call_downstream(&mut self, call: u32, seq: u64, worker: u32) {
-        let gi = self.sc.servers[self.cur].downstream.expect("a downstream");
-        let st = &self.servers[self.cur];
-        let (token, epoch) = match st.tokens.get(worker as usize) {
-            Some(&t) => (t, st.epoch),
-            None => (0, st.epoch),
-        };
-        let tally = match self.calls.get(call as usize) {
-            Some(Some(c)) if c.seq == seq => c.tally,
-            _ => self.now >= self.sc.warmup,
-        };
-        let parent = super::Parent {
-            server: self.cur as u32,
-            call,
-            seq,
-            worker,
-            token,
-            epoch,
-        };
-        let quiet = std::mem::replace(&mut self.quiet, true);
-        let child = self.new_call(gi, 0, 0);
-        let c = self.calls[child as usize].as_mut().expect("new");
-        c.parent = Some(parent);
-        c.tally = tally;
-        self.send(child);
-        self.quiet = quiet;
-    }
-
-    /// A downstream call ended: the attempt it was made for succeeds if
-    /// it did, else fails with 502; its worker, if held and still on it,
-    /// takes the next work.
-    pub(super) fn upstream(&mut self, p: super::Parent, ok: bool) {
-        let outcome = if ok {
-            self.served(p.call, p.seq)
-        } else {
-            Outcome::Fail {
-                retry_after: false,
-                status: BAD_GATEWAY,
-            }
-        };
-        if p.worker == u32::MAX {
-            return self.answer(p.call, p.seq, outcome);
+        if let Some(b) = self.server_bin() {
+            b.wasted_ps += ps;
         }
-        let w = p.worker as usize;
-        let st = &self.servers[self.cur];
-        let held = st.epoch == p.epoch
-            && st.tokens[w] == p.token
-            && matches!(st.serving[w], Some(work) if work.seq == p.seq);
-        if !held {
-            return;
-        }
-        let work = self.servers[self.cur].serving[w].take().expect("held");
-        self.servers[self.cur].busy_ps += (self.now - work.started) as f64;
-        self.servers[self.cur].in_system -= 1;
-        if !self.waiting(work.call, work.seq) {
-            self.waste((self.now - work.started) as f64);
-        }
-        self.answer(work.call, work.seq, outcome);
-        self.next_work(p.worker);
     }
 
     /// An attempt (or an OCC write carrying the version it read) arrives.
@@ -260,21 +200,22 @@ impl Sim<'_> {
     }
 
     /// When the client of attempt `seq` stops waiting for it: its send time
-    /// plus its group's timeout, or the call's deadline (gRPC); now, if it
-    /// has stopped already.
-    fn deadline(&self, call: u32, seq: u64) -> Time {
+    /// plus its group's timeout, or the call's deadline (gRPC's, or one
+    /// propagated from its caller) if sooner; now, if it has stopped
+    /// already.
+    pub(super) fn deadline(&self, call: u32, seq: u64) -> Time {
         match self.calls.get(call as usize) {
-            Some(Some(c)) if c.seq == seq && c.waiting && c.deadline < Time::MAX => c.deadline,
             Some(Some(c)) if c.seq == seq && c.waiting => self.sc.groups[c.group as usize]
                 .timeout
-                .map_or(Time::MAX, |t| c.sent_at.saturating_add(t)),
+                .map_or(Time::MAX, |t| c.sent_at.saturating_add(t))
+                .min(c.deadline),
             _ => self.now,
         }
     }
 
     /// What a served attempt returns: a poll before its job is ready learns
     /// that it is not; everything else succeeds.
-    fn served(&mut self, call: u32, seq: u64) -> Outcome {
+    pub(super) fn served(&mut self, call: u32, seq: u64) -> Outcome {
         match self.calls.get(call as usize).and_then(Option::as_ref) {
             Some(c)
                 if c.seq == seq
@@ -299,6 +240,17 @@ impl Sim<'_> {
 
     /// Sends a reply back over the network.
     pub(super) fn answer(&mut self, call: u32, seq: u64, outcome: Outcome) {
+        if let Some(b) = self.server_bin() {
+            match outcome {
+                Outcome::Ok => b.served += 1,
+                Outcome::Fail { status, .. }
+                    if status != CONNECTION_LOST && status != BAD_GATEWAY =>
+                {
+                    b.refused += 1
+                }
+                _ => {}
+            }
+        }
         if self.now >= self.sc.warmup {
             let c = &mut self.server_counts[self.cur];
             match outcome {
@@ -400,7 +352,7 @@ impl Sim<'_> {
     /// The next work for a free worker: a refusal to make first, then the
     /// oldest (FIFO) or newest (LIFO) waiting attempt not cancelled; idle
     /// when there is none.
-    fn next_work(&mut self, worker: u32) {
+    pub(super) fn next_work(&mut self, worker: u32) {
         if let Some(r) = self.servers[self.cur].refusals.pop_front() {
             return self.start_work(worker, r, true);
         }
@@ -447,7 +399,7 @@ impl Sim<'_> {
             self.answer(work.call, work.seq, refusal);
         } else {
             self.servers[self.cur].in_system -= 1;
-            if !self.waiting(work.call, work.seq) {
+            if !self.wanted(work.call, work.seq) {
                 self.waste((self.now - work.started) as f64);
             }
             let outcome = self.served(work.call, work.seq);
@@ -457,7 +409,8 @@ impl Sim<'_> {
     }
 
     /// A cancel for attempt `seq` reaches the server: it leaves the queue,
-    /// or its worker stops and takes the next.
+    /// or its worker stops and takes the next (a downstream call it holds
+    /// the worker for goes on, and is then answered to no one).
     pub(super) fn cancel(&mut self, seq: u64) {
         let found = self.servers[self.cur]
             .serving
