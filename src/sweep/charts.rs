@@ -11,9 +11,14 @@ use toml::{Table, Value};
 /// column, series axes; with `series = "group"`, one series per station
 /// group, x and y then columns of the groups table. Scales, size and file
 /// names are checked here, so that a bad chart stops the sweep before it runs.
-/// `table = "timeseries"` (a table the world writes) draws from that table;
+/// `table = "timeseries"` (a table the world writes) draws from that table
+/// (a line per server where it has a row per server);
 /// `shade = "surge"` (each point's surge, in seconds: `surges`) or
 /// `shade = [from, to]` shades an interval of x.
+/// The column of a table with a row per server (a scenario of several
+/// servers' timeseries.csv).
+const SERVER_SERIES: &str = "server";
+
 pub(super) fn read_charts(
     table: &Table,
     axes: &[Axis],
@@ -142,12 +147,29 @@ pub(super) fn read_charts(
                 ),
             ));
         }
+        // A table with a row per server and bin (several servers' timeseries)
+        // draws a line per server: its `server` column splits the series
+        // whether named or not.
+        let mut series = series;
+        if from_table.is_some()
+            && allowed.contains(&SERVER_SERIES)
+            && !series.iter().any(|s| s == SERVER_SERIES)
+        {
+            series.push(SERVER_SERIES.to_string());
+        }
         for s in &series {
-            if !axis_paths.contains(&s.as_str()) && s != chart::GROUP_SERIES {
+            let of_table =
+                from_table.is_some() && s == SERVER_SERIES && allowed.contains(&SERVER_SERIES);
+            if !axis_paths.contains(&s.as_str()) && s != chart::GROUP_SERIES && !of_table {
                 return Err(f.err(
                     "series",
                     format!(
-                        "`{s}` is neither a sweep axis nor \"group\"; axes: {}",
+                        "`{s}` is neither a sweep axis nor \"group\"{}; axes: {}",
+                        if from_table.is_some() {
+                            " nor \"server\" of a table with a row per server"
+                        } else {
+                            ""
+                        },
                         list_or_none(&axis_paths)
                     ),
                 ));
