@@ -284,3 +284,56 @@ fn a_propagated_deadline_stops_downstream_attempts_and_cuts_wasted_work() {
     assert!(wasted[1] < 0.8 * wasted[0], "{wasted:?}");
     assert!(wasted[2] < wasted[1] && wasted[3] < wasted[1], "{wasted:?}");
 }
+
+#[test]
+fn a_retry_budget_in_the_middle_layer_holds_the_leaf_to_its_bound() {
+    // client (4 attempts) -> s0 -> s1 (4 attempts each) -> s2, always
+    // failing; s0's calls to s1 retry without a limit of their own but
+    // behind a shared budget: each call deposits d, each retry costs c,
+    // the bucket starts with s (and never fills). Its documented bound
+    // (docs/service.md, "The retry gates, exactly"): M calls make at most
+    // floor((s + M d) / c) retries, so s1 sees at most M + that and the
+    // leaf 4 times as many.
+    let (d, c, s) = (0.25, 1.0, 5.0);
+    let text = format!(
+        r#"duration = "60s"
+[network]
+delay = {{ kind = "exponential", mean = "5ms" }}
+[[servers]]
+name = "s0"
+kind = "flaky"
+failure = 0.0
+downstream = {{ server = "s1", max_retries = 1000, budget = {{ size = 100000, deposit = {d}, cost = {c}, start = {s}, scope = "shared" }} }}
+[[servers]]
+name = "s1"
+kind = "flaky"
+failure = 0.0
+downstream = {{ server = "s2", max_retries = 3 }}
+[[servers]]
+name = "s2"
+kind = "flaky"
+failure = 1.0
+[[clients]]
+count = 1
+calls = {{ kind = "poisson", rate = "20/s", until = "10s" }}
+max_retries = 3
+"#
+    );
+    let out = service(&text).run(7).unwrap();
+    let n = out.metric("calls");
+    assert!(n > 150.0, "{n} calls");
+    let rows = servers(&out);
+    // Every call fails: 4 attempts each at s0, each one call to s1.
+    let middle_calls = 4.0 * n;
+    assert_eq!(rows[0].1 as f64, middle_calls);
+    let retries = ((s + middle_calls * d) / c).floor();
+    let bound = 4.0 * (middle_calls + retries) / n;
+    let leaf = rows[2].4;
+    assert!(
+        leaf <= bound,
+        "{leaf} attempts per call at the leaf, bound {bound}"
+    );
+    // Against an always-failing leaf every retry the budget allows is
+    // taken: the bound is met to within one retry (its floor).
+    assert!(leaf >= bound - 4.0 / n, "{leaf} against {bound}");
+}

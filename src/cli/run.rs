@@ -148,17 +148,28 @@ fn amplification(sc: &crate::world::Scenario) -> Vec<String> {
     if s.servers.len() < 2 {
         return Vec::new();
     }
+    let rates = s.offered_rates();
     s.servers
         .iter()
         .zip(s.worst_amplification())
-        .map(|(server, a)| {
+        .enumerate()
+        .map(|(k, (server, a))| {
             let a = if a.is_finite() {
-                format!("{a}")
+                crate::service::amplification_figure(a)
             } else {
                 "no limit".into()
             };
+            let load = match s.capacity_of(k) {
+                Some(cap) => format!(
+                    "; utilisation {} by first attempts, downstream calls included ({}/s of {}/s)",
+                    crate::advice::short_fraction(rates[k] / cap),
+                    crate::advice::short_fraction(rates[k]),
+                    crate::advice::short_fraction(cap)
+                ),
+                None => String::new(),
+            };
             format!(
-                "server \"{}\": at most {a} attempts per top-level call (the product of attempt limits along the path)",
+                "server \"{}\": at most {a} attempts per top-level call (the product of the attempt limits and retry budgets along the path){load}",
                 server.name
             )
         })

@@ -23,6 +23,15 @@ fn waits_nothing(spec: &BackoffSpec) -> bool {
     }
 }
 
+/// An amplification as `validate` writes it: whole, or to two decimals.
+pub fn amplification_figure(a: f64) -> String {
+    if (a - a.round()).abs() < 1e-9 {
+        format!("{}", a.round())
+    } else {
+        format!("{a:.2}")
+    }
+}
+
 /// Attempts per top-level call above which `validate` warns of a server.
 pub const AMPLIFICATION_WARN: f64 = 10.0;
 
@@ -62,11 +71,12 @@ impl Scenario {
                 key: format!("servers.{k}"),
                 message: format!(
                     "server \"{}\" may see up to {} attempts per top-level call (retries multiply \
-                     along the path: the product of each layer's max_retries + 1); retry at one \
-                     layer only, or give the layers a `budget`",
+                     along the path: the product of each layer's attempt limit, max_retries + 1 \
+                     or a stack's max_attempts, or 1 + deposit / cost of its retry budget); \
+                     retry at one layer only, or give the layers a `budget`",
                     self.servers[k].name,
                     if a.is_finite() {
-                        format!("{a}")
+                        amplification_figure(a)
                     } else {
                         "unboundedly many".into()
                     }
@@ -75,15 +85,62 @@ impl Scenario {
             .collect()
     }
 
-    /// A queue server's capacity in attempts per second: workers over the
-    /// mean service time.
+    /// The first server's capacity, if a queue server.
     pub fn capacity(&self) -> Option<f64> {
-        match &self.server().kind {
+        self.capacity_of(0)
+    }
+
+    /// Server `k`'s capacity in attempts per second, if a queue server:
+    /// workers over the mean service time.
+    pub fn capacity_of(&self, k: usize) -> Option<f64> {
+        match &self.servers[k].kind {
             ServerKind::Queue {
                 service, workers, ..
             } => Some(f64::from(*workers) * 1e12 / service.mean_ps()),
             _ => None,
         }
+    }
+
+    /// First attempts per second offered to each server at the groups'
+    /// base rates, before any retry: its clients' calls, and for a server
+    /// that others call, the attempts they serve (each makes one call;
+    /// a queue server serves at most its capacity, a flaky one its
+    /// successful share).
+    pub fn offered_rates(&self) -> Vec<f64> {
+        let n = self.servers.len();
+        let mut rate = vec![0.0; n];
+        for g in self.client_groups() {
+            if let Some((base, _)) = self.rates(g) {
+                rate[g.server] += base;
+            }
+        }
+        let target = |s: usize| self.servers[s].downstream.map(|d| self.groups[d].server);
+        // Callers before the servers they call (servers form no ring).
+        let mut callers = vec![0usize; n];
+        for s in 0..n {
+            if let Some(t) = target(s) {
+                callers[t] += 1;
+            }
+        }
+        let mut ready: Vec<usize> = (0..n).filter(|&s| callers[s] == 0).collect();
+        while let Some(s) = ready.pop() {
+            let Some(t) = target(s) else { continue };
+            rate[t] += match &self.servers[s].kind {
+                ServerKind::Queue { .. } => {
+                    rate[s].min(self.capacity_of(s).unwrap_or(f64::INFINITY))
+                }
+                ServerKind::Flaky {
+                    failure,
+                    client_error,
+                } => rate[s] * (1.0 - failure - client_error).max(0.0),
+                ServerKind::Occ => rate[s],
+            };
+            callers[t] -= 1;
+            if callers[t] == 0 {
+                ready.push(t);
+            }
+        }
+        rate
     }
 
     /// Each group's first attempts per second at its base rate and at the
@@ -100,8 +157,12 @@ impl Scenario {
     }
 
     /// The offered load of first attempts against the queue server's
-    /// capacity, per group, as information.
+    /// capacity, per group, as information (one server; with several,
+    /// `validate` gives each server's utilisation instead).
     pub fn offered_load(&self) -> Option<OfferedLoad> {
+        if self.servers.len() > 1 {
+            return None;
+        }
         let cap = self.capacity()?;
         // Groups that call at one instant have no rate to compare.
         let groups: Vec<(String, Share)> = self
@@ -121,21 +182,12 @@ impl Scenario {
         })
     }
 
-    /// First attempts alone past the queue server's capacity at the base
-    /// rates: utilisation ρ = λ E[S] / workers above 1 (a profile's stretch
-    /// above it is a disturbance the scenario asks for, and is not warned of).
-    fn overload(&self) -> Option<Warning> {
-        let cap = self.capacity()?;
-        let base: f64 = self
-            .groups
-            .iter()
-            .filter_map(|g| self.rates(g))
-            .map(|(b, _)| b)
-            .sum();
-        let rho = base / cap;
-        if rho <= 1.0 {
-            return None;
-        }
+    /// Each queue server's first attempts alone past its capacity at the
+    /// base rates (its callers' included): utilisation ρ = λ E[S] /
+    /// workers above 1 (a profile's stretch above it is a disturbance the
+    /// scenario asks for, and is not warned of).
+    fn overload(&self) -> Vec<Warning> {
+        let rates = self.offered_rates();
         let fig = |x: f64| {
             if x >= 100.0 {
                 format!("{x:.0}")
@@ -143,18 +195,42 @@ impl Scenario {
                 format!("{x:.3}")
             }
         };
-        Some(Warning {
-            kind: "overload",
-            key: "server".into(),
-            message: format!(
-                "the server serves at most {} attempts/s (workers x 1 / mean service time) \
-                 and is offered {}/s of first attempts, utilisation {rho:.3}, before any retry: \
-                 its queue grows without end; give more `workers` or a faster `service`, \
-                 or fewer calls",
-                fig(cap),
-                fig(base)
-            ),
-        })
+        let mut out = Vec::new();
+        for (k, &base) in rates.iter().enumerate() {
+            let Some(cap) = self.capacity_of(k) else {
+                continue;
+            };
+            let rho = base / cap;
+            if rho <= 1.0 {
+                continue;
+            }
+            let (key, who, what) = if self.servers.len() == 1 {
+                (
+                    "server".to_string(),
+                    "the server".to_string(),
+                    "first attempts",
+                )
+            } else {
+                (
+                    format!("servers.{k}"),
+                    format!("server \"{}\"", self.servers[k].name),
+                    "first attempts (its clients' and its callers' downstream calls)",
+                )
+            };
+            out.push(Warning {
+                kind: "overload",
+                key,
+                message: format!(
+                    "{who} serves at most {} attempts/s (workers x 1 / mean service time) \
+                     and is offered {}/s of {what}, utilisation {rho:.3}, before any retry: \
+                     its queue grows without end; give more `workers` or a faster `service`, \
+                     or fewer calls",
+                    fig(cap),
+                    fig(base)
+                ),
+            });
+        }
+        out
     }
 
     /// A per-client budget or breaker on `fresh` clients, each of which makes
@@ -194,7 +270,7 @@ impl Scenario {
         // Whom a call may keep failing against, at once and without end (an
         // OCC race always ends: every round of writes has a winner; a queue
         // without a limit, a crash or a gate refuses nothing).
-        let against = match (&self.server().kind, g.calls) {
+        let against = match (&self.servers[g.server].kind, g.calls) {
             (_, Calls::Poll { .. }) => "polling a job not yet ready, each call polls",
             (ServerKind::Flaky { failure, .. }, _) if *failure >= 1.0 => {
                 "against this server, which fails every attempt (`server.failure` = 1), each call retries"
@@ -230,7 +306,7 @@ impl Scenario {
         };
         Some(Warning {
             kind: "unbounded-retries",
-            key: format!("clients.{gi}.backoff"),
+            key: format!("{}.backoff", self.group_path(gi)),
             message: format!(
                 "group \"{}\" retries with no wait and no limit (backoff `{}`, no `max_retries`): \
                  {against} {pace}; \

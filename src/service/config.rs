@@ -392,6 +392,21 @@ pub struct Group {
 }
 
 impl Group {
+    /// The most attempts per call its gates allow: its attempt limit
+    /// (`max_retries` + 1, a stack's `max_attempts`), or with a retry
+    /// budget 1 + deposit / cost if less: over many calls the budget
+    /// lets through at most that many attempts per call (its `start`
+    /// tokens allow a burst beyond it at first). Infinite with neither.
+    pub fn attempts_bound(&self) -> f64 {
+        let limit = self
+            .max_retries
+            .map_or(f64::INFINITY, |m| f64::from(m) + 1.0);
+        match self.budget {
+            Some(b) => limit.min(1.0 + b.deposit / b.cost),
+            None => limit,
+        }
+    }
+
     /// Calls its profile adds over [0, end) beyond the base `rate` (per
     /// client for `poisson`).
     pub fn extra_calls(&self, rate: f64, end: Time) -> f64 {
@@ -428,10 +443,10 @@ impl Scenario {
     }
 
     /// Attempts at each server per top-level call at most: the product of
-    /// attempt limits (`max_retries` + 1) along the path to it; infinite
-    /// where a limit is missing.
+    /// the layers' bounds along the path to it (see [`Group::attempts_bound`]);
+    /// infinite where a layer has none.
     pub fn worst_amplification(&self) -> Vec<f64> {
-        let limit = |g: &Group| g.max_retries.map_or(f64::INFINITY, |m| f64::from(m) + 1.0);
+        let limit = Group::attempts_bound;
         let mut amp = vec![0.0f64; self.servers.len()];
         for g in self.client_groups() {
             let mut a = limit(g);

@@ -14,6 +14,7 @@
 //! event loop.
 
 mod checks;
+pub use checks::amplification_figure;
 mod client;
 mod config;
 mod cost;
