@@ -337,3 +337,104 @@ max_retries = 3
     // taken: the bound is met to within one retry (its floor).
     assert!(leaf >= bound - 4.0 / n, "{leaf} against {bound}");
 }
+
+#[test]
+fn the_timeseries_has_a_row_per_server_and_bin_summing_to_servers_csv() {
+    let text = chain(3, 10).replace(
+        "calls = { kind = \"once\", at = \"0s\" }",
+        "calls = { kind = \"once\", at = \"2.5s\" }",
+    );
+    let sc = service(&text);
+    let out = sc.run(1).unwrap();
+    let ts = out.table("timeseries");
+    let cols = csmacd::service::SERVER_TIMESERIES_COLUMNS;
+    assert_eq!(cols[..2], ["t_s", "server"]);
+    let at = |name: &str| cols.iter().position(|c| *c == name).unwrap();
+    // 100 s in 1 s bins, three servers each.
+    assert_eq!(ts.len(), 300);
+    let count = |c: &Cell| match c {
+        Cell::Count(n) => *n,
+        other => panic!("not a count: {other:?}"),
+    };
+    for (k, (name, attempts, served, refused, _)) in servers(&out).into_iter().enumerate() {
+        let rows: Vec<_> = ts
+            .iter()
+            .filter(|r| matches!(&r[1], Cell::Text(t) if t.to_string() == name))
+            .collect();
+        assert_eq!(rows.len(), 100, "{name}");
+        let sum = |c: usize| rows.iter().map(|r| count(&r[c])).sum::<u64>();
+        assert_eq!(sum(at("attempts")), attempts, "{name}");
+        assert_eq!(sum(at("served")), served, "{name}");
+        assert_eq!(sum(at("refused")), refused, "{name}");
+        // Every attempt is made in the bin of 2.5 s: the calls start then,
+        // the flaky servers answer at once, with no network delay.
+        assert_eq!(count(&rows[2][at("attempts")]), attempts, "{name}");
+        // Calls to each server: the clients' 10 at the first, one per
+        // attempt served above it at the others.
+        let calls = sum(at("calls_started"));
+        assert_eq!(calls, 10 * 4u64.pow(k as u32), "{name}");
+    }
+}
+
+#[test]
+fn a_timeseries_chart_of_several_servers_draws_a_line_per_server() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/service-layers.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let plan = csmacd::sweep::from_str(path, "service-layers", &text, None).unwrap();
+    let chart = &plan.charts[0];
+    assert_eq!(chart.table.as_deref(), Some("timeseries"));
+    assert_eq!(chart.series, ["server"]);
+    // `server` is no column of a one-server timeseries.
+    let one = "duration = \"10s\"\n[server]\nkind = \"flaky\"\nfailure = 0.5\n[[clients]]\ncount = 1\ncalls = { kind = \"once\", at = \"0s\" }\n[sweep]\n\"server.failure\" = [0.1, 0.2]\n[[chart]]\ntable = \"timeseries\"\nx = \"t_s\"\ny = \"attempts\"\nseries = \"server\"\n";
+    let e = csmacd::sweep::from_str("one.toml", "one", one, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("chart.0.series") && e.contains("`server`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn validate_checks_every_server_with_its_downstream_load_and_budgets() {
+    // 100 calls/s reach the api, 90 % of them served: 90/s of downstream
+    // calls offered to a db serving 2 x 1 / 25 ms = 80/s.
+    let text = r#"duration = "10s"
+[[servers]]
+name = "api"
+kind = "flaky"
+failure = 0.1
+downstream = { server = "db", max_retries = 3, budget = { size = 10, deposit = 0.2, cost = 2 } }
+[[servers]]
+name = "db"
+kind = "queue"
+service = { kind = "deterministic", value = "25ms" }
+workers = 2
+[[clients]]
+count = 10
+calls = { kind = "poisson", rate = "10/s", until = "10s" }
+max_retries = 4
+"#;
+    let sc = service(text);
+    let s = service_of(&sc);
+    let rates = s.offered_rates();
+    assert!(
+        (rates[0] - 100.0).abs() < 1e-9 && (rates[1] - 90.0).abs() < 1e-9,
+        "{rates:?}"
+    );
+    let w = s.warnings();
+    let over: Vec<_> = w.iter().filter(|w| w.kind == "overload").collect();
+    assert_eq!(over.len(), 1, "{w:?}");
+    assert_eq!(over[0].key, "servers.1");
+    assert!(
+        over[0].message.contains("utilisation 1.125"),
+        "{}",
+        over[0].message
+    );
+    // The db's calls retry at most 3 times, but the budget lets through
+    // 1 + 0.2 / 2 = 1.1 attempts per call: 5 x 1.1 at the db.
+    let amp = s.worst_amplification();
+    assert_eq!(amp[0], 5.0);
+    assert!((amp[1] - 5.5).abs() < 1e-12, "{amp:?}");
+    assert_eq!(csmacd::service::amplification_figure(amp[1]), "5.50");
+}
