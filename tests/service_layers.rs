@@ -202,11 +202,15 @@ fn service_of(sc: &world::Scenario) -> &csmacd::service::Scenario {
     }
 }
 
+/// A downstream call: its caller's deadline, and its attempts' send and
+/// service start times.
+type DownstreamCall = (u64, Vec<(u64, Option<u64>)>);
+
 /// Per downstream call of the trace, its caller's deadline (the client
 /// attempt's send time plus its 100 ms timeout: the api answers at once,
 /// so the call is made when that attempt reaches it) and its rows'
 /// (sent, starts).
-fn downstream_calls(rows: &[csmacd::service::AttemptRow]) -> Vec<(u64, Vec<(u64, Option<u64>)>)> {
+fn downstream_calls(rows: &[csmacd::service::AttemptRow]) -> Vec<DownstreamCall> {
     use std::collections::HashMap;
     let timeout = 100_000_000_000u64;
     let mut by_arrival: HashMap<u64, u64> = HashMap::new();
@@ -217,7 +221,7 @@ fn downstream_calls(rows: &[csmacd::service::AttemptRow]) -> Vec<(u64, Vec<(u64,
             "two arrivals at {at}"
         );
     }
-    let mut calls: HashMap<u64, (u64, Vec<(u64, Option<u64>)>)> = HashMap::new();
+    let mut calls: HashMap<u64, DownstreamCall> = HashMap::new();
     for r in rows.iter().filter(|r| r.group == "api->db") {
         let e = calls.entry(r.call).or_insert_with(|| {
             let deadline = *by_arrival
