@@ -333,8 +333,8 @@ impl Sim<'_> {
         c.waiting = true;
         let (id, attempt) = (c.id, c.sent);
         match g.timeout {
-            // gRPC: the call's deadline, from its first attempt.
-            // (unless a deadline propagated to the call comes first).
+            // gRPC: the call's deadline, from its first attempt (unless a
+            // deadline propagated to the call comes first).
             Some(t) if deadline && first && now.saturating_add(t) < c.deadline => {
                 c.deadline = now.saturating_add(t);
                 c.first_seq = seq;

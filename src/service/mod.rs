@@ -14,7 +14,6 @@
 //! event loop.
 
 mod checks;
-pub use checks::amplification_figure;
 mod client;
 mod config;
 mod cost;
@@ -26,6 +25,7 @@ mod stacks;
 mod status;
 mod trace;
 
+pub use checks::amplification_figure;
 pub use config::{
     Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
     Scenario, Server, ServerKind, Service, Slo, Surge,
