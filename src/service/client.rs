@@ -152,6 +152,7 @@ impl Sim<'_> {
             tally: counted,
             backoff: self.client_backoff(gi, client),
             rng: Stream::new(stream, true),
+            hedge: None,
         };
         match self.free.pop() {
             Some(k) => {
@@ -165,7 +166,7 @@ impl Sim<'_> {
         }
     }
 
-    fn call_mut(&mut self, call: u32) -> &mut Call {
+    pub(super) fn call_mut(&mut self, call: u32) -> &mut Call {
         self.calls[call as usize]
             .as_mut()
             .expect("a scheduled call is live")
@@ -190,7 +191,7 @@ impl Sim<'_> {
     }
 
     /// The stack state of a call's scope (its group has a stack).
-    fn stack(&mut self, gi: usize, client: u64) -> &mut StackState {
+    pub(super) fn stack(&mut self, gi: usize, client: u64) -> &mut StackState {
         self.gate(gi, client)
             .stack
             .as_mut()
@@ -199,7 +200,12 @@ impl Sim<'_> {
 
     /// The policy's (or the stack's) wait after the call's n-th failure,
     /// at least `at_least`.
-    fn wait(&mut self, call: u32, at_least: Option<Time>, failure: Option<Failure>) -> Time {
+    pub(super) fn wait(
+        &mut self,
+        call: u32,
+        at_least: Option<Time>,
+        failure: Option<Failure>,
+    ) -> Time {
         let gi = self.call_mut(call).group as usize;
         let g = &self.sc.groups[gi];
         let c = self.calls[call as usize].as_mut().expect("live call");
@@ -379,6 +385,7 @@ impl Sim<'_> {
                 );
             }
         }
+        self.hedge_sent(call, seq);
     }
 
     /// A call failed by a gate before its first attempt, in the trace.
@@ -404,7 +411,7 @@ impl Sim<'_> {
     }
 
     /// The gates' decision after the call's current attempt, in the trace.
-    fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
+    pub(super) fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
         let seq = self.call_mut(call).seq;
         self.note(seq, |r| {
             r.decision = decision;
@@ -460,7 +467,8 @@ impl Sim<'_> {
 
     /// The live call waiting for attempt `seq`, if any.
     pub(super) fn waiting(&mut self, call: u32, seq: u64) -> bool {
-        matches!(self.calls.get(call as usize), Some(Some(c)) if c.waiting && c.seq == seq)
+        matches!(self.calls.get(call as usize), Some(Some(c))
+            if (c.waiting && c.seq == seq) || c.hedge.as_ref().is_some_and(|h| h.live(seq)))
     }
 
     /// An OCC read came back: write with the version read.
@@ -482,6 +490,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
+        if self.hedged(call) {
+            return self.hedge_timeout(call, seq);
+        }
         // A gRPC call's deadline: it ends the call, in its backoff or with
         // the attempt in flight.
         let deadline = matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq);
@@ -550,7 +561,7 @@ impl Sim<'_> {
     /// How the call's group sees a failed reply with HTTP `status`
     /// (`refusal`: a queue server's): not retried if its `retry_on` does
     /// not list it, else as its stack classifies it.
-    fn classify(&self, gi: usize, status: u16, refusal: bool) -> Failure {
+    pub(super) fn classify(&self, gi: usize, status: u16, refusal: bool) -> Failure {
         let g = &self.sc.groups[gi];
         if g.retry_on.as_ref().is_some_and(|r| !r.status(status)) {
             return Failure::ClientError;
@@ -590,6 +601,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn reply(&mut self, call: u32, seq: u64, outcome: Outcome) {
+        if self.hedged(call) {
+            return self.hedge_reply(call, seq, outcome);
+        }
         if !self.waiting(call, seq) {
             return;
         }
@@ -622,7 +636,7 @@ impl Sim<'_> {
         }
     }
 
-    fn succeeded(&mut self, call: u32) {
+    pub(super) fn succeeded(&mut self, call: u32) {
         let (gi, client, counted, ready_at, n, first_sent) = {
             let c = self.call_mut(call);
             (
@@ -741,7 +755,7 @@ impl Sim<'_> {
     }
 
     /// The call has failed for good.
-    fn end_call(&mut self, call: u32) {
+    pub(super) fn end_call(&mut self, call: u32) {
         let now = self.now;
         let c = self.call_mut(call);
         let (gi, counted, sent, first_sent) = (c.group as usize, c.counted, c.sent, c.first_sent);

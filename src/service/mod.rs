@@ -18,6 +18,7 @@ mod client;
 mod config;
 mod cost;
 mod gates;
+mod hedge;
 mod metrics;
 mod server;
 mod stacks;
@@ -28,6 +29,7 @@ pub use config::{
     Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
     Scenario, Server, ServerKind, Service, Slo, Surge,
 };
+pub use hedge::{Hedge, HedgeKind};
 pub use metrics::{
     Bin, GroupCount, RunResult, ServerCount, COLUMNS, GROUP_COLUMNS, SERVER_COLUMNS,
     TIMESERIES_COLUMNS,
@@ -111,6 +113,11 @@ enum Ev {
         call: u32,
         seq: u64,
         version: u64,
+    },
+    /// A hedged call's timer: its next hedge, or a retry after its backoff.
+    Hedge {
+        call: u32,
+        ticket: u64,
     },
     /// An attempt held by a rate limiter tries again for a token.
     Paced {
@@ -225,6 +232,8 @@ struct Call {
     tally: bool,
     backoff: BackoffState,
     rng: Stream,
+    /// A hedged call's outstanding attempts and timer.
+    hedge: Option<Box<hedge::Attempts>>,
 }
 
 /// The gate scopes of one group.
@@ -627,6 +636,7 @@ impl<'a> Sim<'a> {
             | Ev::Restart { server } => self.cur = server as usize,
             Ev::Upstream { parent, .. } => self.cur = parent.server as usize,
             Ev::Send { call }
+            | Ev::Hedge { call, .. }
             | Ev::Paced { call, .. }
             | Ev::OccVersion { call, .. }
             | Ev::Reply { call, .. }
@@ -640,6 +650,7 @@ impl<'a> Sim<'a> {
             Ev::Arrival { group } => self.arrival(group as usize),
             Ev::Send { call } => self.send(call),
             Ev::Paced { call, ticket } => self.paced(call, ticket),
+            Ev::Hedge { call, ticket } => self.hedge_fire(call, ticket),
             Ev::Next { group, client } => self.next_call(group as usize, client),
             Ev::AtServer {
                 call, seq, version, ..

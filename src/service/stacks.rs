@@ -17,6 +17,9 @@ const PS: f64 = 1e12;
 pub struct Stack {
     pub kind: StackKind,
     pub shared: bool,
+    /// Its hedging (gRPC's hedging policy in place of its retry policy;
+    /// Envoy's hedge on per-try timeout), if any.
+    pub hedge: Option<super::hedge::Hedge>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -565,6 +568,17 @@ impl StackState {
         }
     }
 
+    /// An attempt of a hedged call given up without an outcome (a loser
+    /// cancelled or left to run, `in_flight`), or a retry waiting out its
+    /// backoff when its call is decided: Envoy's budget no longer counts
+    /// the request in flight, nor holds the retry.
+    pub fn abandon(&mut self, _stack: &Stack, in_flight: bool, retry: bool) {
+        if let StackState::Envoy { active, retries } = self {
+            *active -= u64::from(in_flight);
+            *retries -= u64::from(retry);
+        }
+    }
+
     /// Whether the gate lets a retry go after a failure, taking what it
     /// costs; for the AWS quota, Some(cost taken).
     pub fn retry(&mut self, stack: &Stack, now: Time, failure: Failure) -> Option<u32> {
@@ -757,6 +771,7 @@ mod tests {
                 retryable: 1 << GRPC_UNAVAILABLE,
             },
             shared: true,
+            hedge: None,
         }
     }
 
