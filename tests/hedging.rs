@@ -34,8 +34,8 @@ fn lognormal_survival(t: f64, median: f64, sigma: f64) -> f64 {
 /// 5 standard errors of a proportion, at times on both sides of d.
 #[test]
 fn hedged_latency_is_the_product_of_two_survivals() {
-    let (median, p99, d) = (0.020, 0.200, 0.030);
-    let sigma = (p99 / median as f64).ln() / 2.326_347_874_040_841;
+    let (median, p99, d): (f64, f64, f64) = (0.020, 0.200, 0.030);
+    let sigma = (p99 / median).ln() / 2.326_347_874_040_841;
     let sc = scenario(&format!(
         r#"duration = "300s"
 [server]
@@ -363,4 +363,121 @@ stack = { kind = "grpc", hedging = { max_attempts = 3, delay = "15ms", non_fatal
     assert_eq!(outputs[0], outputs[1]);
     let summary = String::from_utf8(outputs[0][0].clone()).unwrap();
     assert!(summary.lines().next().unwrap().contains("hedge_wins"));
+}
+
+/// A one-group scenario against `server`, the group given by `group`.
+fn with_group(server: &str, group: &str) -> String {
+    format!(
+        "duration = \"10s\"\n[server]\n{server}\n[network]\ndelay = \"1ms\"\n[[clients]]\ncount = 2\ncalls = {{ kind = \"once\" }}\n{group}\n"
+    )
+}
+
+const QUEUE: &str = "kind = \"queue\"\nrate = \"100/s\"";
+
+/// Bad hedging is refused at its key, with what is allowed.
+#[test]
+fn bad_hedging_is_refused_clearly() {
+    let hedging = |h: &str| format!("stack = {{ kind = \"grpc\", hedging = {{ {h} }} }}");
+    let cases: Vec<(String, String, &str, &str)> = vec![
+        (
+            QUEUE.into(),
+            "stack = { kind = \"grpc\", initial_backoff = \"10ms\", hedging = { max_attempts = 2, non_fatal = [\"UNAVAILABLE\"] } }".into(),
+            "clients.0.stack.initial_backoff",
+            "a retry policy or a hedging policy, not both",
+        ),
+        (
+            QUEUE.into(),
+            hedging("max_attempts = 6, non_fatal = [\"UNAVAILABLE\"]"),
+            "clients.0.stack.hedging.max_attempts",
+            "above 5 as 5",
+        ),
+        (
+            QUEUE.into(),
+            hedging("max_attempts = 1, non_fatal = [\"UNAVAILABLE\"]"),
+            "clients.0.stack.hedging.max_attempts",
+            "allowed: 2 to 5",
+        ),
+        (
+            QUEUE.into(),
+            hedging("max_attempts = 2"),
+            "clients.0.stack.hedging.non_fatal",
+            "missing",
+        ),
+        (
+            QUEUE.into(),
+            hedging("max_attempts = 2, non_fatal = [\"SLOW\"]"),
+            "clients.0.stack.hedging.non_fatal",
+            "not a non-fatal gRPC status code",
+        ),
+        (
+            QUEUE.into(),
+            hedging("max_attempts = 2, delay = \"-1ms\", non_fatal = [\"UNAVAILABLE\"]"),
+            "clients.0.stack.hedging.delay",
+            "",
+        ),
+        (
+            QUEUE.into(),
+            hedging("max_attempts = 2, non_fatal = [\"UNAVAILABLE\"], cancel = false"),
+            "clients.0.stack.hedging",
+            "cancel_losers",
+        ),
+        (
+            QUEUE.into(),
+            "stack = { kind = \"envoy\", hedge_on_per_try_timeout = true }".into(),
+            "clients.0.stack",
+            "give one, e.g. timeout",
+        ),
+        (
+            QUEUE.into(),
+            "timeout = \"50ms\"\nstack = { kind = \"envoy\", num_retries = 2, max_attempts = 3 }".into(),
+            "clients.0.stack.num_retries",
+            "give one",
+        ),
+        (
+            QUEUE.into(),
+            "timeout = \"50ms\"\nstack = { kind = \"envoy\", cancel_losers = false }".into(),
+            "clients.0.stack.cancel_losers",
+            "hedge_on_per_try_timeout = true",
+        ),
+        (
+            "kind = \"occ\"".into(),
+            hedging("max_attempts = 2, non_fatal = [\"ABORTED\"]"),
+            "clients.0.stack",
+            "race each other",
+        ),
+    ];
+    for (server, group, key, says) in cases {
+        let text = with_group(&server, &group);
+        let e = match scenario::from_str("t.toml", "t", &text) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(key), "{e}\nwanted key {key}");
+        assert!(e.contains(says), "{e}\nwanted {says:?}");
+    }
+}
+
+/// `validate` warns of hedging that cannot act, and of nothing else.
+#[test]
+fn hedging_that_cannot_act_is_warned_of() {
+    let kinds = |group: &str| -> Vec<&'static str> {
+        scenario(&with_group(QUEUE, group))
+            .warnings()
+            .iter()
+            .map(|w| w.kind)
+            .collect()
+    };
+    // gRPC: hedges at 100 and 200 ms, a deadline of 150 ms: the third
+    // attempt can never go.
+    let late = kinds("timeout = \"150ms\"\nstack = { kind = \"grpc\", hedging = { max_attempts = 3, delay = \"100ms\", non_fatal = [\"UNAVAILABLE\"] } }");
+    assert_eq!(late, ["idle-hedging"]);
+    let fits = kinds("timeout = \"250ms\"\nstack = { kind = \"grpc\", hedging = { max_attempts = 3, delay = \"100ms\", non_fatal = [\"UNAVAILABLE\"] } }");
+    assert!(fits.is_empty(), "{fits:?}");
+    let no_retry = kinds("timeout = \"50ms\"\nstack = { kind = \"envoy\", num_retries = 0, hedge_on_per_try_timeout = true }");
+    assert_eq!(no_retry, ["idle-hedging"]);
+    let cancel = kinds("timeout = \"50ms\"\ncancel = true\nstack = { kind = \"envoy\", hedge_on_per_try_timeout = true }");
+    assert_eq!(cancel, ["idle-hedging"]);
+    let fine =
+        kinds("timeout = \"50ms\"\nstack = { kind = \"envoy\", hedge_on_per_try_timeout = true }");
+    assert!(fine.is_empty(), "{fine:?}");
 }

@@ -70,10 +70,9 @@ impl Scenario {
                 let deadline = g.timeout?;
                 // Hedge k goes k x delay after the first attempt (sooner
                 // only after a non-fatal status).
-                let before = if delay == 0 {
-                    attempts
-                } else {
-                    (deadline.saturating_sub(1) / delay).min(u64::from(attempts - 1)) as u32 + 1
+                let before = match deadline.saturating_sub(1).checked_div(delay) {
+                    None => attempts,
+                    Some(k) => k.min(u64::from(attempts - 1)) as u32 + 1,
                 };
                 if before >= attempts {
                     return None;

@@ -10,7 +10,8 @@
 //! flaky server, an optimistically locked row), each server with its own
 //! state and stream, a downstream call holding the worker that makes it;
 //! `gates` holds retry budgets
-//! and breakers; `metrics` counts. This file holds the run's state and the
+//! and breakers; `hedge` sends a hedged call's attempts while others are
+//! outstanding and settles it at the first success; `metrics` counts. This file holds the run's state and the
 //! event loop.
 
 mod checks;
