@@ -5,7 +5,7 @@
 //! advancing).
 
 use super::config::{Calls, Delay, Group, Scenario, ServerKind};
-use super::hedge::HedgeKind;
+use super::stacks::HedgeKind;
 use crate::advice::{OfferedLoad, Share, Warning};
 use crate::backoff::BackoffSpec;
 use crate::units::format_ps;

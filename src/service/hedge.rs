@@ -7,32 +7,10 @@
 //! (a retry sent when an attempt's per-try timeout passes, the attempt
 //! left running).
 
-use super::stacks::{Failure, StackKind};
+use super::stacks::Hedge;
+use super::stacks::{Failure, HedgeKind, StackKind};
 use super::{Ev, Outcome, ServerKind, Sim};
 use crate::engine::Time;
-
-/// A stack's hedging, validated.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Hedge {
-    pub kind: HedgeKind,
-    /// Whether the attempts still outstanding when a call is decided are
-    /// cancelled (the cancel reaches a queue server one network leg later
-    /// and stops their work) or left to run.
-    pub cancel_losers: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum HedgeKind {
-    /// gRFC A6's hedgingPolicy: the next attempt `delay` after the last
-    /// one while none has succeeded, up to the group's attempt limit; the
-    /// stack's retryable codes are the non-fatal ones.
-    Grpc { delay: Time },
-    /// Envoy's `hedge_on_per_try_timeout`: when an attempt's per-try
-    /// timeout (the group's `timeout`) passes, a retry goes (after the
-    /// backoff, if the retry policy and budget allow one) and the attempt
-    /// stays in flight.
-    PerTryTimeout,
-}
 
 /// An attempt of a hedged call still outstanding.
 #[derive(Clone, Copy, Debug)]

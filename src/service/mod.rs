@@ -30,12 +30,11 @@ pub use config::{
     Accept, Breaker, Budget, Calls, Delay, Empirical, Group, Recovery, RetryAfter, RetryOn,
     Scenario, Server, ServerKind, Service, Slo, Surge,
 };
-pub use hedge::{Hedge, HedgeKind};
 pub use metrics::{
     Bin, GroupCount, RunResult, ServerCount, COLUMNS, GROUP_COLUMNS, SERVER_COLUMNS,
     TIMESERIES_COLUMNS,
 };
-pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
+pub use stacks::{Hedge, HedgeKind, Stack, StackKind, GRPC_UNAVAILABLE};
 pub use status::{CONFLICT, CONNECTION_LOST};
 pub use trace::AttemptRow;
 

@@ -3,7 +3,8 @@
 //! names the source each follows). gRPC's retry throttling, the AWS SDKs'
 //! retry quota (standard mode) and client-side rate limiter (adaptive mode),
 //! Finagle's RetryBudget, Envoy's retry budget, and the circuit breakers of
-//! Polly and resilience4j.
+//! Polly and resilience4j; and the hedging of gRPC and Envoy, which
+//! service/hedge.rs carries out.
 
 use super::status::{CONFLICT, CONNECTION_LOST};
 use crate::engine::Time;
@@ -19,7 +20,30 @@ pub struct Stack {
     pub shared: bool,
     /// Its hedging (gRPC's hedging policy in place of its retry policy;
     /// Envoy's hedge on per-try timeout), if any.
-    pub hedge: Option<super::hedge::Hedge>,
+    pub hedge: Option<Hedge>,
+}
+
+/// A stack's hedging, validated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hedge {
+    pub kind: HedgeKind,
+    /// Whether the attempts still outstanding when a call is decided are
+    /// cancelled (the cancel reaches a queue server one network leg later
+    /// and stops their work) or left to run.
+    pub cancel_losers: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HedgeKind {
+    /// gRFC A6's hedgingPolicy: the next attempt `delay` after the last
+    /// one while none has succeeded, up to the group's attempt limit; the
+    /// stack's retryable codes are the non-fatal ones.
+    Grpc { delay: Time },
+    /// Envoy's `hedge_on_per_try_timeout`: when an attempt's per-try
+    /// timeout (the group's `timeout`) passes, a retry goes (after the
+    /// backoff, if the retry policy and budget allow one) and the attempt
+    /// stays in flight.
+    PerTryTimeout,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
