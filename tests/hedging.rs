@@ -481,3 +481,62 @@ fn hedging_that_cannot_act_is_warned_of() {
         kinds("timeout = \"50ms\"\nstack = { kind = \"envoy\", hedge_on_per_try_timeout = true }");
     assert!(fine.is_empty(), "{fine:?}");
 }
+
+/// gRPC's pushback: a failure reply carrying the server's Retry-After
+/// (50 ms) sends the next hedge after it, not at once. Every reply an
+/// UNAVAILABLE after 1 ms each way, 3 attempts 10 ms apart: with pushback
+/// they go at 0, 52 and 104 ms and the call fails at 106 ms; without, at
+/// 0, 2 and 4 ms (each non-fatal status sends the next at once), failing
+/// at 6 ms.
+#[test]
+fn pushback_delays_the_next_hedge() {
+    let run = |retry_after: &str| {
+        scenario(&format!(
+            r#"duration = "10s"
+[server]
+kind = "flaky"
+failure = 1.0
+{retry_after}
+[network]
+delay = "1ms"
+[[clients]]
+count = 1
+calls = {{ kind = "once", at = "0s" }}
+stack = {{ kind = "grpc", max_tokens = 1000, hedging = {{ max_attempts = 3, delay = "10ms", non_fatal = ["UNAVAILABLE"] }} }}
+"#
+        ))
+        .run(1)
+        .unwrap()
+    };
+    let pushed = run("retry_after = \"50ms\"");
+    assert_eq!(pushed.metric("attempts"), 3.0);
+    assert!((pushed.metric("failed_latency_mean_s") - 0.106).abs() < 1e-12);
+    let at_once = run("");
+    assert_eq!(at_once.metric("attempts"), 3.0);
+    assert!((at_once.metric("failed_latency_mean_s") - 0.006).abs() < 1e-12);
+}
+
+/// The retry policy takes pushback too: the server's Retry-After of
+/// 300 ms sets every wait (no jitter), so a call's 5 attempts against an
+/// always-failing server with no network delay go at 0, 0.3, 0.6, 0.9 and
+/// 1.2 s.
+#[test]
+fn grpc_retries_wait_exactly_the_pushback() {
+    let sc = scenario(
+        r#"duration = "10s"
+[server]
+kind = "flaky"
+failure = 1.0
+retry_after = "300ms"
+[network]
+delay = "0s"
+[[clients]]
+count = 1
+calls = { kind = "once", at = "0s" }
+stack = { kind = "grpc", max_tokens = 1000 }
+"#,
+    );
+    let r = sc.run(1).unwrap();
+    assert_eq!(r.metric("attempts"), 5.0);
+    assert!((r.metric("failed_latency_mean_s") - 1.2).abs() < 1e-12);
+}

@@ -4,7 +4,7 @@
 //! decide whether and when the next attempt goes.
 
 use super::gates::GateState;
-use super::stacks::{Failure, StackState};
+use super::stacks::{Failure, StackKind, StackState};
 use super::{AttemptRow, Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
@@ -216,7 +216,7 @@ impl Sim<'_> {
             Some(st) => {
                 let drawn = st.wait(n, failure, rng.with(|r| r.random::<f64>()));
                 return st
-                    .retry_after(drawn, retry_after)
+                    .retry_after(drawn, at_least)
                     .min(1_000_000_000_000_000_000);
             }
             None => {
@@ -744,6 +744,14 @@ impl Sim<'_> {
         c.n = c.n.saturating_add(1);
         c.retries += 1;
         let wait = self.wait(call, retry_after, failure);
+        if retry_after.is_some()
+            && g.stack
+                .is_some_and(|s| matches!(s.kind, StackKind::Grpc { .. }))
+        {
+            // gRPC after pushback: the next backoff starts again from
+            // initial_backoff (gRFC A6).
+            self.call_mut(call).n = 0;
+        }
         // A retry due at or after the call's deadline never goes: the
         // deadline ends the call.
         if now.saturating_add(wait) < self.call_mut(call).deadline {

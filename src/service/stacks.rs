@@ -351,16 +351,17 @@ impl Stack {
         }
     }
 
-    /// Whether a reply's Retry-After is a floor on the wait, the cap of
-    /// botocore 1.44 (the wait is raised to Retry-After, at most 5 s above
-    /// its draw), or ignored (botocore 1.43; gRPC has none).
-    pub fn retry_after(&self, drawn: Time, retry_after: Time) -> Time {
+    /// The wait after a reply that carried the server's Retry-After (None:
+    /// it carried none): gRPC's pushback (grpc-retry-pushback-ms, gRFC A6)
+    /// sets it, botocore 1.44 raises the draw to it (at most 5 s above the
+    /// draw), botocore 1.43 ignores it, the others take it as a floor.
+    pub fn retry_after(&self, drawn: Time, retry_after: Option<Time>) -> Time {
+        let floor = retry_after.unwrap_or(0);
         match self.kind {
-            StackKind::Grpc { .. } | StackKind::Aws { v1_43: true, .. } => drawn,
-            StackKind::Aws { .. } => {
-                drawn.max(retry_after.min(drawn.saturating_add(5_000_000_000_000)))
-            }
-            _ => drawn.max(retry_after),
+            StackKind::Grpc { .. } => retry_after.unwrap_or(drawn),
+            StackKind::Aws { v1_43: true, .. } => drawn,
+            StackKind::Aws { .. } => drawn.max(floor.min(drawn.saturating_add(5_000_000_000_000))),
+            _ => drawn.max(floor),
         }
     }
 
