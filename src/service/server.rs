@@ -55,7 +55,9 @@ impl Sim<'_> {
             None => (0, st.epoch),
         };
         let tally = match self.calls.get(call as usize) {
-            Some(Some(c)) if c.seq == seq => c.tally,
+            Some(Some(c)) if c.seq == seq || c.hedge.as_ref().is_some_and(|h| h.live(seq)) => {
+                c.tally
+            }
             _ => self.now >= self.sc.warmup,
         };
         let parent = super::Parent {
