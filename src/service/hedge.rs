@@ -7,8 +7,7 @@
 //! (a retry sent when an attempt's per-try timeout passes, the attempt
 //! left running).
 
-use super::stacks::Hedge;
-use super::stacks::{Failure, HedgeKind, StackKind};
+use super::stacks::{Failure, Hedge, HedgeKind, StackKind, StackState};
 use super::{Ev, Outcome, ServerKind, Sim};
 use crate::engine::Time;
 
@@ -67,7 +66,7 @@ impl Sim<'_> {
             return false;
         };
         match (st.kind, &*self.stack(gi, client)) {
-            (StackKind::Grpc { max_tokens, .. }, super::stacks::StackState::Grpc { tokens }) => {
+            (StackKind::Grpc { max_tokens, .. }, StackState::Grpc { tokens }) => {
                 *tokens * 2 <= max_tokens
             }
             _ => false,
