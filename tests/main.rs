@@ -11,6 +11,7 @@ mod docs_examples;
 mod experiments;
 mod golden;
 mod groups;
+mod hedging;
 mod hostile_inputs;
 mod inputs;
 mod invariants;

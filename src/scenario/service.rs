@@ -10,8 +10,8 @@ use crate::backoff::{BackoffSpec, PolicyWorld};
 use crate::engine::Time;
 use crate::results::MemoryNeed;
 use crate::service::{
-    Accept, Breaker, Budget, Calls, Delay, Group, Recovery, RetryAfter, RetryOn, Scenario, Server,
-    ServerKind, Slo, Surge,
+    Accept, Breaker, Budget, Calls, Delay, Group, HedgeKind, Recovery, RetryAfter, RetryOn,
+    Scenario, Server, ServerKind, Slo, Surge,
 };
 use crate::units::{self, format_bytes};
 use toml::{Table, Value};
@@ -221,6 +221,12 @@ pub fn validate(table: &Table, default_name: &str, extra_keys: &[&str]) -> Resul
         }
     }
     for (gi, g) in groups.iter().enumerate() {
+        if g.stack.is_some_and(|s| s.hedge.is_some()) && servers[g.server].kind == ServerKind::Occ {
+            return Err(FieldError::new(
+                format!("clients.{gi}.stack"),
+                "hedges, and hedged writes to one optimistically locked row race each other; hedge against a \"queue\" or \"flaky\" server",
+            ));
+        }
         if g.cancel && !matches!(servers[g.server].kind, ServerKind::Queue { .. }) {
             let path = match g.downstream_of {
                 Some(s) => format!("servers.{s}.downstream"),
@@ -634,6 +640,20 @@ fn read_group(mut f: Fields) -> Result<Group> {
         other => other,
     };
     let timeout = f.with("timeout", positive_duration)?;
+    if let Some(h) = stack.and_then(|(s, _)| s.hedge) {
+        if h.kind == HedgeKind::PerTryTimeout && timeout.is_none() {
+            return Err(f.err(
+                "stack",
+                "hedges when an attempt's per-try timeout passes (hedge_on_per_try_timeout = true), and the group's `timeout` is that per-try timeout; give one, e.g. timeout = \"50ms\"",
+            ));
+        }
+        if matches!(calls, Calls::Poll { .. }) {
+            return Err(f.err(
+                "stack",
+                "hedges, and a poll is not a request to race: hedging is for calls of kind once, reconnect, poisson, fresh or sequential",
+            ));
+        }
+    }
     let cancel = f.boolean("cancel")?.unwrap_or(false);
     if cancel && timeout.is_none() {
         return Err(f.err(

@@ -5,7 +5,7 @@
 use super::durations::{duration, positive_duration};
 use super::reader::{FieldError, Fields, Item};
 use crate::engine::Time;
-use crate::service::{Stack, StackKind, GRPC_UNAVAILABLE};
+use crate::service::{Hedge, HedgeKind, Stack, StackKind, GRPC_UNAVAILABLE};
 
 type Result<T> = std::result::Result<T, FieldError>;
 
@@ -46,8 +46,9 @@ const GRPC_CODES: &[&str] = &[
     "UNAUTHENTICATED",
 ];
 
-/// `retryable_status_codes = ["UNAVAILABLE", ...]`: a bit per code.
-fn grpc_codes(item: Item) -> Result<u32> {
+/// `retryable_status_codes = ["UNAVAILABLE", ...]` (or a hedging policy's
+/// `non_fatal`, `what` saying which): a bit per code.
+fn grpc_codes(item: Item, what: &str) -> Result<u32> {
     let mut bits = 0;
     for v in item.array()? {
         let name = v.as_str().unwrap_or("");
@@ -58,7 +59,7 @@ fn grpc_codes(item: Item) -> Result<u32> {
             .filter(|&c| c != 0)
         else {
             return Err(item.err(format!(
-                "`{v}` is not a retryable gRPC status code; allowed: {}",
+                "`{v}` is not a {what} gRPC status code; allowed: {}",
                 GRPC_CODES[1..].join(", ")
             )));
         };
@@ -89,6 +90,7 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
             "backoff_multiplier",
             "jitter",
             "retryable_status_codes",
+            "hedging",
         ],
         "aws-standard" | "aws-adaptive" => &[
             "max_attempts",
@@ -112,6 +114,9 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
         ],
         "envoy" => &[
             "max_attempts",
+            "num_retries",
+            "hedge_on_per_try_timeout",
+            "cancel_losers",
             "budget_percent",
             "min_retry_concurrency",
             "base",
@@ -153,19 +158,42 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
                 .or(default)
                 .map(|v| v as u32))
         };
+    let mut hedge = None;
     let (kind, max_attempts) = match kind.as_str() {
+        "grpc" if f.contains("hedging") => {
+            // gRFC A6: a method has a retry policy or a hedging policy,
+            // never both; the throttle applies to either.
+            if let Some(k) = GRPC_RETRY_POLICY.iter().find(|k| f.contains(k)) {
+                return Err(f.err(
+                    k,
+                    "belongs to the retry policy, and a gRPC method has a retry policy or a hedging policy, not both (gRFC A6); with `hedging` give max_attempts inside it, or drop `hedging` to retry",
+                ));
+            }
+            let (max_attempts, delay, non_fatal, cancel_losers) =
+                f.with("hedging", read_grpc_hedging)?.expect("present");
+            let (max_tokens, token_ratio) = read_throttle(&mut f)?;
+            hedge = Some(Hedge {
+                kind: HedgeKind::Grpc { delay },
+                cancel_losers,
+            });
+            (
+                StackKind::Grpc {
+                    max_tokens,
+                    token_ratio,
+                    initial: 100 * MS,
+                    max: S,
+                    multiplier: 2.0,
+                    a6_jitter: false,
+                    retryable: non_fatal,
+                },
+                Some(max_attempts),
+            )
+        }
         "grpc" => {
             // gRFC A6: maxAttempts > 1 (above 5 gRPC uses 5); maxTokens in
             // (0, 1000], tokenRatio > 0 with three decimals.
             let max_attempts = attempts(&mut f, 2, 5, Some(5))?;
-            let max_tokens = f.float("max_tokens", 0.001, 1000.0)?.unwrap_or(10.0);
-            let token_ratio = f.float("token_ratio", 0.001, 1000.0)?.unwrap_or(0.1);
-            if token_ratio > max_tokens {
-                return Err(f.err(
-                    "token_ratio",
-                    format!("{token_ratio} is above max_tokens = {max_tokens}; a success gives back at most the whole bucket; allowed: 0.001 to max_tokens"),
-                ));
-            }
+            let (max_tokens, token_ratio) = read_throttle(&mut f)?;
             let initial = positive(&mut f, "initial_backoff", 100 * MS)?;
             let max = positive(&mut f, "max_backoff", S)?;
             if max < initial {
@@ -179,12 +207,12 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
             // text draws random(0, backoff).
             let a6_jitter = f.choice("jitter", &["grpcio", "a6"])?.as_deref() == Some("a6");
             let retryable = f
-                .with("retryable_status_codes", grpc_codes)?
+                .with("retryable_status_codes", |i| grpc_codes(i, "retryable"))?
                 .unwrap_or(1 << GRPC_UNAVAILABLE);
             (
                 StackKind::Grpc {
-                    max_tokens: (max_tokens * 1000.0).round() as i64,
-                    token_ratio: (token_ratio * 1000.0).round() as i64,
+                    max_tokens,
+                    token_ratio,
                     initial,
                     max,
                     multiplier,
@@ -282,7 +310,29 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
             )
         }
         "envoy" => {
-            let max_attempts = attempts(&mut f, 1, 1_000_000, Some(2))?;
+            // Envoy's retry policy counts retries (num_retries, default
+            // 1); max_attempts is that plus one.
+            if f.contains("num_retries") && f.contains("max_attempts") {
+                return Err(f.err(
+                    "num_retries",
+                    "and max_attempts both give the attempt limit (max_attempts = num_retries + 1); give one",
+                ));
+            }
+            let max_attempts = match f.integer("num_retries", 0, 999_999)? {
+                Some(n) => Some(n as u32 + 1),
+                None => attempts(&mut f, 1, 1_000_000, Some(2))?,
+            };
+            if f.boolean("hedge_on_per_try_timeout")?.unwrap_or(false) {
+                hedge = Some(Hedge {
+                    kind: HedgeKind::PerTryTimeout,
+                    cancel_losers: f.boolean("cancel_losers")?.unwrap_or(true),
+                });
+            } else if f.contains("cancel_losers") {
+                return Err(f.err(
+                    "cancel_losers",
+                    "applies to hedged attempts; give hedge_on_per_try_timeout = true (or drop cancel_losers)",
+                ));
+            }
             let budget_percent = f.float("budget_percent", 0.0, 100.0)?.unwrap_or(20.0);
             let min_retry_concurrency = f
                 .integer("min_retry_concurrency", 0, 1_000_000)?
@@ -383,5 +433,85 @@ pub fn read_stack(item: Item) -> Result<(Stack, Option<u32>)> {
         }
     };
     f.finish(&allowed)?;
-    Ok((Stack { kind, shared }, max_attempts))
+    Ok((
+        Stack {
+            kind,
+            shared,
+            hedge,
+        },
+        max_attempts,
+    ))
+}
+
+/// A grpc stack's keys of its retry policy, which a hedging policy
+/// replaces.
+const GRPC_RETRY_POLICY: &[&str] = &[
+    "max_attempts",
+    "initial_backoff",
+    "max_backoff",
+    "backoff_multiplier",
+    "jitter",
+    "retryable_status_codes",
+];
+
+/// gRPC's retry throttling: `max_tokens` in (0, 1000] and `token_ratio`
+/// with three decimals (gRFC A6), in thousandths of a token.
+fn read_throttle(f: &mut Fields) -> Result<(i64, i64)> {
+    let max_tokens = f.float("max_tokens", 0.001, 1000.0)?.unwrap_or(10.0);
+    let token_ratio = f.float("token_ratio", 0.001, 1000.0)?.unwrap_or(0.1);
+    if token_ratio > max_tokens {
+        return Err(f.err(
+            "token_ratio",
+            format!("{token_ratio} is above max_tokens = {max_tokens}; a success gives back at most the whole bucket; allowed: 0.001 to max_tokens"),
+        ));
+    }
+    Ok((
+        (max_tokens * 1000.0).round() as i64,
+        (token_ratio * 1000.0).round() as i64,
+    ))
+}
+
+const HEDGING_KEYS: &[&str] = &["max_attempts", "delay", "non_fatal", "cancel_losers"];
+
+/// A grpc stack's `hedging = { max_attempts, delay, non_fatal,
+/// cancel_losers }` (gRFC A6's hedgingPolicy): the attempts, the delay
+/// between them, the non-fatal codes as bits, and whether the losers are
+/// cancelled.
+fn read_grpc_hedging(item: Item) -> Result<(u32, Time, u32, bool)> {
+    let mut f = Fields::of(item)?;
+    f.allow(HEDGING_KEYS)?;
+    // A6: maxAttempts is required and at least 2; gRPC clients treat
+    // values above 5 as 5.
+    let max_attempts = match f.integer("max_attempts", i64::MIN, i64::MAX)? {
+        None => {
+            return Err(f.err(
+                "max_attempts",
+                "missing; the attempts a call may send, the first included (gRFC A6 requires it), e.g. max_attempts = 3",
+            ))
+        }
+        Some(n) if n < 2 => {
+            return Err(f.err(
+                "max_attempts",
+                format!("{n}: a hedging policy sends at least 2 attempts; allowed: 2 to 5"),
+            ))
+        }
+        Some(n) if n > 5 => {
+            return Err(f.err(
+                "max_attempts",
+                format!("{n}: gRPC clients treat values above 5 as 5 (gRFC A6's client-side limit); allowed: 2 to 5"),
+            ))
+        }
+        Some(n) => n as u32,
+    };
+    // A6: "0s", or unset, sends all attempts at once.
+    let delay = f.with("delay", duration)?.unwrap_or(0);
+    let Some(non_fatal) = f.with("non_fatal", |i| grpc_codes(i, "non-fatal"))? else {
+        return Err(f.err(
+            "non_fatal",
+            "missing; the gRPC codes after which the other attempts may still succeed (gRFC A6 requires them), e.g. non_fatal = [\"UNAVAILABLE\"]",
+        ));
+    };
+    let cancel_losers = f.boolean("cancel_losers")?.unwrap_or(true);
+    f.finish(HEDGING_KEYS)?;
+    Ok((max_attempts, delay, non_fatal, cancel_losers))
 }

@@ -5,6 +5,7 @@
 //! advancing).
 
 use super::config::{Calls, Delay, Group, Scenario, ServerKind};
+use super::stacks::HedgeKind;
 use crate::advice::{OfferedLoad, Share, Warning};
 use crate::backoff::BackoffSpec;
 use crate::units::format_ps;
@@ -51,9 +52,71 @@ impl Scenario {
                 .enumerate()
                 .filter_map(|(gi, g)| self.one_off_gates(gi, g)),
         );
+        out.extend(
+            self.groups
+                .iter()
+                .enumerate()
+                .filter_map(|(gi, g)| self.idle_hedges(gi, g)),
+        );
         out.extend(self.overload());
         out.extend(self.amplification());
         out
+    }
+
+    /// Hedging that cannot act: gRPC hedges due at or after the call's
+    /// deadline, Envoy's hedge with no retry to send or with a `cancel`
+    /// its hedged attempts never meet.
+    fn idle_hedges(&self, gi: usize, g: &Group) -> Option<Warning> {
+        let h = g.stack.and_then(|s| s.hedge)?;
+        let attempts = g.max_retries.map_or(u32::MAX, |m| m.saturating_add(1));
+        let warn = |key: &str, message: String| Warning {
+            kind: "idle-hedging",
+            key: format!("clients.{gi}.{key}"),
+            message,
+        };
+        match h.kind {
+            HedgeKind::Grpc { delay } => {
+                let deadline = g.timeout?;
+                // Hedge k goes k x delay after the first attempt (sooner
+                // only after a non-fatal status).
+                let before = match deadline.saturating_sub(1).checked_div(delay) {
+                    None => attempts,
+                    Some(k) => k.min(u64::from(attempts - 1)) as u32 + 1,
+                };
+                if before >= attempts {
+                    return None;
+                }
+                Some(warn(
+                    "stack.hedging.delay",
+                    format!(
+                        "group \"{}\" hedges every {} but its calls' deadline (`timeout`) is {}: \
+                         only {before} of its {attempts} attempts can go before the deadline \
+                         (more only after a non-fatal status); give a shorter delay or a longer timeout",
+                        g.name,
+                        format_ps(delay),
+                        format_ps(deadline)
+                    ),
+                ))
+            }
+            HedgeKind::PerTryTimeout if attempts <= 1 => Some(warn(
+                "stack.hedge_on_per_try_timeout",
+                format!(
+                    "group \"{}\" hedges on per-try timeout with no retry to send \
+                     (max_attempts = 1, num_retries = 0): no hedge ever goes; give num_retries = 1 or more",
+                    g.name
+                ),
+            )),
+            HedgeKind::PerTryTimeout if g.cancel => Some(warn(
+                "cancel",
+                format!(
+                    "group \"{}\" hedges on per-try timeout, which leaves the timed-out attempt \
+                     running: `cancel` never acts; `cancel_losers` in the stack decides whether the \
+                     attempts that lose are cancelled",
+                    g.name
+                ),
+            )),
+            HedgeKind::PerTryTimeout => None,
+        }
     }
 
     /// Servers that may see more than [`AMPLIFICATION_WARN`] attempts per

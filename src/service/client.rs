@@ -4,7 +4,7 @@
 //! decide whether and when the next attempt goes.
 
 use super::gates::GateState;
-use super::stacks::{Failure, StackState};
+use super::stacks::{Failure, StackKind, StackState};
 use super::{AttemptRow, Breaker, Call, Calls, Ev, Outcome, ServerKind, Sim};
 use crate::backoff::{BackoffSpec, BackoffState, ChannelHistory, Context};
 use crate::engine::Time;
@@ -150,6 +150,7 @@ impl Sim<'_> {
             tally: counted,
             backoff: self.client_backoff(gi, client),
             rng: Stream::new(stream, true),
+            hedge: None,
         };
         match self.free.pop() {
             Some(k) => {
@@ -163,7 +164,7 @@ impl Sim<'_> {
         }
     }
 
-    fn call_mut(&mut self, call: u32) -> &mut Call {
+    pub(super) fn call_mut(&mut self, call: u32) -> &mut Call {
         self.calls[call as usize]
             .as_mut()
             .expect("a scheduled call is live")
@@ -188,7 +189,7 @@ impl Sim<'_> {
     }
 
     /// The stack state of a call's scope (its group has a stack).
-    fn stack(&mut self, gi: usize, client: u64) -> &mut StackState {
+    pub(super) fn stack(&mut self, gi: usize, client: u64) -> &mut StackState {
         self.gate(gi, client)
             .stack
             .as_mut()
@@ -197,7 +198,12 @@ impl Sim<'_> {
 
     /// The policy's (or the stack's) wait after the call's n-th failure,
     /// at least `at_least`.
-    fn wait(&mut self, call: u32, at_least: Option<Time>, failure: Option<Failure>) -> Time {
+    pub(super) fn wait(
+        &mut self,
+        call: u32,
+        at_least: Option<Time>,
+        failure: Option<Failure>,
+    ) -> Time {
         let gi = self.call_mut(call).group as usize;
         let g = &self.sc.groups[gi];
         let c = self.calls[call as usize].as_mut().expect("live call");
@@ -208,7 +214,7 @@ impl Sim<'_> {
             Some(st) => {
                 let drawn = st.wait(n, failure, rng.with(|r| r.random::<f64>()));
                 return st
-                    .retry_after(drawn, retry_after)
+                    .retry_after(drawn, at_least)
                     .min(1_000_000_000_000_000_000);
             }
             None => {
@@ -378,6 +384,7 @@ impl Sim<'_> {
                 );
             }
         }
+        self.hedge_sent(call, seq);
     }
 
     /// A call failed by a gate before its first attempt, in the trace.
@@ -403,7 +410,7 @@ impl Sim<'_> {
     }
 
     /// The gates' decision after the call's current attempt, in the trace.
-    fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
+    pub(super) fn decide(&mut self, call: u32, decision: &'static str, wait: Option<Time>) {
         let seq = self.call_mut(call).seq;
         self.note(seq, |r| {
             r.decision = decision;
@@ -457,7 +464,8 @@ impl Sim<'_> {
 
     /// The live call waiting for attempt `seq`, if any.
     pub(super) fn waiting(&mut self, call: u32, seq: u64) -> bool {
-        matches!(self.calls.get(call as usize), Some(Some(c)) if c.waiting && c.seq == seq)
+        matches!(self.calls.get(call as usize), Some(Some(c))
+            if (c.waiting && c.seq == seq) || c.hedge.as_ref().is_some_and(|h| h.live(seq)))
     }
 
     /// An OCC read came back: write with the version read.
@@ -479,6 +487,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn timeout(&mut self, call: u32, seq: u64) {
+        if self.hedged(call) {
+            return self.hedge_timeout(call, seq);
+        }
         // A gRPC call's deadline: it ends the call, in its backoff or with
         // the attempt in flight.
         let deadline = matches!(self.calls.get(call as usize), Some(Some(c)) if c.first_seq == seq);
@@ -544,7 +555,7 @@ impl Sim<'_> {
     /// How the call's group sees a failed reply with HTTP `status`
     /// (`refusal`: a queue server's): not retried if its `retry_on` does
     /// not list it, else as its stack classifies it.
-    fn classify(&self, gi: usize, status: u16, refusal: bool) -> Failure {
+    pub(super) fn classify(&self, gi: usize, status: u16, refusal: bool) -> Failure {
         let g = &self.sc.groups[gi];
         if g.retry_on.as_ref().is_some_and(|r| !r.status(status)) {
             return Failure::ClientError;
@@ -584,6 +595,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn reply(&mut self, call: u32, seq: u64, outcome: Outcome) {
+        if self.hedged(call) {
+            return self.hedge_reply(call, seq, outcome);
+        }
         if !self.waiting(call, seq) {
             return;
         }
@@ -616,7 +630,7 @@ impl Sim<'_> {
         }
     }
 
-    fn succeeded(&mut self, call: u32) {
+    pub(super) fn succeeded(&mut self, call: u32) {
         let (gi, client, counted, ready_at, n, first_sent) = {
             let c = self.call_mut(call);
             (
@@ -720,6 +734,14 @@ impl Sim<'_> {
         c.n = c.n.saturating_add(1);
         c.retries += 1;
         let wait = self.wait(call, retry_after, failure);
+        if retry_after.is_some()
+            && g.stack
+                .is_some_and(|s| matches!(s.kind, StackKind::Grpc { .. }))
+        {
+            // gRPC after pushback: the next backoff starts again from
+            // initial_backoff (gRFC A6).
+            self.call_mut(call).n = 0;
+        }
         // A retry due at or after the call's deadline never goes: the
         // deadline ends the call.
         if now.saturating_add(wait) < self.call_mut(call).deadline {

@@ -26,7 +26,9 @@ impl Sim<'_> {
             None => (0, st.epoch),
         };
         let tally = match self.calls.get(call as usize) {
-            Some(Some(c)) if c.seq == seq => c.tally,
+            Some(Some(c)) if c.seq == seq || c.hedge.as_ref().is_some_and(|h| h.live(seq)) => {
+                c.tally
+            }
             _ => self.now >= self.sc.warmup,
         };
         let parent = Parent {
@@ -112,10 +114,15 @@ impl Sim<'_> {
         let (mut call, mut seq) = (call, seq);
         loop {
             match self.calls.get(call as usize) {
-                Some(Some(c)) if c.waiting && c.seq == seq => match c.parent {
-                    Some(p) => (call, seq) = (p.call, p.seq),
-                    None => return true,
-                },
+                Some(Some(c))
+                    if (c.waiting && c.seq == seq)
+                        || c.hedge.as_ref().is_some_and(|h| h.live(seq)) =>
+                {
+                    match c.parent {
+                        Some(p) => (call, seq) = (p.call, p.seq),
+                        None => return true,
+                    }
+                }
                 _ => return false,
             }
         }

@@ -28,6 +28,8 @@ macro_rules! service_metrics {
             "latency_p99_s",
             "latency_p999_s",
             "failed_latency_mean_s",
+            "hedges",
+            "hedge_wins",
             $($extra),*
         ]
     };
@@ -54,6 +56,8 @@ pub const GROUP_COLUMNS: &[&str] = &[
     "latency_p99_s",
     "latency_p999_s",
     "failed_latency_mean_s",
+    "hedges",
+    "hedge_wins",
 ];
 
 pub const TIMESERIES_COLUMNS: &[&str] = &[
@@ -307,6 +311,10 @@ pub struct GroupCount {
     pub failed_latency_ps: f64,
     /// Finished calls that succeeded within the SLO's latency.
     pub slo_good: u64,
+    /// Attempts sent while another of their call was outstanding, and
+    /// calls won by such an attempt.
+    pub hedges: u64,
+    pub hedge_wins: u64,
 }
 
 /// Counters of one server.
@@ -417,6 +425,8 @@ impl RunResult {
             t.latency.merge(&g.latency);
             t.failed_latency_ps += g.failed_latency_ps;
             t.slo_good += g.slo_good;
+            t.hedges += g.hedges;
+            t.hedge_wins += g.hedge_wins;
         }
         t
     }
@@ -441,6 +451,8 @@ impl RunResult {
             t.latency.quantile_s(0.99),
             t.latency.quantile_s(0.999),
             failed_mean(&t),
+            t.hedges as f64,
+            t.hedge_wins as f64,
         ];
         let lateness = |g: &GroupCount| {
             if g.lateness_n > 0 {
@@ -483,6 +495,8 @@ impl RunResult {
                     Cell::Number(g.latency.quantile_s(0.99)),
                     Cell::Number(g.latency.quantile_s(0.999)),
                     Cell::Number(failed_mean(g)),
+                    Cell::Count(g.hedges),
+                    Cell::Count(g.hedge_wins),
                 ]
             })
             .collect();

@@ -10,7 +10,9 @@
 //! flaky server, an optimistically locked row), each server with its own
 //! state and stream; `downstream` a server's calls to another (a worker
 //! held while one goes on, deadlines propagated); `gates` holds retry budgets
-//! and breakers; `metrics` counts. This file holds the run's state and the
+//! and breakers; `hedge` sends a hedged call's attempts while others are
+//! outstanding and settles it at the first success; `metrics` counts. This
+//! file holds the run's state and the
 //! event loop.
 
 mod checks;
@@ -19,6 +21,7 @@ mod config;
 mod cost;
 mod downstream;
 mod gates;
+mod hedge;
 mod metrics;
 mod server;
 mod stacks;
@@ -34,7 +37,7 @@ pub use metrics::{
     Bin, GroupCount, RunResult, ServerCount, COLUMNS, GROUP_COLUMNS, SERVER_COLUMNS,
     SERVER_TIMESERIES_COLUMNS, TIMESERIES_COLUMNS,
 };
-pub use stacks::{Stack, StackKind, GRPC_UNAVAILABLE};
+pub use stacks::{Hedge, HedgeKind, Stack, StackKind, GRPC_UNAVAILABLE};
 pub use status::{CONFLICT, CONNECTION_LOST};
 pub use trace::AttemptRow;
 
@@ -113,6 +116,11 @@ enum Ev {
         call: u32,
         seq: u64,
         version: u64,
+    },
+    /// A hedged call's timer: its next hedge, or a retry after its backoff.
+    Hedge {
+        call: u32,
+        ticket: u64,
     },
     /// An attempt held by a rate limiter tries again for a token.
     Paced {
@@ -227,6 +235,8 @@ struct Call {
     tally: bool,
     backoff: BackoffState,
     rng: Stream,
+    /// A hedged call's outstanding attempts and timer.
+    hedge: Option<Box<hedge::Attempts>>,
 }
 
 /// The gate scopes of one group.
@@ -639,6 +649,7 @@ impl<'a> Sim<'a> {
             | Ev::Restart { server } => self.cur = server as usize,
             Ev::Upstream { parent, .. } => self.cur = parent.server as usize,
             Ev::Send { call }
+            | Ev::Hedge { call, .. }
             | Ev::Paced { call, .. }
             | Ev::OccVersion { call, .. }
             | Ev::Reply { call, .. }
@@ -652,6 +663,7 @@ impl<'a> Sim<'a> {
             Ev::Arrival { group } => self.arrival(group as usize),
             Ev::Send { call } => self.send(call),
             Ev::Paced { call, ticket } => self.paced(call, ticket),
+            Ev::Hedge { call, ticket } => self.hedge_fire(call, ticket),
             Ev::Next { group, client } => self.next_call(group as usize, client),
             Ev::AtServer {
                 call, seq, version, ..

@@ -150,7 +150,7 @@ impl Sim<'_> {
             }
         };
         if let Some(Some(c)) = self.calls.get_mut(call as usize) {
-            if c.seq == seq {
+            if c.seq == seq || c.hedge.as_ref().is_some_and(|h| h.live(seq)) {
                 c.retry_after = ra;
             }
         }
@@ -205,6 +205,10 @@ impl Sim<'_> {
     /// already.
     pub(super) fn deadline(&self, call: u32, seq: u64) -> Time {
         match self.calls.get(call as usize) {
+            // A hedged call waits for each outstanding attempt until its
+            // deadline (gRPC) or its answer (Envoy's per-try timeout does
+            // not stop the wait).
+            Some(Some(c)) if c.hedge.as_ref().is_some_and(|h| h.live(seq)) => c.deadline,
             Some(Some(c)) if c.seq == seq && c.waiting => self.sc.groups[c.group as usize]
                 .timeout
                 .map_or(Time::MAX, |t| c.sent_at.saturating_add(t))

@@ -3,7 +3,8 @@
 //! names the source each follows). gRPC's retry throttling, the AWS SDKs'
 //! retry quota (standard mode) and client-side rate limiter (adaptive mode),
 //! Finagle's RetryBudget, Envoy's retry budget, and the circuit breakers of
-//! Polly and resilience4j.
+//! Polly and resilience4j; and the hedging of gRPC and Envoy, which
+//! service/hedge.rs carries out.
 
 use super::status::{CONFLICT, CONNECTION_LOST};
 use crate::engine::Time;
@@ -17,6 +18,32 @@ const PS: f64 = 1e12;
 pub struct Stack {
     pub kind: StackKind,
     pub shared: bool,
+    /// Its hedging (gRPC's hedging policy in place of its retry policy;
+    /// Envoy's hedge on per-try timeout), if any.
+    pub hedge: Option<Hedge>,
+}
+
+/// A stack's hedging, validated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hedge {
+    pub kind: HedgeKind,
+    /// Whether the attempts still outstanding when a call is decided are
+    /// cancelled (the cancel reaches a queue server one network leg later
+    /// and stops their work) or left to run.
+    pub cancel_losers: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HedgeKind {
+    /// gRFC A6's hedgingPolicy: the next attempt `delay` after the last
+    /// one while none has succeeded, up to the group's attempt limit; the
+    /// stack's retryable codes are the non-fatal ones.
+    Grpc { delay: Time },
+    /// Envoy's `hedge_on_per_try_timeout`: when an attempt's per-try
+    /// timeout (the group's `timeout`) passes, a retry goes (after the
+    /// backoff, if the retry policy and budget allow one) and the attempt
+    /// stays in flight.
+    PerTryTimeout,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -324,16 +351,17 @@ impl Stack {
         }
     }
 
-    /// Whether a reply's Retry-After is a floor on the wait, the cap of
-    /// botocore 1.44 (the wait is raised to Retry-After, at most 5 s above
-    /// its draw), or ignored (botocore 1.43; gRPC has none).
-    pub fn retry_after(&self, drawn: Time, retry_after: Time) -> Time {
+    /// The wait after a reply that carried the server's Retry-After (None:
+    /// it carried none): gRPC's pushback (grpc-retry-pushback-ms, gRFC A6)
+    /// sets it, botocore 1.44 raises the draw to it (at most 5 s above the
+    /// draw), botocore 1.43 ignores it, the others take it as a floor.
+    pub fn retry_after(&self, drawn: Time, retry_after: Option<Time>) -> Time {
+        let floor = retry_after.unwrap_or(0);
         match self.kind {
-            StackKind::Grpc { .. } | StackKind::Aws { v1_43: true, .. } => drawn,
-            StackKind::Aws { .. } => {
-                drawn.max(retry_after.min(drawn.saturating_add(5_000_000_000_000)))
-            }
-            _ => drawn.max(retry_after),
+            StackKind::Grpc { .. } => retry_after.unwrap_or(drawn),
+            StackKind::Aws { v1_43: true, .. } => drawn,
+            StackKind::Aws { .. } => drawn.max(floor.min(drawn.saturating_add(5_000_000_000_000))),
+            _ => drawn.max(floor),
         }
     }
 
@@ -565,6 +593,17 @@ impl StackState {
         }
     }
 
+    /// An attempt of a hedged call given up without an outcome (a loser
+    /// cancelled or left to run, `in_flight`), or a retry waiting out its
+    /// backoff when its call is decided: Envoy's budget no longer counts
+    /// the request in flight, nor holds the retry.
+    pub fn abandon(&mut self, _stack: &Stack, in_flight: bool, retry: bool) {
+        if let StackState::Envoy { active, retries } = self {
+            *active -= u64::from(in_flight);
+            *retries -= u64::from(retry);
+        }
+    }
+
     /// Whether the gate lets a retry go after a failure, taking what it
     /// costs; for the AWS quota, Some(cost taken).
     pub fn retry(&mut self, stack: &Stack, now: Time, failure: Failure) -> Option<u32> {
@@ -757,6 +796,7 @@ mod tests {
                 retryable: 1 << GRPC_UNAVAILABLE,
             },
             shared: true,
+            hedge: None,
         }
     }
 

@@ -84,6 +84,9 @@ pub(super) fn extent(chart: &Chart, options: &Options) -> Extent {
     }
 }
 
+/// The longest label of an x value the ticks may sit on.
+const MAX_VALUE_LABEL: usize = 9;
+
 pub(super) fn x_axis(chart: &Chart, ext: &Extent, width: f64, s: f64) -> XAxis {
     let size = font_size::TICK * s;
     let gap = 10.0 * s;
@@ -117,7 +120,15 @@ pub(super) fn x_axis(chart: &Chart, ext: &Extent, width: f64, s: f64) -> XAxis {
         ext.xs.last().copied().unwrap_or(1.0),
     );
     let range = ticks::padded(chart.x_scale, lo, hi, 0.04);
-    let (values, labels): (Vec<f64>, Vec<String>) = if ext.xs.len() <= DATA_TICKS {
+    // Ticks on the values when there are few and they read short (values
+    // chosen by an axis); a measured column on x (attempts per call,
+    // 1.82507...) gets round ticks.
+    let on_values = ext.xs.len() <= DATA_TICKS
+        && ext
+            .xs
+            .iter()
+            .all(|&v| ticks::label(v).len() <= MAX_VALUE_LABEL);
+    let (values, labels): (Vec<f64>, Vec<String>) = if on_values {
         let labels = ext.xs.iter().map(|&v| ticks::label(v)).collect();
         (ext.xs.clone(), labels)
     } else {
@@ -147,7 +158,7 @@ pub(super) fn x_axis(chart: &Chart, ext: &Extent, width: f64, s: f64) -> XAxis {
         labels,
         rows_of: shown.iter().map(|&s| s.then_some(0)).collect(),
         rows: 1,
-        on_values: ext.xs.len() <= DATA_TICKS,
+        on_values,
     }
 }
 
