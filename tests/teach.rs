@@ -262,9 +262,48 @@ fn lesson_1_shows_its_numbers() {
     assert_eq!(out.diagram_until, Some(100_000_000));
 }
 
+/// Runs built-in lesson file `number` as `csmacd lesson N` does, and
+/// asserts every check it makes; returns the outcome.
+fn file_lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
+    let l = lessons::find_file(number)
+        .unwrap_or_else(|| panic!("lesson {number} is a lesson file"))
+        .load()
+        .unwrap_or_else(|e| panic!("lesson {number}: {e}"));
+    assert!(l.text.starts_with(&format!("# Lesson {number}")));
+    let out = lessons::runner::run(&l, &[]).unwrap_or_else(|e| panic!("lesson {number}: {e}"));
+    assert!(out.checks.len() >= 3, "lesson {number} states its numbers");
+    for c in &out.checks {
+        assert!(
+            c.ok,
+            "lesson {number}: {}: expected {}, seen {}",
+            c.what, c.expected, c.seen
+        );
+    }
+    out
+}
+
+/// The check of `out` whose sentence starts with `what`: its seen value.
+fn seen<'a>(out: &'a lessons::Outcome, what: &str) -> &'a str {
+    out.checks
+        .iter()
+        .find(|c| c.what.starts_with(what))
+        .unwrap_or_else(|| panic!("no check \"{what}\": {:?}", out.checks))
+        .seen
+        .as_str()
+}
+
 #[test]
 fn lesson_2_shows_its_numbers() {
-    lesson_shows_its_numbers(2);
+    let out = file_lesson_shows_its_numbers(2);
+    // The geometry: 2000 m at 2e8 m/s; S0 starts at 0, S1 at 3 µs.
+    let d_us = 2000.0 / 2e8 * 1e6;
+    assert_eq!(seen(&out, "S1 detects"), format!("{d_us} µs"));
+    assert_eq!(seen(&out, "S0 detects"), format!("{} µs", 3.0 + d_us));
+    // 802.3's jamSize, 32 bits, for each.
+    assert_eq!(seen(&out, "S0's jam"), "32 bits");
+    assert_eq!(seen(&out, "S1's jam"), "32 bits");
+    assert_eq!(seen(&out, "frames delivered"), "2");
+    assert_eq!(out.diagram_until, Some(220_000_000));
 }
 
 #[test]

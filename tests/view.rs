@@ -296,14 +296,21 @@ fn a_lesson_asks_first_then_plays_and_shows_its_numbers() {
     let until = attr(&dom, "data-until-us");
     let lines = trace_lines(&[LESSON2, "--until", &format!("{until}us")]);
     assert_eq!(attr(&dom, "data-events"), lines.len().to_string());
-    // Before an answer: the question, no numbers.
-    assert!(dom.contains("S1 detects: S0's first bit arrives"));
-    assert!(dom.contains("<div id=\"answers\" hidden=\"\">"));
+    // Before an answer: the question with its unit, no numbers.
+    let q = question(&dom, 0);
+    assert!(
+        q.contains("When does S1, the later sender, detect the collision? (µs)"),
+        "{q}"
+    );
+    assert!(!dom.contains("data-verdict=\""));
     let answer = "document.querySelector('#questions input').value = '10 µs';\
                   document.querySelector('[data-control=\"answer\"]').click();";
     let dom = dump_dom(&browser, &with_script(&page, answer, &dir), "");
-    assert!(dom.contains("<div id=\"answers\">"), "revealed");
-    assert!(dom.contains("<td>10 µs</td><td>10 µs</td><td>10 µs</td>"));
+    assert!(question(&dom, 0).contains("data-verdict=\"right\""));
+    assert!(dom.contains(
+        "<td>S1 detects: S0's first bit arrives (S0's start + 2000 m at 2e8 m/s)</td>\
+         <td>10 µs</td><td>10 µs</td>"
+    ));
     assert_eq!(attr(&dom, "data-errors"), "");
 }
 

@@ -29,7 +29,7 @@ fn a_bus_too_long_for_its_slot_warns_of_late_collisions_with_the_numbers() {
         "0.32 µs, 32 bit times",
         "25.32 µs (2532 bit times)",
         "slot (5.12 µs, 512 bit times)",
-        "late collisions will happen",
+        "later than the preamble and the first slot (576 bit times): such collisions are late",
         "at most 480 m",
         "slot = \"2532bit\"",
     ] {

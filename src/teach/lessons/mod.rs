@@ -11,7 +11,6 @@ mod beb_race;
 mod capture;
 mod carrier_extension;
 mod chart;
-mod collision;
 pub mod file;
 mod herd;
 mod herd_restart;
@@ -30,7 +29,7 @@ pub use jitter::LESSON9_REPLICATIONS;
 pub use load_throughput::{metcalfe_boggs, LESSON5_FRAMES, LESSON5_LOADS};
 pub use minimum_frame::LESSON4_LENGTHS;
 
-use super::trace::{self, TraceFilter, TraceKind, TraceRow};
+use super::trace::{self, TraceRow};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
 use crate::ethernet::{self, RunResult};
@@ -64,7 +63,6 @@ macro_rules! lesson {
 /// The lessons still written in Rust, in order (the others are lesson
 /// files, [`FILE_LESSONS`]).
 pub const LESSONS: &[Lesson] = &[
-    lesson!(2, "Two stations collide, jam and back off", "2-collision"),
     lesson!(3, "The BEB race and its probabilities", "3-beb-race"),
     lesson!(4, "Why the minimum frame is 64 bytes", "4-minimum-frame"),
     lesson!(
@@ -140,6 +138,7 @@ macro_rules! lesson_file {
 /// The lessons written as files that every build carries.
 pub const FILE_LESSONS: &[BuiltinFile] = &[
     lesson_file!(1, "1-one-frame"),
+    lesson_file!(2, "2-collision"),
     lesson_file!(14, "14-far-station"),
 ];
 
@@ -235,16 +234,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A lesson that shows its events one by one, drawn up to `until`.
-    fn of_trace(rows: Vec<TraceRow>, checks: Vec<Check>, until: Time) -> Self {
-        Outcome {
-            rows,
-            checks,
-            diagram_until: Some(until),
-            ..Default::default()
-        }
-    }
-
     /// A lesson that shows a table of runs.
     fn of_table(table: Vec<Vec<String>>, checks: Vec<Check>) -> Self {
         Outcome {
@@ -372,7 +361,6 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
     }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
-        2 => collision::run(&sc),
         3 => beb_race::run(&sc),
         4 => minimum_frame::run(lesson, overrides, &sc)?,
         5 => load_throughput::run(lesson, overrides)?,
@@ -387,31 +375,6 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
     };
     out.scenario = Some(sc);
     Ok(out)
-}
-
-/// The trace of the scenario's first run, up to `until`.
-fn rows_of(sc: &Scenario, until: Time) -> Vec<TraceRow> {
-    let seed = trace::run_seed(sc);
-    trace::collect(sc, seed, TraceFilter::new(sc, until, None))
-}
-
-fn first(rows: &[TraceRow], station: u32, pred: impl Fn(&TraceKind) -> bool) -> Option<&TraceRow> {
-    rows.iter().find(|r| r.station == station && pred(&r.kind))
-}
-
-fn at(r: Option<&TraceRow>) -> String {
-    r.map(|r| format!("{} µs", trace::us(r.t)))
-        .unwrap_or_else(|| "never".into())
-}
-
-/// Checks that the row `r` happens exactly at `expected_ps`.
-fn time_check(what: &str, r: Option<&TraceRow>, expected_ps: Time) -> Check {
-    check(
-        what,
-        format!("{} µs", trace::us(expected_ps)),
-        at(r),
-        r.map(|r| r.t) == Some(expected_ps),
-    )
 }
 
 /// Propagation time between two stations, in picoseconds, as the simulator rounds it.

@@ -66,6 +66,22 @@ impl Runs {
         })
     }
 
+    /// Replication `rep`'s trace before `until`: read from the whole run's
+    /// when a query has made it, else made up to `until` only.
+    pub fn rows_until(&self, rep: usize, until: Time) -> Vec<TraceRow> {
+        if let Some(rows) = self.rows[rep].get() {
+            return rows.iter().filter(|r| r.t < until).cloned().collect();
+        }
+        match self.scenario.ethernet() {
+            Some(sc) => trace::collect(
+                sc,
+                self.seeds[rep],
+                TraceFilter::new(sc, until.min(sc.duration), None),
+            ),
+            None => Vec::new(),
+        }
+    }
+
     /// The value of `e` on replication `rep`, or with `metric` the mean
     /// over every replication and the event queries on the first (None).
     pub fn value(&self, e: &Expr, rep: Option<usize>) -> Result<f64, EvalError> {
@@ -323,12 +339,7 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
         ..Default::default()
     };
     if let Some(sc) = base.scenario.ethernet() {
-        out.rows = base
-            .rows(0)
-            .iter()
-            .filter(|r| r.t < window)
-            .cloned()
-            .collect();
+        out.rows = base.rows_until(0, window);
         out.diagram_until = Some(window);
         out.scenario = Some(sc.clone());
     }
@@ -336,9 +347,9 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
 }
 
 /// The window the trace, the pictures and the page show: the file's
-/// `window`, else one slot after the first frame of every station that sent
-/// has been decided (sent whole or discarded) in the first run, at most
-/// the run.
+/// `window` (at most the run), else as `csmacd view` chooses one: one slot
+/// after the first frame of every station that sent has been decided (sent
+/// whole or discarded) in the first run, at most 40 slots.
 fn window(lesson: &LessonFile, runs: &Runs) -> Time {
     let Some(sc) = runs.scenario.ethernet() else {
         return 0;
@@ -347,10 +358,7 @@ fn window(lesson: &LessonFile, runs: &Runs) -> Time {
         return (w.to_ps(sc.medium.bit_ps, sc.medium.slot_ps).round() as Time)
             .clamp(1, sc.duration);
     }
-    match trace::first_frames_decided(sc, runs.rows(0)) {
-        Some(t) => ((t + sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000).min(sc.duration),
-        None => (trace::DEFAULT_WINDOW_SLOTS * sc.medium.slot_ps).min(sc.duration),
-    }
+    trace::default_window_of(sc, &runs.rows_until(0, trace::window_limit(sc)))
 }
 
 /// A number printed for a reader: "never" for an infinitely late event,
