@@ -599,6 +599,16 @@ impl LessonFile {
         Ok(())
     }
 
+    /// The line of the scenario's key `path` in the file that holds it.
+    pub fn scenario_line(&self, path: &str) -> Option<usize> {
+        let path = if self.scenario_prefix.is_empty() {
+            path.to_string()
+        } else {
+            format!("{}.{path}", self.scenario_prefix)
+        };
+        locate::line_of(&self.scenario_source, &path)
+    }
+
     /// The scenario with the `--set` overrides and the variant's keys set,
     /// validated.
     pub fn scenario_with(
