@@ -20,8 +20,12 @@ mod jitter;
 mod load_throughput;
 mod minimum_frame;
 mod minimum_frame_speeds;
+mod plot;
 pub mod queries;
 pub mod runner;
+mod runs;
+mod spec;
+mod table;
 
 pub use access::{aloha, csma_1_persistent, slotted_aloha, LESSON8_ACCESS, LESSON8_LOADS};
 pub use beb_race::contention_pmf;
