@@ -8,7 +8,7 @@
 
 use super::queries::{self as host, Query};
 use super::spec::{expression, read_list, variant_index};
-pub use super::spec::{GridPoint, Rows, Variant, SCENARIO_ROW};
+pub use super::spec::{GridPoint, Rows, Text, Variant, SCENARIO_ROW};
 use crate::expr::{Expr, Names};
 use crate::scenario::locate;
 use crate::scenario::reader::{describe, FieldError, Fields, Item};
@@ -46,6 +46,9 @@ const CHECK_KEYS: &[&str] = &[
     "within",
     "above",
     "below",
+    "at_least",
+    "at_most",
+    "when",
     "per_replication",
     "sigmas",
     "variant",
@@ -149,7 +152,10 @@ pub enum Rule {
 /// A number the lesson's text promises, checked on the run.
 #[derive(Clone, Debug)]
 pub struct CheckSpec {
-    pub what: String,
+    /// The sentence printed, with numbers of the run in it (`{=...}`).
+    pub what: Text,
+    /// Checked only where this is true (else not shown).
+    pub when: Option<Expr>,
     pub value: Expr,
     pub unit: String,
     pub rule: Rule,
@@ -405,8 +411,12 @@ fn read_check(
     at: usize,
 ) -> Result<Vec<CheckSpec>, FieldError> {
     fields.allow(CHECK_KEYS)?;
-    let what = fields.string("what")?;
+    let what = super::spec::text(fields, "what", names)?;
     let what = fields.require("what", what, "write the sentence the check prints")?;
+    let when = match fields.contains("when") {
+        true => Some(expression(fields, "when", names)?),
+        false => None,
+    };
     let value = expression(fields, "value", names)?;
     let unit = fields.string("unit")?.unwrap_or_default();
     let expect = num(fields, "expect", names)?;
@@ -441,55 +451,68 @@ fn read_check(
         }
         Ok((lo, hi))
     })?;
-    let above = num(fields, "above", names)?;
-    let below = num(fields, "below", names)?;
-    let ranged = within.is_some() || above.is_some() || below.is_some();
-    let rule = match (expect, ranged) {
-        (Some(_), true) => {
+    let bounds = [
+        ("above", true, true),
+        ("at_least", true, false),
+        ("below", false, true),
+        ("at_most", false, false),
+    ];
+    let mut lo: Option<(Num, bool)> = None;
+    let mut hi: Option<(Num, bool)> = None;
+    let mut first_bound = None;
+    for (key, low, strict) in bounds {
+        let Some(n) = num(fields, key, names)? else {
+            continue;
+        };
+        first_bound.get_or_insert(key);
+        let side = if low { &mut lo } else { &mut hi };
+        if side.is_some() {
             return Err(fields.err(
-                if within.is_some() {
-                    "within"
-                } else if above.is_some() {
-                    "above"
+                key,
+                if low {
+                    "give one lower bound: above or at_least"
                 } else {
-                    "below"
+                    "give one upper bound: below or at_most"
                 },
-                "give either expect or a range (within, above, below), not both",
-            ))
+            ));
         }
-        (Some(value), false) => Rule::Expect { value, tolerance },
-        (None, true) => {
-            if tolerance.is_some() {
-                return Err(fields.err(
-                    "tolerance",
-                    "a tolerance goes with expect; within, above and below are ranges already",
-                ));
-            }
-            if within.is_some() && (above.is_some() || below.is_some()) {
-                return Err(fields.err(
-                    "within",
-                    "give within = [lo, hi], or above and below, not both",
-                ));
-            }
-            match within {
-                Some((lo, hi)) => Rule::Range {
-                    lo: Some((lo, false)),
-                    hi: Some((hi, false)),
-                },
-                None => Rule::Range {
-                    lo: above.map(|a| (a, true)),
-                    hi: below.map(|b| (b, true)),
-                },
-            }
-        }
-        (None, false) => {
+        *side = Some((n, strict));
+    }
+    if let Some((l, h)) = &within {
+        if let Some(key) = first_bound {
             return Err(fields.err(
-                "expect",
-                "missing; say what the value must be: expect = 0.5 (with tolerance), \
-                 within = [0.3, 0.45], above = 0 or below = 1",
-            ))
+                key,
+                "give within = [lo, hi], or above/at_least and below/at_most, not both",
+            ));
         }
-    };
+        lo = Some((l.clone(), false));
+        hi = Some((h.clone(), false));
+    }
+    let ranged = lo.is_some() || hi.is_some();
+    let rule =
+        match (expect, ranged) {
+            (Some(_), true) => return Err(fields.err(
+                first_bound.unwrap_or("within"),
+                "give either expect or a range (within, above, at_least, below, at_most), not both",
+            )),
+            (Some(value), false) => Rule::Expect { value, tolerance },
+            (None, true) => {
+                if tolerance.is_some() {
+                    return Err(fields.err(
+                        "tolerance",
+                        "a tolerance goes with expect; a range (within, above, ...) is one already",
+                    ));
+                }
+                Rule::Range { lo, hi }
+            }
+            (None, false) => {
+                return Err(fields.err(
+                    "expect",
+                    "missing; say what the value must be: expect = 0.5 (with tolerance), \
+                 within = [0.3, 0.45], above = 0, at_most = 1, ...",
+                ))
+            }
+        };
     let per_replication = fields.boolean("per_replication")?.unwrap_or(false);
     let sigmas = fields.float("sigmas", 0.0, 100.0)?;
     if sigmas.is_some() && !per_replication {
@@ -532,10 +555,18 @@ fn read_check(
     Ok(list
         .into_iter()
         .map(|variant| CheckSpec {
+            // A check on several variants, or on a point of the grid (named
+            // by its values alone), says which it is about, unless its
+            // sentence tells it with the run's numbers.
             what: match variant {
-                Some(v) if several => format!("{}: {what}", variants[v].name),
+                Some(v) if (several && !what.has_numbers()) || variants[v].grid.is_some() => {
+                    let mut t = Text::plain(&format!("{}: ", variants[v].name));
+                    t.append(&what);
+                    t
+                }
                 _ => what.clone(),
             },
+            when: when.clone(),
             value: value.clone(),
             unit: unit.clone(),
             rule: rule.clone(),
@@ -816,6 +847,8 @@ impl LessonFile {
         for c in &self.checks {
             let k = c.at;
             out.push((format!("check.{k}.value"), &c.value));
+            out.extend(c.what.exprs().map(|e| (format!("check.{k}.what"), e)));
+            out.extend(c.when.iter().map(|e| (format!("check.{k}.when"), e)));
             let nums: Vec<(&str, &Num)> = match &c.rule {
                 Rule::Expect { value, tolerance } => std::iter::once(("expect", value))
                     .chain(tolerance.iter().map(|t| ("tolerance", t)))

@@ -6,7 +6,7 @@
 use super::chart::{Builder, LessonChart};
 use super::queries::{self, FUNCS, VARS};
 use super::runs::Ran;
-use super::spec::{expression, read_list, read_rows, rows_variant, Rows, Variant};
+use super::spec::{expression, read_list, read_rows, rows_variant, text, Rows, Text, Variant};
 use crate::expr::{Expr, Names};
 use crate::scenario::reader::{describe, FieldError, Fields, Item};
 use crate::sweep::Axis;
@@ -23,10 +23,12 @@ const THEORY_KEYS: &[&str] = &["label", "y", "at_x", "series", "bars", "x_range"
 pub struct ChartSpec {
     /// The files' name: NAME.png and NAME.csv.
     pub name: String,
-    pub title: String,
+    /// The title and caption, with numbers of the lesson's scenario (as
+    /// run, `--set` included) in them (`{=...}`).
+    pub title: Text,
     pub x_label: String,
     pub y_label: String,
-    pub caption: String,
+    pub caption: Text,
     pub log_y: bool,
     pub rows: Rows,
     pub x: Expr,
@@ -40,7 +42,7 @@ pub struct ChartSpec {
 #[derive(Clone, Debug)]
 pub struct PointsSpec {
     /// The legend's label; `{series}` stands for the series' value.
-    pub label: String,
+    pub label: Text,
     pub y: Expr,
     /// The 95 % interval, [lo, hi], when given.
     pub ci: Option<(Expr, Expr)>,
@@ -62,7 +64,8 @@ pub enum For {
 /// A closed form drawn under the points.
 #[derive(Clone, Debug)]
 pub struct TheorySpec {
-    pub label: String,
+    /// The legend's label (`{series}`, and `{=...}` numbers of its scenario).
+    pub label: Text,
     /// y as an expression of `x` (and the scenario's constants).
     pub y: Option<Expr>,
     /// A vertical line at this x, over the y range drawn.
@@ -93,11 +96,11 @@ pub fn read(f: &mut Fields, variants: &[Variant], axes: &[Axis]) -> Result<Chart
             format!("\"{name}\" is not a file name of a-z, 0-9 and -, at most 64 characters"),
         ));
     }
-    let text = |f: &mut Fields, key: &str| f.string(key).map(Option::unwrap_or_default);
-    let title = text(f, "title")?;
-    let x_label = text(f, "x_label")?;
-    let y_label = text(f, "y_label")?;
-    let caption = text(f, "caption")?;
+    let plain = |f: &mut Fields, key: &str| f.string(key).map(Option::unwrap_or_default);
+    let x_label = plain(f, "x_label")?;
+    let y_label = plain(f, "y_label")?;
+    let title = text(f, "title", &names_of(VARS))?.unwrap_or_else(|| Text::plain(""));
+    let caption = text(f, "caption", &names_of(VARS))?.unwrap_or_else(|| Text::plain(""));
     let log_y = f.boolean("log_y")?.unwrap_or(false);
     let mut reserved: Vec<&str> = VARS.to_vec();
     reserved.push("x");
@@ -145,7 +148,7 @@ pub fn read(f: &mut Fields, variants: &[Variant], axes: &[Axis]) -> Result<Chart
         }
     }
     let points = read_list(f, "points", POINTS_KEYS, |p| {
-        let label = p.string("label")?;
+        let label = text(p, "label", &names_of(VARS))?;
         let label = p.require(
             "label",
             label,
@@ -203,7 +206,7 @@ pub fn read(f: &mut Fields, variants: &[Variant], axes: &[Axis]) -> Result<Chart
         .map(|a| a.labels.clone())
         .unwrap_or_default();
     let theory = read_list(f, "theory", THEORY_KEYS, |t| {
-        let label = t.string("label")?;
+        let label = text(t, "label", &names_of(VARS))?;
         let label = t.require(
             "label",
             label,
@@ -303,14 +306,30 @@ impl ChartSpec {
     /// Its expressions, with the keys they are written at (chart `k`).
     pub fn expressions(&self, k: usize) -> Vec<(String, &Expr)> {
         let mut out = vec![(format!("chart.{k}.x"), &self.x)];
+        out.extend(self.title.exprs().map(|e| (format!("chart.{k}.title"), e)));
+        out.extend(
+            self.caption
+                .exprs()
+                .map(|e| (format!("chart.{k}.caption"), e)),
+        );
         for (j, p) in self.points.iter().enumerate() {
             out.push((format!("chart.{k}.points.{j}.y"), &p.y));
+            out.extend(
+                p.label
+                    .exprs()
+                    .map(|e| (format!("chart.{k}.points.{j}.label"), e)),
+            );
             if let Some((lo, hi)) = &p.ci {
                 out.push((format!("chart.{k}.points.{j}.ci"), lo));
                 out.push((format!("chart.{k}.points.{j}.ci"), hi));
             }
         }
         for (j, t) in self.theory.iter().enumerate() {
+            out.extend(
+                t.label
+                    .exprs()
+                    .map(|e| (format!("chart.{k}.theory.{j}.label"), e)),
+            );
             if let Some(y) = &t.y {
                 out.push((format!("chart.{k}.theory.{j}.y"), y));
             }
@@ -362,11 +381,18 @@ impl ChartSpec {
 
     /// The chart drawn from the runs.
     pub fn build(&self, ran: &Ran, variants: &[Variant], axes: &[Axis]) -> LessonChart {
-        let mut b = Builder::new(&self.title, &self.x_label, &self.y_label).caption(&self.caption);
+        let groups = self.groups(variants, axes);
+        let first = groups.first().and_then(|g| g.1.first()).and_then(|r| r.0);
+        let on = |v: Option<usize>| move |e: &Expr| ran.value(v, e, None, &[]).ok();
+        let mut b = Builder::new(
+            &self.title.fill(&mut on(first)),
+            &self.x_label,
+            &self.y_label,
+        )
+        .caption(self.caption.fill(&mut on(first)));
         if self.log_y {
             b = b.log_y();
         }
-        let groups = self.groups(variants, axes);
         let several = self.series.is_some();
         let mut xs_drawn: Vec<f64> = Vec::new();
         let mut ys_drawn: Vec<f64> = Vec::new();
@@ -417,7 +443,9 @@ impl ChartSpec {
                     }
                     pts.push((x, y, ci));
                 }
-                measured.push((p.label.replace("{series}", label), style, pts));
+                let on_series = rows.first().and_then(|r| r.0);
+                let text = p.label.fill(&mut on(on_series)).replace("{series}", label);
+                measured.push((text, style, pts));
             }
         }
         let x_top = xs_drawn.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -459,7 +487,7 @@ impl ChartSpec {
                     .collect(),
             };
             for (series, style, variant, rows) in targets {
-                let label = t.label.replace("{series}", &series);
+                let label = t.label.fill(&mut on(variant)).replace("{series}", &series);
                 if let Some(at) = &t.at_x {
                     if let Ok(x) = ran.value(variant, at, None, &[f64::NAN]) {
                         if x.is_finite() && y_top.is_finite() {

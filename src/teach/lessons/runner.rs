@@ -134,7 +134,12 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
         variants,
         names: lesson.variants.iter().map(|v| v.name.clone()).collect(),
     };
-    let checks = lesson.checks.iter().map(|c| judge(c, &ran)).collect();
+    let checks = lesson
+        .checks
+        .iter()
+        .filter(|c| applies(c, &ran))
+        .map(|c| judge(c, &ran))
+        .collect();
     let answers = lesson.questions.iter().map(|q| answer(q, &ran)).collect();
     let table = lesson
         .table
@@ -157,11 +162,13 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
         let window = window(lesson, &ran.base);
         // A lesson that compares runs in a table or charts prints its trace
         // only when it names the window to print.
+        // Its page and pictures then look for what to show (the first
+        // collision) as a built-in lesson's do.
         let compares = lesson.table.is_some() || !lesson.charts.is_empty();
         if lesson.window.is_some() || !compares {
             out.rows = trace::collect(sc, ran.base.seed(0), TraceFilter::new(sc, window, None));
+            out.diagram_until = Some(window);
         }
-        out.diagram_until = Some(window);
         out.scenario = Some(sc.clone());
     }
     Ok(out)
@@ -258,6 +265,15 @@ fn rule_of(c: &CheckSpec, ran: &Ran) -> Result<(String, Box<dyn Fn(f64, f64) -> 
 /// An `expect` without a tolerance: equal up to floating-point rounding.
 const EXACT: f64 = 1e-9;
 
+/// Whether a check's `when` holds on its runs (a check without one always
+/// applies; one whose condition has no value is judged, and fails).
+fn applies(c: &CheckSpec, ran: &Ran) -> bool {
+    c.when.as_ref().is_none_or(|w| {
+        ran.value(c.variant, w, None, &[])
+            .map_or(true, |v| v != 0.0)
+    })
+}
+
 fn judge(c: &CheckSpec, ran: &Ran) -> Check {
     let judged = rule_of(c, ran).and_then(|(expected, keeps)| {
         if c.per_replication {
@@ -282,7 +298,9 @@ fn judge(c: &CheckSpec, ran: &Ran) -> Check {
     let (expected, ok, seen) =
         judged.unwrap_or_else(|e| ("?".into(), false, format!("no value: {e}")));
     Check {
-        what: c.what.clone(),
+        what: c
+            .what
+            .fill(&mut |e| ran.value(c.variant, e, None, &[]).ok()),
         expected,
         seen,
         ok,

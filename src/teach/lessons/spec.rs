@@ -323,3 +323,103 @@ impl Rows {
         }
     }
 }
+
+/// A text with numbers of the run in it: `{=EXPR}` is replaced by the
+/// expression's value (3 decimals at most), `{=EXPR;N}` with N decimals.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Text {
+    parts: Vec<(String, Option<(Expr, Option<usize>)>)>,
+}
+
+impl Text {
+    /// Reads `raw`, each `{=...}` an expression of `names`.
+    pub fn parse(raw: &str, names: &Names) -> Result<Text, String> {
+        let mut parts = Vec::new();
+        let mut rest = raw;
+        while let Some(start) = rest.find("{=") {
+            let lit = rest[..start].to_string();
+            let after = &rest[start + 2..];
+            let end = after
+                .find('}')
+                .ok_or_else(|| "a `{=` without its `}`; write {=expression}".to_string())?;
+            let inside = &after[..end];
+            let (text, digits) = match inside.rsplit_once(';') {
+                Some((e, d)) => {
+                    let d: usize = d.trim().parse().ok().filter(|d| *d <= 12).ok_or_else(|| {
+                        format!("`{{={inside}}}`: after `;` give the decimals, 0 to 12")
+                    })?;
+                    (e, Some(d))
+                }
+                None => (inside, None),
+            };
+            let e = Expr::parse(text, names).map_err(|e| format!("`{{={inside}}}`: {e}"))?;
+            parts.push((lit, Some((e, digits))));
+            rest = &after[end + 1..];
+        }
+        parts.push((rest.to_string(), None));
+        Ok(Text { parts })
+    }
+
+    /// A text without numbers in it.
+    pub fn plain(raw: &str) -> Text {
+        Text {
+            parts: vec![(raw.to_string(), None)],
+        }
+    }
+
+    /// The text with each expression's value (`?` where it has none).
+    pub fn fill(&self, eval: &mut dyn FnMut(&Expr) -> Option<f64>) -> String {
+        let mut out = String::new();
+        for (lit, e) in &self.parts {
+            out.push_str(lit);
+            if let Some((e, digits)) = e {
+                match eval(e) {
+                    Some(v) if v.is_finite() => {
+                        let d = digits.unwrap_or(3);
+                        let s = format!("{v:.d$}");
+                        let s = if digits.is_none() && s.contains('.') {
+                            s.trim_end_matches('0').trim_end_matches('.').to_string()
+                        } else {
+                            s
+                        };
+                        out.push_str(if s == "-0" { "0" } else { &s });
+                    }
+                    Some(v) => out.push_str(&super::runs::show(v, "")),
+                    None => out.push('?'),
+                }
+            }
+        }
+        out
+    }
+
+    /// This text followed by `more`.
+    pub fn append(&mut self, more: &Text) {
+        let (last, e) = self.parts.pop().expect("a text has a part");
+        debug_assert!(e.is_none());
+        let mut more = more.parts.clone();
+        more[0].0 = format!("{last}{}", more[0].0);
+        self.parts.extend(more);
+    }
+
+    /// Whether it holds numbers of the run.
+    pub fn has_numbers(&self) -> bool {
+        self.parts.iter().any(|(_, e)| e.is_some())
+    }
+
+    /// Its expressions.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.parts
+            .iter()
+            .filter_map(|(_, e)| e.as_ref().map(|(e, _)| e))
+    }
+}
+
+/// Reads the text at `key` (required when `what` says what to write).
+pub fn text(fields: &mut Fields, key: &str, names: &Names) -> Result<Option<Text>, FieldError> {
+    let Some(raw) = fields.string(key)? else {
+        return Ok(None);
+    };
+    Text::parse(&raw, names)
+        .map(Some)
+        .map_err(|m| fields.err(key, m))
+}
