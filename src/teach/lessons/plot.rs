@@ -394,12 +394,20 @@ impl ChartSpec {
             b = b.log_y();
         }
         let several = self.series.is_some();
+        // Without series, the closed forms take the first colours and the
+        // points the next; with series, each series' colour is its own and
+        // the closed forms of the whole chart follow them.
+        let chart_theories = self
+            .theory
+            .iter()
+            .filter(|t| t.series == For::Chart)
+            .count();
         let mut xs_drawn: Vec<f64> = Vec::new();
         let mut ys_drawn: Vec<f64> = Vec::new();
         let mut measured = Vec::new();
         for (pi, p) in self.points.iter().enumerate() {
             for (si, (label, rows)) in groups.iter().enumerate() {
-                let style = if several { si } else { pi };
+                let style = if several { si } else { chart_theories + pi };
                 let mut pts = Vec::new();
                 for (v, extra) in rows {
                     let Ok(x) = ran.value(*v, &self.x, None, extra) else {
@@ -410,6 +418,7 @@ impl ChartSpec {
                     }
                     let (y, ci) = if p.per_replication {
                         match ran.mean(*v, &p.y, extra) {
+                            Ok(m) if m.share.is_some() => (m.mean, m.share),
                             Ok(m) if m.half_width.is_finite() => {
                                 (m.mean, Some((m.mean - m.half_width, m.mean + m.half_width)))
                             }
@@ -451,11 +460,7 @@ impl ChartSpec {
         let x_top = xs_drawn.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let y_top = ys_drawn.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let x_hi = if x_top.is_finite() { x_top * 1.05 } else { 1.0 };
-        let mut next_style = if several {
-            groups.len()
-        } else {
-            self.points.len()
-        };
+        let mut next_style = if several { groups.len() } else { 0 };
         for t in &self.theory {
             let targets: Vec<(
                 String,

@@ -123,6 +123,9 @@ pub struct Mean {
     pub half_width: f64,
     pub se: f64,
     pub n: usize,
+    /// When every value is 0 or 1 (a share of the runs): the 95 % Wilson
+    /// interval, which stays within [0, 1] and is not 0 wide at 0 or 1.
+    pub share: Option<(f64, f64)>,
 }
 
 /// Every run of a lesson: its scenario's, and each variant's it needs
@@ -180,11 +183,16 @@ impl Ran {
         } else {
             f64::NAN
         };
+        let share = (n > 0 && values.iter().all(|&x| x == 0.0 || x == 1.0)).then(|| {
+            let k = values.iter().sum::<f64>();
+            super::chart::wilson(k, n as f64)
+        });
         Ok(Mean {
             mean,
             half_width,
             se,
             n,
+            share,
         })
     }
 }
