@@ -251,6 +251,10 @@ fn run_file(
     };
     let outcome = runner::run(lesson, overrides).map_err(run_error)?;
     print_rows(&outcome, MAX_PRINTED_ROWS);
+    if !outcome.table.is_empty() {
+        println!();
+        print_table(&outcome.table);
+    }
     let failed = print_checks(&outcome, &args.set);
     print_answers(&outcome.answers, &given);
     if let Some(dir) = &args.out {

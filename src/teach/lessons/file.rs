@@ -7,6 +7,8 @@
 //! before anything runs: an error names the file, the key and its line.
 
 use super::queries::{self as host, Query};
+use super::spec::{expression, read_list, variant_index};
+pub use super::spec::{GridPoint, Rows, Text, Variant, SCENARIO_ROW};
 use crate::expr::{Expr, Names};
 use crate::scenario::locate;
 use crate::scenario::reader::{describe, FieldError, Fields, Item};
@@ -20,11 +22,11 @@ use toml::{Table, Value};
 /// How a lesson file's name ends, which tells it from a scenario beside it.
 pub const LESSON_SUFFIX: &str = ".lesson.toml";
 
-/// The most questions, checks and variants a lesson file may hold.
-pub const MAX_ITEMS: usize = 64;
+pub use super::spec::MAX_ITEMS;
 
 const TOP_KEYS: &[&str] = &[
-    "title", "number", "text", "scenario", "window", "question", "check", "variant",
+    "title", "number", "text", "scenario", "window", "question", "check", "variant", "variants",
+    "table", "chart",
 ];
 const QUESTION_KEYS: &[&str] = &[
     "ask",
@@ -42,10 +44,20 @@ const CHECK_KEYS: &[&str] = &[
     "expect",
     "tolerance",
     "within",
+    "above",
+    "below",
+    "at_least",
+    "at_most",
+    "when",
     "per_replication",
+    "sigmas",
     "variant",
 ];
 const VARIANT_KEYS: &[&str] = &["name", "set"];
+const VARIANTS_KEYS: &[&str] = &["axes", "replications", "common_random_numbers"];
+
+/// The most variants a lesson's `[variants]` grid may hold.
+pub const MAX_GRID: usize = 256;
 
 /// Where a lesson file's named files (its text, its scenario) are read.
 #[derive(Clone, Debug)]
@@ -116,29 +128,45 @@ pub struct QuestionSpec {
     pub variant: Option<usize>,
 }
 
+/// A number a lesson file writes: a constant, or an expression of the run
+/// (`expect = 'stations'`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Num {
+    Const(f64),
+    Expr(Expr),
+}
+
 /// What a check's value must be.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Rule {
-    Expect { value: f64, tolerance: f64 },
-    Within { lo: f64, hi: f64 },
+    /// Equal to `value` within `tolerance` (None: up to rounding).
+    Expect { value: Num, tolerance: Option<Num> },
+    /// Within bounds: `within = [lo, hi]` (both included), `above` and
+    /// `below` (excluded); a bound is (value, excluded).
+    Range {
+        lo: Option<(Num, bool)>,
+        hi: Option<(Num, bool)>,
+    },
 }
 
 /// A number the lesson's text promises, checked on the run.
 #[derive(Clone, Debug)]
 pub struct CheckSpec {
-    pub what: String,
+    /// The sentence printed, with numbers of the run in it (`{=...}`).
+    pub what: Text,
+    /// Checked only where this is true (else not shown).
+    pub when: Option<Expr>,
     pub value: Expr,
     pub unit: String,
     pub rule: Rule,
     pub per_replication: bool,
+    /// With `per_replication`: how many standard errors of the mean the
+    /// mean may stray (else its 95 % interval's half-width).
+    pub sigmas: Option<f64>,
     pub variant: Option<usize>,
-}
-
-/// A what-if of the lesson's own: its scenario with these keys set.
-#[derive(Clone, Debug)]
-pub struct Variant {
-    pub name: String,
-    pub set: Vec<(String, Value)>,
+    /// Its place among the file's `[[check]]` tables (one table may make
+    /// a check per variant).
+    pub at: usize,
 }
 
 /// A lesson file, read and checked.
@@ -161,7 +189,15 @@ pub struct LessonFile {
     pub window: Option<TimeSpec>,
     pub questions: Vec<QuestionSpec>,
     pub checks: Vec<CheckSpec>,
+    /// The `[variants]` grid's points first, in grid order, then the
+    /// `[[variant]]`s.
     pub variants: Vec<Variant>,
+    /// The `[variants]` grid's axes (empty without one).
+    pub axes: Vec<crate::sweep::Axis>,
+    /// Whether the grid's variants run on the lesson's own seeds.
+    pub common_random_numbers: bool,
+    pub table: Option<super::table::TableSpec>,
+    pub charts: Vec<super::plot::ChartSpec>,
 }
 
 /// Whether `path` names a lesson file (by its name's end).
@@ -252,31 +288,35 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         }
     };
     let window = f.time("window").map_err(at)?;
-    let variants = read_list(&mut f, "variant", read_variant).map_err(at)?;
+    let (axes, mut variants, common_random_numbers) = read_grid(&mut f).map_err(at)?;
+    let grid_count = variants.len();
+    variants.extend(read_list(&mut f, "variant", VARIANT_KEYS, read_variant).map_err(at)?);
+    for (k, v) in variants.iter().enumerate().skip(grid_count) {
+        let path = format!("variant.{}.name", k - grid_count);
+        if v.name == SCENARIO_ROW {
+            return Err(at(FieldError::new(
+                path,
+                format!("\"{SCENARIO_ROW}\" names the lesson's own scenario; give the variant another name"),
+            )));
+        }
+        if variants[..k].iter().any(|w| w.name == v.name) {
+            return Err(at(FieldError::new(
+                path,
+                format!(
+                    "a variant is named \"{}\" already; each variant's name once",
+                    v.name
+                ),
+            )));
+        }
+    }
     let names = host::names();
     let variant_of = |fields: &mut Fields| -> Result<Option<usize>, FieldError> {
-        let Some(name) = fields.string("variant")? else {
-            return Ok(None);
-        };
-        match variants.iter().position(|v| v.name == name) {
-            Some(i) => Ok(Some(i)),
-            None => {
-                let known: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                Err(fields.err(
-                    "variant",
-                    format!(
-                        "no [[variant]] is named \"{name}\"; the lesson's variants: {}",
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    ),
-                ))
-            }
+        match fields.string("variant")? {
+            None => Ok(None),
+            Some(name) => variant_index(fields, "variant", &name, &variants),
         }
     };
-    let questions = read_list(&mut f, "question", |fields| {
+    let questions = read_list(&mut f, "question", QUESTION_KEYS, |fields| {
         fields.allow(QUESTION_KEYS)?;
         let ask = fields.string("ask")?;
         let ask = fields.require(
@@ -311,75 +351,32 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         })
     })
     .map_err(at)?;
-    let checks = read_list(&mut f, "check", |fields| {
-        fields.allow(CHECK_KEYS)?;
-        let what = fields.string("what")?;
-        let what = fields.require("what", what, "write the sentence the check prints")?;
-        let value = expression(fields, "value", &names)?;
-        let unit = fields.string("unit")?.unwrap_or_default();
-        let expect = fields.float("expect", f64::MIN, f64::MAX)?;
-        let tolerance = fields.float("tolerance", 0.0, f64::MAX)?;
-        let within = fields.with("within", |i| {
-            let a = i.array()?;
-            let bound = |k: usize| {
-                a.get(k).map_or_else(
-                    || Err(i.err("expected [lo, hi], two numbers")),
-                    |v| {
-                        Item {
-                            path: &format!("{}.{k}", i.path),
-                            value: v,
-                        }
-                        .float()
-                    },
-                )
-            };
-            if a.len() != 2 {
-                return Err(i.err(format!(
-                    "expected [lo, hi], two numbers; found {} values",
-                    a.len()
-                )));
-            }
-            let (lo, hi) = (bound(0)?, bound(1)?);
-            if lo > hi {
-                return Err(i.err(format!("{lo} is above {hi}; write [lo, hi] with lo <= hi")));
-            }
-            Ok((lo, hi))
-        })?;
-        let rule = match (expect, within) {
-            (Some(_), Some(_)) => {
-                return Err(fields.err("within", "give either expect or within, not both"))
-            }
-            (Some(value), None) => Rule::Expect {
-                value,
-                tolerance: tolerance.unwrap_or(value.abs() * EXACT),
-            },
-            (None, Some((lo, hi))) => {
-                if tolerance.is_some() {
-                    return Err(fields.err(
-                        "tolerance",
-                        "a tolerance goes with expect; within = [lo, hi] is a range already",
-                    ));
-                }
-                Rule::Within { lo, hi }
-            }
-            (None, None) => {
-                return Err(fields.err(
-                    "expect",
-                    "missing; say what the value must be: expect = 0.5 (with tolerance) or \
-                     within = [0.3, 0.45]",
-                ))
-            }
-        };
-        let per_replication = fields.boolean("per_replication")?.unwrap_or(false);
-        let variant = variant_of(fields)?;
-        Ok(CheckSpec {
-            what,
-            value,
-            unit,
-            rule,
-            per_replication,
-            variant,
-        })
+    let mut check_at = 0;
+    let checks = read_list(&mut f, "check", CHECK_KEYS, |fields| {
+        check_at += 1;
+        read_check(fields, &names, &variants, check_at - 1)
+    })
+    .map_err(at)?
+    .into_iter()
+    .flatten()
+    .collect();
+    let table = match f.get("table") {
+        None => None,
+        Some(value) => Some(
+            super::table::read(
+                Fields::of(Item {
+                    path: "table",
+                    value,
+                })
+                .map_err(at)?,
+                &variants,
+                &axes,
+            )
+            .map_err(at)?,
+        ),
+    };
+    let charts = read_list(&mut f, "chart", super::plot::CHART_KEYS, |fields| {
+        super::plot::read(fields, &variants, &axes)
     })
     .map_err(at)?;
     f.finish(TOP_KEYS).map_err(at)?;
@@ -396,30 +393,296 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         questions,
         checks,
         variants,
+        axes,
+        common_random_numbers,
+        table,
+        charts,
     };
     lesson.check_queries(source)?;
     Ok(lesson)
 }
 
+/// Reads a check: one per variant when `variant` lists several (each
+/// sentence then starts with the variant's name).
+fn read_check(
+    fields: &mut Fields,
+    names: &Names,
+    variants: &[Variant],
+    at: usize,
+) -> Result<Vec<CheckSpec>, FieldError> {
+    fields.allow(CHECK_KEYS)?;
+    let what = super::spec::text(fields, "what", names)?;
+    let what = fields.require("what", what, "write the sentence the check prints")?;
+    let when = match fields.contains("when") {
+        true => Some(expression(fields, "when", names)?),
+        false => None,
+    };
+    let value = expression(fields, "value", names)?;
+    let unit = fields.string("unit")?.unwrap_or_default();
+    let expect = num(fields, "expect", names)?;
+    let tolerance = num(fields, "tolerance", names)?;
+    if let Some(Num::Const(t)) = tolerance {
+        if t < 0.0 {
+            return Err(fields.err("tolerance", format!("{t} is below 0")));
+        }
+    }
+    let within = fields.with("within", |i| {
+        let a = i.array()?;
+        if a.len() != 2 {
+            return Err(i.err(format!(
+                "expected [lo, hi], two numbers (or expressions); found {} values",
+                a.len()
+            )));
+        }
+        let bound = |k: usize| {
+            num_item(
+                Item {
+                    path: &format!("{}.{k}", i.path),
+                    value: &a[k],
+                },
+                names,
+            )
+        };
+        let (lo, hi) = (bound(0)?, bound(1)?);
+        if let (Num::Const(lo), Num::Const(hi)) = (&lo, &hi) {
+            if lo > hi {
+                return Err(i.err(format!("{lo} is above {hi}; write [lo, hi] with lo <= hi")));
+            }
+        }
+        Ok((lo, hi))
+    })?;
+    let bounds = [
+        ("above", true, true),
+        ("at_least", true, false),
+        ("below", false, true),
+        ("at_most", false, false),
+    ];
+    let mut lo: Option<(Num, bool)> = None;
+    let mut hi: Option<(Num, bool)> = None;
+    let mut first_bound = None;
+    for (key, low, strict) in bounds {
+        let Some(n) = num(fields, key, names)? else {
+            continue;
+        };
+        first_bound.get_or_insert(key);
+        let side = if low { &mut lo } else { &mut hi };
+        if side.is_some() {
+            return Err(fields.err(
+                key,
+                if low {
+                    "give one lower bound: above or at_least"
+                } else {
+                    "give one upper bound: below or at_most"
+                },
+            ));
+        }
+        *side = Some((n, strict));
+    }
+    if let Some((l, h)) = &within {
+        if let Some(key) = first_bound {
+            return Err(fields.err(
+                key,
+                "give within = [lo, hi], or above/at_least and below/at_most, not both",
+            ));
+        }
+        lo = Some((l.clone(), false));
+        hi = Some((h.clone(), false));
+    }
+    let ranged = lo.is_some() || hi.is_some();
+    let rule =
+        match (expect, ranged) {
+            (Some(_), true) => return Err(fields.err(
+                first_bound.unwrap_or("within"),
+                "give either expect or a range (within, above, at_least, below, at_most), not both",
+            )),
+            (Some(value), false) => Rule::Expect { value, tolerance },
+            (None, true) => {
+                if tolerance.is_some() {
+                    return Err(fields.err(
+                        "tolerance",
+                        "a tolerance goes with expect; a range (within, above, ...) is one already",
+                    ));
+                }
+                Rule::Range { lo, hi }
+            }
+            (None, false) => {
+                return Err(fields.err(
+                    "expect",
+                    "missing; say what the value must be: expect = 0.5 (with tolerance), \
+                 within = [0.3, 0.45], above = 0, at_most = 1, ...",
+                ))
+            }
+        };
+    let per_replication = fields.boolean("per_replication")?.unwrap_or(false);
+    let sigmas = fields.float("sigmas", 0.0, 100.0)?;
+    if sigmas.is_some() && !per_replication {
+        return Err(fields.err(
+            "sigmas",
+            "standard errors are those of a mean over the replications: add per_replication = true",
+        ));
+    }
+    let list: Vec<Option<usize>> = match fields.get("variant") {
+        None => vec![None],
+        Some(Value::String(name)) => vec![variant_index(fields, "variant", name, variants)?],
+        Some(Value::Array(names)) => {
+            let mut out = Vec::new();
+            for (k, n) in names.iter().enumerate() {
+                let key = format!("variant.{k}");
+                let Value::String(name) = n else {
+                    return Err(fields.err(
+                        &key,
+                        format!("expected a variant's name, found {}", describe(n)),
+                    ));
+                };
+                out.push(variant_index(fields, &key, name, variants)?);
+            }
+            if out.is_empty() {
+                return Err(fields.err("variant", "is an empty list; name the variants checked"));
+            }
+            out
+        }
+        Some(other) => {
+            return Err(fields.err(
+                "variant",
+                format!(
+                    "expected a variant's name or a list of them, found {}",
+                    describe(other)
+                ),
+            ))
+        }
+    };
+    let several = list.len() > 1;
+    Ok(list
+        .into_iter()
+        .map(|variant| CheckSpec {
+            // A check on several variants, or on a point of the grid (named
+            // by its values alone), says which it is about, unless its
+            // sentence tells it with the run's numbers.
+            what: match variant {
+                Some(v) if (several && !what.has_numbers()) || variants[v].grid.is_some() => {
+                    let mut t = Text::plain(&format!("{}: ", variants[v].name));
+                    t.append(&what);
+                    t
+                }
+                _ => what.clone(),
+            },
+            when: when.clone(),
+            value: value.clone(),
+            unit: unit.clone(),
+            rule: rule.clone(),
+            per_replication,
+            sigmas,
+            variant,
+            at,
+        })
+        .collect())
+}
+
+/// A number or an expression at `key`.
+fn num(fields: &mut Fields, key: &str, names: &Names) -> Result<Option<Num>, FieldError> {
+    let path = fields.key_path(key);
+    match fields.get(key) {
+        None => Ok(None),
+        Some(value) => num_item(Item { path: &path, value }, names).map(Some),
+    }
+}
+
+fn num_item(i: Item, names: &Names) -> Result<Num, FieldError> {
+    match i.value {
+        Value::String(text) => Expr::parse(text, names)
+            .map(Num::Expr)
+            .map_err(|e| i.err(e.to_string())),
+        _ => i.float().map(Num::Const),
+    }
+}
+
+/// Reads `[variants]`: its axes (as a sweep's), and the grid's points as
+/// variants, named by their values' labels.
+fn read_grid(f: &mut Fields) -> Result<(Vec<crate::sweep::Axis>, Vec<Variant>, bool), FieldError> {
+    let path = f.key_path("variants");
+    let Some(v) = f.get("variants") else {
+        return Ok((Vec::new(), Vec::new(), false));
+    };
+    let mut g = Fields::of(Item {
+        path: &path,
+        value: v,
+    })?;
+    g.allow(VARIANTS_KEYS)?;
+    let axes_path = g.key_path("axes");
+    let axes = match g.get("axes") {
+        Some(Value::Table(t)) => crate::sweep::read_axes(&axes_path, t)?,
+        Some(other) => {
+            return Err(g.err(
+                "axes",
+                format!(
+                    "expected a table of dotted paths and their values, e.g. axes = {{ \
+                     \"stations.0.traffic.load\" = [0.1, 0.5, 0.9] }}, found {}",
+                    describe(other)
+                ),
+            ))
+        }
+        None => {
+            return Err(g.err(
+                "axes",
+                "missing; give the what-if points as axes, e.g. axes = { \"medium.length\" = \
+                 [\"1km\", \"5km\"] }",
+            ))
+        }
+    };
+    if axes.is_empty() {
+        return Err(g.err(
+            "axes",
+            "names no axis; give one or two dotted paths with their values",
+        ));
+    }
+    let total = crate::sweep::grid_size(&axes)
+        .filter(|&n| n <= MAX_GRID)
+        .ok_or_else(|| {
+            g.err(
+                "axes",
+                format!("the grid has more than {MAX_GRID} points; a lesson runs at most {MAX_GRID} variants"),
+            )
+        })?;
+    let replications = g.integer("replications", 1, 100_000)?;
+    let crn = g.boolean("common_random_numbers")?.unwrap_or(false);
+    g.finish(VARIANTS_KEYS)?;
+    let mut variants = Vec::with_capacity(total);
+    for index in 0..total {
+        let choice = crate::sweep::grid_choice(&axes, index);
+        let mut set: Vec<(String, Value)> = Vec::new();
+        if let Some(r) = replications {
+            set.push(("replications".into(), Value::Integer(r)));
+        }
+        let mut labels = Vec::new();
+        let mut keys = Vec::new();
+        for (a, &c) in axes.iter().zip(&choice) {
+            set.extend(
+                a.sets(c)
+                    .into_iter()
+                    .map(|(p, v)| (p.to_string(), v.clone())),
+            );
+            labels.push((a.path.clone(), a.labels[c].clone()));
+            keys.push((a.path.clone(), a.keys[c].clone()));
+        }
+        variants.push(Variant {
+            name: labels
+                .iter()
+                .map(|(_, l)| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            set,
+            grid: Some(GridPoint { labels, keys }),
+        });
+    }
+    Ok((axes, variants, crn))
+}
+
 /// The relative tolerance of a question that states none.
 pub const DEFAULT_REL_TOLERANCE: f64 = 0.01;
-
-/// An `expect` without a tolerance: equal up to floating-point rounding.
-const EXACT: f64 = 1e-9;
 
 /// Whether `text` is a file's name ending in `ext` rather than inline text.
 fn is_file_name(text: &str, ext: &str) -> bool {
     !text.contains('\n') && text.ends_with(ext) && !text.contains(char::is_whitespace)
-}
-
-fn expression(fields: &mut Fields, key: &str, names: &Names) -> Result<Expr, FieldError> {
-    let text = fields.string(key)?;
-    let text = fields.require(
-        key,
-        text,
-        "write an expression, e.g. event_time(\"collision\", 1, 1)",
-    )?;
-    Expr::parse(&text, names).map_err(|e| fields.err(key, e.to_string()))
 }
 
 fn read_variant(fields: &mut Fields) -> Result<Variant, FieldError> {
@@ -435,47 +698,11 @@ fn read_variant(fields: &mut Fields) -> Result<Variant, FieldError> {
         ))),
     })?;
     let set = fields.require("set", set, "give the keys it changes")?;
-    Ok(Variant { name, set })
-}
-
-/// Reads the array of tables at `key` (`[[key]]`), each through `read`.
-fn read_list<T>(
-    f: &mut Fields,
-    key: &str,
-    mut read: impl FnMut(&mut Fields) -> Result<T, FieldError>,
-) -> Result<Vec<T>, FieldError> {
-    let path = f.key_path(key);
-    let Some(v) = f.get(key) else {
-        return Ok(Vec::new());
-    };
-    let Value::Array(items) = v else {
-        return Err(FieldError::new(
-            path,
-            format!("expected [[{key}]] tables, found {}", describe(v)),
-        ));
-    };
-    if items.len() > MAX_ITEMS {
-        return Err(FieldError::new(
-            path,
-            format!("{} tables; a lesson holds at most {MAX_ITEMS}", items.len()),
-        ));
-    }
-    let mut out = Vec::new();
-    for (k, item) in items.iter().enumerate() {
-        let p = format!("{path}.{k}");
-        let mut fields = Fields::of(Item {
-            path: &p,
-            value: item,
-        })?;
-        out.push(read(&mut fields)?);
-        let allowed = match key {
-            "question" => QUESTION_KEYS,
-            "check" => CHECK_KEYS,
-            _ => VARIANT_KEYS,
-        };
-        fields.finish(allowed)?;
-    }
-    Ok(out)
+    Ok(Variant {
+        name,
+        set,
+        grid: None,
+    })
 }
 
 impl LessonFile {
@@ -497,18 +724,7 @@ impl LessonFile {
             .iter()
             .find(|t| t.name == "groups")
             .map_or(&[][..], |t| t.columns);
-        let exprs = self
-            .questions
-            .iter()
-            .enumerate()
-            .map(|(k, q)| (format!("question.{k}.answer"), &q.answer))
-            .chain(
-                self.checks
-                    .iter()
-                    .enumerate()
-                    .map(|(k, c)| (format!("check.{k}.value"), &c.value)),
-            );
-        for (path, e) in exprs {
+        for (path, e) in self.expressions() {
             for (id, texts) in e.host_calls(&names) {
                 let bad = |allowed: &[&str], what: &str, given: &str| {
                     let hint = crate::scenario::reader::did_you_mean(given, allowed);
@@ -525,29 +741,38 @@ impl LessonFile {
                         ),
                     ))
                 };
-                match Query::of(id) {
-                    Query::EventTime | Query::EventCount | Query::EventField => {
-                        if !host::EVENTS.contains(&texts[0]) {
-                            return Err(bad(host::EVENTS, "an event of the trace", texts[0]));
-                        }
-                        if let (Query::EventField, Some(field)) = (Query::of(id), texts.get(1)) {
-                            let fields = &TRACE_COLUMNS[3..];
-                            if !fields.contains(field) && *field != "time_us" {
-                                return Err(bad(fields, "a column of the trace", field));
-                            }
-                        }
-                        if !matches!(sc, world::Scenario::Ethernet(_)) {
-                            return Err(LessonFileError::Invalid(ScenarioError::at(
-                                &self.file,
-                                source,
-                                FieldError::new(
-                                    path.clone(),
-                                    "the scenario is a service scenario: it has no bus trace; \
-                                     ask its metric(...) instead",
-                                ),
-                            )));
-                        }
+                let query = Query::of(id);
+                let (events, field): (&[&str], Option<&str>) = match query {
+                    Query::EventTime | Query::EventCount => (&texts[..1], None),
+                    Query::EventField | Query::EventCountWhere | Query::EventMax => {
+                        (&texts[..1], texts.get(1).copied())
                     }
+                    Query::EventGapMax => (&texts[..2], None),
+                    _ => (&[], None),
+                };
+                for event in events {
+                    if !host::EVENTS.contains(event) {
+                        return Err(bad(host::EVENTS, "an event of the trace", event));
+                    }
+                }
+                if let Some(field) = field {
+                    let fields = &TRACE_COLUMNS[3..];
+                    if !fields.contains(&field) && field != "time_us" {
+                        return Err(bad(fields, "a column of the trace", field));
+                    }
+                }
+                if !events.is_empty() && !matches!(sc, world::Scenario::Ethernet(_)) {
+                    return Err(LessonFileError::Invalid(ScenarioError::at(
+                        &self.file,
+                        source,
+                        FieldError::new(
+                            path.clone(),
+                            "the scenario is a service scenario: it has no bus trace; \
+                             ask its metric(...) instead",
+                        ),
+                    )));
+                }
+                match query {
                     Query::Metric => {
                         if !columns.metrics.contains(&texts[0]) {
                             return Err(bad(
@@ -562,7 +787,21 @@ impl LessonFile {
                             return Err(bad(group_columns, "a column of groups.csv", texts[0]));
                         }
                     }
-                    Query::Prop => {}
+                    Query::MetricOf => {
+                        let known: Vec<&str> =
+                            self.variants.iter().map(|v| v.name.as_str()).collect();
+                        if !known.contains(&texts[0]) {
+                            return Err(bad(&known, "a variant of this lesson", texts[0]));
+                        }
+                        if !columns.metrics.contains(&texts[1]) {
+                            return Err(bad(
+                                columns.metrics,
+                                "a metric of this scenario",
+                                texts[1],
+                            ));
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -576,7 +815,7 @@ impl LessonFile {
                 )),
             })?;
         }
-        for (k, c) in self.checks.iter().enumerate() {
+        for c in &self.checks {
             let reps = match c.variant {
                 Some(v) => self.scenario_with(&[], Some(v)).ok(),
                 None => Some(sc.clone()),
@@ -587,7 +826,7 @@ impl LessonFile {
                     &self.file,
                     source,
                     FieldError::new(
-                        format!("check.{k}.per_replication"),
+                        format!("check.{}.per_replication", c.at),
                         format!(
                             "the scenario runs {reps} replication; a mean with its 95 % interval \
                              needs at least 2 (set replications in the scenario)"
@@ -607,6 +846,42 @@ impl LessonFile {
             format!("{}.{path}", self.scenario_prefix)
         };
         locate::line_of(&self.scenario_source, &path)
+    }
+
+    /// Every expression of the file, with the key it is written at.
+    pub fn expressions(&self) -> Vec<(String, &Expr)> {
+        let mut out: Vec<(String, &Expr)> = Vec::new();
+        for (k, q) in self.questions.iter().enumerate() {
+            out.push((format!("question.{k}.answer"), &q.answer));
+        }
+        for c in &self.checks {
+            let k = c.at;
+            out.push((format!("check.{k}.value"), &c.value));
+            out.extend(c.what.exprs().map(|e| (format!("check.{k}.what"), e)));
+            out.extend(c.when.iter().map(|e| (format!("check.{k}.when"), e)));
+            let nums: Vec<(&str, &Num)> = match &c.rule {
+                Rule::Expect { value, tolerance } => std::iter::once(("expect", value))
+                    .chain(tolerance.iter().map(|t| ("tolerance", t)))
+                    .collect(),
+                Rule::Range { lo, hi } => lo
+                    .iter()
+                    .chain(hi.iter())
+                    .map(|(n, _)| ("within", n))
+                    .collect(),
+            };
+            for (key, n) in nums {
+                if let Num::Expr(e) = n {
+                    out.push((format!("check.{k}.{key}"), e));
+                }
+            }
+        }
+        if let Some(t) = &self.table {
+            out.extend(t.expressions());
+        }
+        for (k, c) in self.charts.iter().enumerate() {
+            out.extend(c.expressions(k));
+        }
+        out
     }
 
     /// The scenario with the `--set` overrides and the variant's keys set,

@@ -6,28 +6,25 @@
 //! checks them; the tests run the same checks, so a lesson's text cannot
 //! silently stop being true.
 
-mod access;
 mod beb_race;
 mod capture;
 mod carrier_extension;
 mod chart;
 pub mod file;
-mod herd;
 mod herd_restart;
 mod hub_vs_coax;
 mod jitter;
-mod load_throughput;
 mod minimum_frame;
 mod minimum_frame_speeds;
+mod plot;
 pub mod queries;
 pub mod runner;
+mod runs;
+mod spec;
+mod table;
 
-pub use access::{aloha, csma_1_persistent, slotted_aloha, LESSON8_ACCESS, LESSON8_LOADS};
-pub use beb_race::contention_pmf;
 pub use chart::LessonChart;
 pub use jitter::LESSON9_REPLICATIONS;
-pub use load_throughput::{metcalfe_boggs, LESSON5_FRAMES, LESSON5_LOADS};
-pub use minimum_frame::LESSON4_LENGTHS;
 
 use super::trace::{self, TraceRow};
 use crate::engine::Time;
@@ -63,20 +60,7 @@ macro_rules! lesson {
 /// The lessons still written in Rust, in order (the others are lesson
 /// files, [`FILE_LESSONS`]).
 pub const LESSONS: &[Lesson] = &[
-    lesson!(3, "The BEB race and its probabilities", "3-beb-race"),
-    lesson!(4, "Why the minimum frame is 64 bytes", "4-minimum-frame"),
-    lesson!(
-        5,
-        "Offered load vs throughput: the 37 % myth",
-        "5-load-throughput"
-    ),
     lesson!(6, "The capture effect, and BLAM", "6-capture-blam"),
-    lesson!(
-        7,
-        "The thundering herd and BEB's 1024-slot cap",
-        "7-thundering-herd"
-    ),
-    lesson!(8, "ALOHA vs CSMA vs CSMA/CD", "8-aloha-csma-csmacd"),
     lesson!(
         9,
         "Jitter: why backoff without it keeps colliding",
@@ -139,6 +123,11 @@ macro_rules! lesson_file {
 pub const FILE_LESSONS: &[BuiltinFile] = &[
     lesson_file!(1, "1-one-frame"),
     lesson_file!(2, "2-collision"),
+    lesson_file!(3, "3-beb-race"),
+    lesson_file!(4, "4-minimum-frame"),
+    lesson_file!(5, "5-load-throughput"),
+    lesson_file!(7, "7-thundering-herd"),
+    lesson_file!(8, "8-aloha-csma-csmacd"),
     lesson_file!(14, "14-far-station"),
 ];
 
@@ -361,12 +350,7 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
     }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
-        3 => beb_race::run(&sc),
-        4 => minimum_frame::run(lesson, overrides, &sc)?,
-        5 => load_throughput::run(lesson, overrides)?,
         6 => capture::run(lesson, overrides, &sc)?,
-        7 => herd::run(&sc),
-        8 => access::run(lesson, overrides)?,
         9 => jitter::run(lesson, overrides, &sc)?,
         11 => carrier_extension::run(lesson, overrides, &sc)?,
         12 => hub_vs_coax::run(lesson, overrides, &sc)?,
@@ -403,38 +387,6 @@ fn fmt_ci((m, hw): (f64, f64)) -> String {
     } else {
         format!("{m:.3}")
     }
-}
-
-/// The points of a two-axis grid over the lesson's scenario: `axis` takes
-/// each of `values` (outer), the offered load each of `loads` (inner).
-fn by_load_points(
-    lesson: &Lesson,
-    overrides: &[(String, Value)],
-    axis: &str,
-    values: &[&str],
-    loads: &[f64],
-) -> Result<Vec<Point>, LessonError> {
-    let mut points = Vec::new();
-    for &v in values {
-        for &load in loads {
-            let sc = scenario_with(
-                lesson,
-                overrides,
-                &[
-                    (axis, Value::String(v.into())),
-                    ("stations.0.traffic.load", Value::Float(load)),
-                ],
-            )?;
-            points.push(bus_point(
-                vec![
-                    (axis.into(), v.into()),
-                    ("stations.0.traffic.load".into(), load.to_string()),
-                ],
-                sc,
-            ));
-        }
-    }
-    Ok(points)
 }
 
 /// A backoff table of another `kind`, carrying over the parameters named in

@@ -1,7 +1,8 @@
 //! The run queries a lesson file's expressions may ask (`event_time`,
-//! `event_count`, `event_field`, `metric`, `prop_us`) and the medium's
-//! constants: their names, as the expression language is told them when a
-//! lesson file is read. `runner.rs` answers them.
+//! `event_count`, `event_field`, `event_max`, `event_gap_max`, `metric`,
+//! `metric_of`, `prop_us`) and the scenario's constants: their names, as
+//! the expression language is told them when a lesson file is read.
+//! `runner.rs` answers them.
 
 use crate::expr::{HostFn, Names, Param};
 
@@ -25,8 +26,24 @@ pub const EVENTS: &[&str] = &[
     "corrupted",
 ];
 
-/// The medium's constants a lesson's expressions read, in µs.
-pub const VARS: &[&str] = &["slot_us", "bit_us", "preamble_us", "jam_us", "ifg_us"];
+/// The scenario's constants a lesson's expressions read: the medium's
+/// times in µs, then the stations, the bus, the frames and the run.
+pub const VARS: &[&str] = &[
+    "slot_us",
+    "bit_us",
+    "preamble_us",
+    "jam_us",
+    "ifg_us",
+    "stations",
+    "length_m",
+    "speed_m_per_us",
+    "max_prop_us",
+    "frame_bits",
+    "min_frame_bits",
+    "duration_us",
+    "warmup_us",
+    "replications",
+];
 
 pub const FUNCS: &[HostFn] = &[
     HostFn {
@@ -59,6 +76,26 @@ pub const FUNCS: &[HostFn] = &[
         params: &[Param::Number, Param::Number],
         signature: "prop_us(a, b)",
     },
+    HostFn {
+        name: "event_count",
+        params: &[Param::Text, Param::Number, Param::Text, Param::Number],
+        signature: "event_count(event, station, field, value)",
+    },
+    HostFn {
+        name: "event_max",
+        params: &[Param::Text, Param::Number, Param::Text],
+        signature: "event_max(event, station, field)",
+    },
+    HostFn {
+        name: "event_gap_max",
+        params: &[Param::Text, Param::Text],
+        signature: "event_gap_max(from, to)",
+    },
+    HostFn {
+        name: "metric_of",
+        params: &[Param::Text, Param::Text],
+        signature: "metric_of(variant, name)",
+    },
 ];
 
 /// What a lesson's expressions may read.
@@ -70,6 +107,15 @@ pub fn names() -> Names<'static> {
     }
 }
 
+/// What a lesson's expressions may read where `extra` names are given too
+/// (a table's row name, a chart's `x`), after [`VARS`].
+pub fn vars_with(extra: &[String]) -> Vec<&str> {
+    VARS.iter()
+        .copied()
+        .chain(extra.iter().map(String::as_str))
+        .collect()
+}
+
 /// The run query a host function asks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Query {
@@ -79,6 +125,10 @@ pub enum Query {
     Metric,
     GroupMetric,
     Prop,
+    EventCountWhere,
+    EventMax,
+    EventGapMax,
+    MetricOf,
 }
 
 impl Query {
@@ -91,6 +141,10 @@ impl Query {
             Query::Metric,
             Query::GroupMetric,
             Query::Prop,
+            Query::EventCountWhere,
+            Query::EventMax,
+            Query::EventGapMax,
+            Query::MetricOf,
         ][id]
     }
 }
