@@ -787,9 +787,10 @@ impl LessonFile {
                             return Err(bad(group_columns, "a column of groups.csv", texts[0]));
                         }
                     }
-                    Query::MetricOf => {
-                        let known: Vec<&str> =
-                            self.variants.iter().map(|v| v.name.as_str()).collect();
+                    Query::MetricOf | Query::Ci95Of => {
+                        let known: Vec<&str> = std::iter::once(super::spec::SCENARIO_ROW)
+                            .chain(self.variants.iter().map(|v| v.name.as_str()))
+                            .collect();
                         if !known.contains(&texts[0]) {
                             return Err(bad(&known, "a variant of this lesson", texts[0]));
                         }

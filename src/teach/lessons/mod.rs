@@ -7,12 +7,9 @@
 //! silently stop being true.
 
 mod beb_race;
-mod capture;
-mod carrier_extension;
 mod chart;
 pub mod file;
 mod herd_restart;
-mod hub_vs_coax;
 mod jitter;
 mod minimum_frame;
 mod minimum_frame_speeds;
@@ -60,7 +57,6 @@ macro_rules! lesson {
 /// The lessons still written in Rust, in order (the others are lesson
 /// files, [`FILE_LESSONS`]).
 pub const LESSONS: &[Lesson] = &[
-    lesson!(6, "The capture effect, and BLAM", "6-capture-blam"),
     lesson!(
         9,
         "Jitter: why backoff without it keeps colliding",
@@ -71,12 +67,6 @@ pub const LESSONS: &[Lesson] = &[
         "The herd after a restart: why it crashes the server again",
         "10-herd-restart"
     ),
-    lesson!(
-        11,
-        "Why Gigabit needed carrier extension",
-        "11-carrier-extension"
-    ),
-    lesson!(12, "A hub versus a long coax", "12-hub-vs-coax"),
     lesson!(
         13,
         "The minimum frame against the diameter at each speed",
@@ -126,8 +116,11 @@ pub const FILE_LESSONS: &[BuiltinFile] = &[
     lesson_file!(3, "3-beb-race"),
     lesson_file!(4, "4-minimum-frame"),
     lesson_file!(5, "5-load-throughput"),
+    lesson_file!(6, "6-capture-blam"),
     lesson_file!(7, "7-thundering-herd"),
     lesson_file!(8, "8-aloha-csma-csmacd"),
+    lesson_file!(11, "11-carrier-extension"),
+    lesson_file!(12, "12-hub-vs-coax"),
     lesson_file!(14, "14-far-station"),
 ];
 
@@ -194,12 +187,6 @@ fn check(
         seen: seen.into(),
         ok,
     }
-}
-
-/// The check that run `r`'s metric `metric` is above zero.
-fn positive(what: &str, r: &RunResult, metric: &str) -> Check {
-    let v = r.metrics.get(metric);
-    check(what, "> 0", format!("{v}"), v > 0.0)
 }
 
 /// What running a lesson shows.
@@ -350,10 +337,7 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
     }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
-        6 => capture::run(lesson, overrides, &sc)?,
         9 => jitter::run(lesson, overrides, &sc)?,
-        11 => carrier_extension::run(lesson, overrides, &sc)?,
-        12 => hub_vs_coax::run(lesson, overrides, &sc)?,
         13 => minimum_frame_speeds::run(lesson, overrides)?,
         _ => return Err(unknown()),
     };
@@ -364,20 +348,6 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
 /// Propagation time between two stations, in picoseconds, as the simulator rounds it.
 fn delay(sc: &Scenario, i: usize, j: usize) -> Time {
     ethernet::paths(sc, trace::run_seed(sc)).delay(i, j)
-}
-
-/// A table row: `label`, then each of `cols`, whole numbers without decimals.
-fn metric_row(label: &str, r: &RunResult, cols: &[&str]) -> Vec<String> {
-    let mut row = vec![label.to_string()];
-    for c in cols {
-        let v = r.metrics.get(c);
-        row.push(if v.fract() == 0.0 {
-            format!("{v:.0}")
-        } else {
-            format!("{v:.3}")
-        });
-    }
-    row
 }
 
 /// A mean with its 95 % half-width, when there is one.

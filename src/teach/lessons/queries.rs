@@ -96,7 +96,21 @@ pub const FUNCS: &[HostFn] = &[
         params: &[Param::Text, Param::Text],
         signature: "metric_of(variant, name)",
     },
+    HostFn {
+        name: "ci95_of",
+        params: &[Param::Text, Param::Text],
+        signature: "ci95_of(variant, name)",
+    },
+    HostFn {
+        name: "prop_mean_us",
+        params: &[],
+        signature: "prop_mean_us()",
+    },
 ];
+
+/// The most stations `prop_mean_us()` averages the pairs of (a million
+/// pairs).
+pub const MAX_MEAN_STATIONS: usize = 1414;
 
 /// What a lesson's expressions may read.
 pub fn names() -> Names<'static> {
@@ -129,6 +143,8 @@ pub enum Query {
     EventMax,
     EventGapMax,
     MetricOf,
+    Ci95Of,
+    PropMean,
 }
 
 impl Query {
@@ -145,6 +161,8 @@ impl Query {
             Query::EventMax,
             Query::EventGapMax,
             Query::MetricOf,
+            Query::Ci95Of,
+            Query::PropMean,
         ][id]
     }
 }

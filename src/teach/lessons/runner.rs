@@ -62,7 +62,7 @@ fn needed(lesson: &LessonFile) -> Vec<bool> {
     let names = queries::names();
     for (_, e) in lesson.expressions() {
         for (id, texts) in e.host_calls(&names) {
-            if Query::of(id) == Query::MetricOf {
+            if matches!(Query::of(id), Query::MetricOf | Query::Ci95Of) {
                 mark(lesson.variants.iter().position(|v| v.name == texts[0]));
             }
         }

@@ -365,14 +365,25 @@ impl Host for At<'_> {
             }
             Query::Metric => Self::metric(self.runs, self.rep, &texts[0], None),
             Query::GroupMetric => Self::metric(self.runs, self.rep, &texts[0], Some(n[0])),
-            Query::MetricOf => {
-                let v = self
-                    .ran
-                    .names
-                    .iter()
-                    .position(|name| **name == *texts[0])
-                    .ok_or_else(|| EvalError(format!("metric_of: no variant \"{}\"", texts[0])))?;
-                Self::metric(self.ran.runs(Some(v)), None, &texts[1], None)
+            Query::MetricOf | Query::Ci95Of => {
+                let runs = if *texts[0] == *super::spec::SCENARIO_ROW {
+                    &self.ran.base
+                } else {
+                    let v = self
+                        .ran
+                        .names
+                        .iter()
+                        .position(|name| **name == *texts[0])
+                        .ok_or_else(|| EvalError(format!("{f}: no variant \"{}\"", texts[0])))?;
+                    self.ran.runs(Some(v))
+                };
+                if Query::of(id) == Query::MetricOf {
+                    return Self::metric(runs, None, &texts[1], None);
+                }
+                let values: Vec<f64> = (0..runs.replications())
+                    .map(|r| Self::metric(runs, Some(r), &texts[1], None))
+                    .collect::<Result<_, _>>()?;
+                Ok(stats::mean_ci95(&values).1)
             }
             Query::Prop => {
                 let a = self.station(f, n[0], false)?.unwrap_or(0) as usize;
@@ -383,6 +394,28 @@ impl Host for At<'_> {
                     })?;
                 let seed = self.runs.seeds[self.rep.unwrap_or(0)];
                 Ok(micros(crate::ethernet::paths(sc, seed).delay(a, b)))
+            }
+            Query::PropMean => {
+                let sc = self.runs.scenario.ethernet().ok_or_else(|| {
+                    EvalError("prop_mean_us: a service scenario has no bus".into())
+                })?;
+                let n = sc.station_count();
+                if !(2..=super::queries::MAX_MEAN_STATIONS).contains(&n) {
+                    return Err(EvalError(format!(
+                        "prop_mean_us: the scenario has {n} stations; it averages the pairs of 2 \
+                         to {} stations",
+                        super::queries::MAX_MEAN_STATIONS
+                    )));
+                }
+                let seed = self.runs.seeds[self.rep.unwrap_or(0)];
+                let p = crate::ethernet::paths(sc, seed);
+                let mut sum = 0.0;
+                for i in 0..n {
+                    for j in i + 1..n {
+                        sum += p.delay(i, j) as f64;
+                    }
+                }
+                Ok(micros(1) * sum / (n * (n - 1) / 2) as f64)
             }
         }
     }
