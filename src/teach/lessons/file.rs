@@ -53,7 +53,7 @@ const CHECK_KEYS: &[&str] = &[
     "sigmas",
     "variant",
 ];
-const VARIANT_KEYS: &[&str] = &["name", "set"];
+const VARIANT_KEYS: &[&str] = &["name", "set", "picture"];
 const VARIANTS_KEYS: &[&str] = &["axes", "replications", "common_random_numbers"];
 
 /// The most variants a lesson's `[variants]` grid may hold.
@@ -672,6 +672,7 @@ fn read_grid(f: &mut Fields) -> Result<(Vec<crate::sweep::Axis>, Vec<Variant>, b
                 .join(", "),
             set,
             grid: Some(GridPoint { labels, keys }),
+            picture: false,
         });
     }
     Ok((axes, variants, crn))
@@ -698,10 +699,22 @@ fn read_variant(fields: &mut Fields) -> Result<Variant, FieldError> {
         ))),
     })?;
     let set = fields.require("set", set, "give the keys it changes")?;
+    let picture = fields.boolean("picture")?.unwrap_or(false);
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if picture && !name.chars().all(plain) {
+        return Err(fields.err(
+            "picture",
+            format!(
+                "a variant drawn names its pictures (diagram-NAME.png): give it a name of \
+                 letters, digits, '-', '_' and '.', not \"{name}\""
+            ),
+        ));
+    }
     Ok(Variant {
         name,
         set,
         grid: None,
+        picture,
     })
 }
 

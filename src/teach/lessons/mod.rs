@@ -6,11 +6,9 @@
 //! checks them; the tests run the same checks, so a lesson's text cannot
 //! silently stop being true.
 
-mod beb_race;
 mod chart;
 pub mod file;
 mod herd_restart;
-mod jitter;
 mod minimum_frame;
 mod minimum_frame_speeds;
 mod plot;
@@ -21,15 +19,12 @@ mod spec;
 mod table;
 
 pub use chart::LessonChart;
-pub use jitter::LESSON9_REPLICATIONS;
 
-use super::trace::{self, TraceRow};
+use super::trace::TraceRow;
 use crate::engine::Time;
 use crate::ethernet::Scenario;
-use crate::ethernet::{self, RunResult};
 use crate::scenario::{self, reader::FieldError, ScenarioError};
-use crate::sweep::{self, set_path, Point};
-use crate::world;
+use crate::sweep::set_path;
 use toml::{Table, Value};
 
 /// One lesson: its number, files and title.
@@ -57,11 +52,6 @@ macro_rules! lesson {
 /// The lessons still written in Rust, in order (the others are lesson
 /// files, [`FILE_LESSONS`]).
 pub const LESSONS: &[Lesson] = &[
-    lesson!(
-        9,
-        "Jitter: why backoff without it keeps colliding",
-        "9-jitter"
-    ),
     lesson!(
         10,
         "The herd after a restart: why it crashes the server again",
@@ -119,6 +109,7 @@ pub const FILE_LESSONS: &[BuiltinFile] = &[
     lesson_file!(6, "6-capture-blam"),
     lesson_file!(7, "7-thundering-herd"),
     lesson_file!(8, "8-aloha-csma-csmacd"),
+    lesson_file!(9, "9-jitter"),
     lesson_file!(11, "11-carrier-extension"),
     lesson_file!(12, "12-hub-vs-coax"),
     lesson_file!(14, "14-far-station"),
@@ -337,70 +328,11 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
     }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
-        9 => jitter::run(lesson, overrides, &sc)?,
         13 => minimum_frame_speeds::run(lesson, overrides)?,
         _ => return Err(unknown()),
     };
     out.scenario = Some(sc);
     Ok(out)
-}
-
-/// Propagation time between two stations, in picoseconds, as the simulator rounds it.
-fn delay(sc: &Scenario, i: usize, j: usize) -> Time {
-    ethernet::paths(sc, trace::run_seed(sc)).delay(i, j)
-}
-
-/// A mean with its 95 % half-width, when there is one.
-fn fmt_ci((m, hw): (f64, f64)) -> String {
-    if hw.is_finite() {
-        format!("{m:.3} ± {hw:.3}")
-    } else {
-        format!("{m:.3}")
-    }
-}
-
-/// A backoff table of another `kind`, carrying over the parameters named in
-/// `keep` from the lesson's `stations.0.backoff` (after `overrides`).
-fn backoff_of_kind(
-    lesson: &Lesson,
-    overrides: &[(String, Value)],
-    kind: &str,
-    keep: &[&str],
-) -> Result<Value, LessonError> {
-    let table = table_with(lesson, overrides)?;
-    let old = table
-        .get("stations")
-        .and_then(|s| s.get(0))
-        .and_then(|g| g.get("backoff"))
-        .and_then(Value::as_table)
-        .cloned()
-        .unwrap_or_default();
-    let mut backoff = Table::new();
-    backoff.insert("kind".into(), Value::String(kind.into()));
-    for key in keep {
-        if let Some(v) = old.get(*key) {
-            backoff.insert(key.to_string(), v.clone());
-        }
-    }
-    Ok(Value::Table(backoff))
-}
-
-/// A sweep point of a bus scenario.
-pub(super) fn bus_point(axes: Vec<(String, String)>, sc: Scenario) -> Point {
-    Point::new(axes, world::Scenario::Ethernet(sc))
-}
-
-/// Runs the points' replications in parallel, keeping the bus world's own
-/// results (the lessons read its stations and counters).
-pub(super) fn bus_runs(points: &[Point]) -> Vec<Vec<RunResult>> {
-    sweep::run_points(
-        points,
-        &|sc, seed| {
-            let sc = sc.ethernet().expect("lessons run bus scenarios");
-            ethernet::run(sc, seed)
-        },
-        &|| {},
-    )
 }
 
 #[cfg(test)]

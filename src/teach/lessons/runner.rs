@@ -52,6 +52,11 @@ fn needed(lesson: &LessonFile) -> Vec<bool> {
         }
     };
     lesson.checks.iter().for_each(|c| mark(c.variant));
+    for (k, v) in lesson.variants.iter().enumerate() {
+        if v.picture {
+            mark(Some(k));
+        }
+    }
     lesson.questions.iter().for_each(|q| mark(q.variant));
     if let Some(t) = &lesson.table {
         t.rows.variants().into_iter().for_each(&mut mark);
@@ -170,6 +175,16 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
             out.diagram_until = Some(window);
         }
         out.scenario = Some(sc.clone());
+        if let Some(until) = out.diagram_until {
+            for (k, v) in lesson.variants.iter().enumerate() {
+                let drawn = ran.variants[k].as_ref().filter(|_| v.picture);
+                if let Some(vsc) = drawn.and_then(|r| r.scenario.ethernet()) {
+                    let mut one = vsc.clone();
+                    one.replications = 1;
+                    out.more_pictures.push((v.name.clone(), one, until));
+                }
+            }
+        }
     }
     Ok(out)
 }

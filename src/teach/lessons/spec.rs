@@ -24,6 +24,9 @@ pub struct Variant {
     /// sweep's point's would. None for a `[[variant]]`, which runs on the
     /// lesson's own seeds.
     pub grid: Option<GridPoint>,
+    /// Whether its first run is drawn beside the lesson's own (`picture =
+    /// true`: `--out` writes diagram-NAME.png and timeline-NAME.png).
+    pub picture: bool,
 }
 
 /// Where a variant of the `[variants]` grid sits.
