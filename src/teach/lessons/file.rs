@@ -800,6 +800,19 @@ impl LessonFile {
                             return Err(bad(group_columns, "a column of groups.csv", texts[0]));
                         }
                     }
+                    Query::TableLast => {
+                        let names: Vec<&str> = columns.tables.iter().map(|t| t.name).collect();
+                        let Some(t) = columns.tables.iter().find(|t| t.name == &*texts[0]) else {
+                            return Err(bad(
+                                &names,
+                                "a table of this scenario's results",
+                                texts[0],
+                            ));
+                        };
+                        if !t.columns.contains(&texts[1]) {
+                            return Err(bad(t.columns, "a column of that table", texts[1]));
+                        }
+                    }
                     Query::MetricOf | Query::Ci95Of => {
                         let known: Vec<&str> = std::iter::once(super::spec::SCENARIO_ROW)
                             .chain(self.variants.iter().map(|v| v.name.as_str()))

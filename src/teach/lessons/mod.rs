@@ -8,7 +8,6 @@
 
 mod chart;
 pub mod file;
-mod herd_restart;
 mod minimum_frame;
 mod minimum_frame_speeds;
 mod plot;
@@ -51,18 +50,11 @@ macro_rules! lesson {
 
 /// The lessons still written in Rust, in order (the others are lesson
 /// files, [`FILE_LESSONS`]).
-pub const LESSONS: &[Lesson] = &[
-    lesson!(
-        10,
-        "The herd after a restart: why it crashes the server again",
-        "10-herd-restart"
-    ),
-    lesson!(
-        13,
-        "The minimum frame against the diameter at each speed",
-        "13-minimum-frame-speeds"
-    ),
-];
+pub const LESSONS: &[Lesson] = &[lesson!(
+    13,
+    "The minimum frame against the diameter at each speed",
+    "13-minimum-frame-speeds"
+)];
 
 /// A lesson written as a file and built into the program: its number, the
 /// lesson file's name and every file it names (read from `scenarios/lessons/`).
@@ -110,6 +102,7 @@ pub const FILE_LESSONS: &[BuiltinFile] = &[
     lesson_file!(7, "7-thundering-herd"),
     lesson_file!(8, "8-aloha-csma-csmacd"),
     lesson_file!(9, "9-jitter"),
+    lesson_file!(10, "10-herd-restart"),
     lesson_file!(11, "11-carrier-extension"),
     lesson_file!(12, "12-hub-vs-coax"),
     lesson_file!(14, "14-far-station"),
@@ -322,10 +315,6 @@ pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, Lesson
         LessonError::Unknown(number, list.join(", "))
     };
     let lesson = find(number).ok_or_else(unknown)?;
-    if number == 10 {
-        // A service scenario: no bus, no trace, no pictures.
-        return herd_restart::run(lesson, overrides);
-    }
     let sc = scenario_with(lesson, overrides, &[])?;
     let mut out = match number {
         13 => minimum_frame_speeds::run(lesson, overrides)?,

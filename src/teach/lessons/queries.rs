@@ -102,6 +102,11 @@ pub const FUNCS: &[HostFn] = &[
         signature: "ci95_of(variant, name)",
     },
     HostFn {
+        name: "table_last",
+        params: &[Param::Text, Param::Text],
+        signature: "table_last(table, column)",
+    },
+    HostFn {
         name: "prop_mean_us",
         params: &[],
         signature: "prop_mean_us()",
@@ -144,6 +149,7 @@ pub enum Query {
     EventGapMax,
     MetricOf,
     Ci95Of,
+    TableLast,
     PropMean,
 }
 
@@ -162,6 +168,7 @@ impl Query {
             Query::EventGapMax,
             Query::MetricOf,
             Query::Ci95Of,
+            Query::TableLast,
             Query::PropMean,
         ][id]
     }

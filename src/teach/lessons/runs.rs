@@ -365,6 +365,32 @@ impl Host for At<'_> {
             }
             Query::Metric => Self::metric(self.runs, self.rep, &texts[0], None),
             Query::GroupMetric => Self::metric(self.runs, self.rep, &texts[0], Some(n[0])),
+            Query::TableLast => {
+                let (table, column) = (&*texts[0], &*texts[1]);
+                let one = |out: &RunOutput| -> f64 {
+                    let col = out
+                        .columns
+                        .tables
+                        .iter()
+                        .find(|t| t.name == table)
+                        .and_then(|t| t.columns.iter().position(|c| *c == column));
+                    match (out.table(table).last(), col) {
+                        (Some(row), Some(c)) => match &row[c] {
+                            Cell::Count(v) => *v as f64,
+                            Cell::Number(v) => *v,
+                            _ => f64::NAN,
+                        },
+                        _ => f64::NAN,
+                    }
+                };
+                Ok(match self.rep {
+                    Some(r) => one(&self.runs.outputs[r]),
+                    None => {
+                        let values: Vec<f64> = self.runs.outputs.iter().map(one).collect();
+                        stats::mean_ci95(&values).0
+                    }
+                })
+            }
             Query::MetricOf | Query::Ci95Of => {
                 let runs = if *texts[0] == *super::spec::SCENARIO_ROW {
                     &self.ran.base
