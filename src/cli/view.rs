@@ -6,7 +6,7 @@ use super::{CliError, CliResult};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
 use crate::teach::lessons::file::LessonFile;
-use crate::teach::lessons::{Lesson, Outcome};
+use crate::teach::lessons::Outcome;
 use crate::teach::trace::us;
 use crate::teach::view::{self, LessonView, Window};
 use anyhow::anyhow;
@@ -161,21 +161,6 @@ fn lesson_view(outcome: &Outcome) -> Option<view::View> {
         }
     }
     Some(v)
-}
-
-/// The page of a lesson that has run: its scenario animated over the
-/// lesson's diagram window (or the first 2 ms), its numbers as questions.
-pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
-    let mut v = lesson_view(outcome)?;
-    v.lesson = Some(LessonView {
-        number: Some(lesson.number),
-        title: lesson.title.to_string(),
-        text: lesson.text.to_string(),
-        asks: Vec::new(),
-        questions: outcome.checks.iter().map(Into::into).collect(),
-        table: outcome.table.clone(),
-    });
-    Some(view::page(&v))
 }
 
 /// How many stations a lesson page shows of a herd too large to draw whole.

@@ -25,8 +25,18 @@ pub const LESSON_SUFFIX: &str = ".lesson.toml";
 pub use super::spec::MAX_ITEMS;
 
 const TOP_KEYS: &[&str] = &[
-    "title", "number", "text", "scenario", "window", "question", "check", "variant", "variants",
-    "table", "chart",
+    "title",
+    "number",
+    "text",
+    "scenario",
+    "window",
+    "question",
+    "check",
+    "variant",
+    "variants",
+    "set_over_variants",
+    "table",
+    "chart",
 ];
 const QUESTION_KEYS: &[&str] = &[
     "ask",
@@ -198,6 +208,9 @@ pub struct LessonFile {
     pub common_random_numbers: bool,
     pub table: Option<super::table::TableSpec>,
     pub charts: Vec<super::plot::ChartSpec>,
+    /// Scenario keys a `--set` sets in the variants too (their own values
+    /// give way); a variant that then runs as an earlier one is left out.
+    pub set_over_variants: Vec<String>,
 }
 
 /// Whether `path` names a lesson file (by its name's end).
@@ -288,6 +301,27 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         }
     };
     let window = f.time("window").map_err(at)?;
+    let set_over_variants = f
+        .with("set_over_variants", |i| {
+            let a = i.array()?;
+            a.iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    Value::String(p) if !p.is_empty() && !p.split('.').any(str::is_empty) => {
+                        Ok(p.clone())
+                    }
+                    other => Err(FieldError::new(
+                        format!("{}.{k}", i.path),
+                        format!(
+                            "expected a dotted key of the scenario, e.g. \"medium.length\", found {}",
+                            describe(other)
+                        ),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(at)?
+        .unwrap_or_default();
     let (axes, mut variants, common_random_numbers) = read_grid(&mut f).map_err(at)?;
     let grid_count = variants.len();
     variants.extend(read_list(&mut f, "variant", VARIANT_KEYS, read_variant).map_err(at)?);
@@ -397,6 +431,7 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         common_random_numbers,
         table,
         charts,
+        set_over_variants,
     };
     lesson.check_queries(source)?;
     Ok(lesson)
@@ -865,6 +900,43 @@ impl LessonFile {
         Ok(())
     }
 
+    /// Whether a `--set` of `path` is set in the variants too.
+    fn sets_over_variants(&self, path: &str) -> bool {
+        self.set_over_variants
+            .iter()
+            .any(|p| path == p || path.starts_with(&format!("{p}.")))
+    }
+
+    /// The variants a run with `overrides` leaves out: those that, once
+    /// the `--set` keys of `set_over_variants` replace their own, set the
+    /// same keys to the same values as an earlier variant, or none (the
+    /// lesson's own scenario).
+    pub fn left_out(&self, overrides: &[(String, Value)]) -> Vec<bool> {
+        let covered = |p: &str| {
+            overrides.iter().any(|(o, _)| {
+                self.sets_over_variants(o) && (p == o || p.starts_with(&format!("{o}.")))
+            })
+        };
+        let own: Vec<Vec<(&String, &Value)>> = self
+            .variants
+            .iter()
+            .map(|v| {
+                let mut set: Vec<(&String, &Value)> = v
+                    .set
+                    .iter()
+                    .filter(|(p, _)| !covered(p))
+                    .map(|(p, v)| (p, v))
+                    .collect();
+                set.sort_by(|a, b| a.0.cmp(b.0));
+                set
+            })
+            .collect();
+        let changed = overrides.iter().any(|(o, _)| self.sets_over_variants(o));
+        (0..own.len())
+            .map(|k| changed && (own[k].is_empty() || own[..k].contains(&own[k])))
+            .collect()
+    }
+
     /// The line of the scenario's key `path` in the file that holds it.
     pub fn scenario_line(&self, path: &str) -> Option<usize> {
         let path = if self.scenario_prefix.is_empty() {
@@ -923,10 +995,14 @@ impl LessonFile {
             .map(|v| (v, &self.variants[v].set[..]))
             .into_iter()
             .flat_map(|(v, set)| set.iter().map(move |(p, val)| (Some(v), p, val)));
+        let over = overrides
+            .iter()
+            .filter(|(p, _)| variant.is_some() && self.sets_over_variants(p));
         let sets = overrides
             .iter()
             .map(|(p, v)| (None, p, v))
-            .chain(variant_set);
+            .chain(variant_set)
+            .chain(over.map(|(p, v)| (None, p, v)));
         for (from_variant, p, v) in sets {
             crate::sweep::set_path(&mut table, p, v.clone()).map_err(|e| match from_variant {
                 Some(k) => ScenarioOrSet::Set(format!("variant.{k}.set"), format!("`{p}`: {e}")),

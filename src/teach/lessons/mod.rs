@@ -1,15 +1,15 @@
-//! The guided lessons: the table of lessons (scenario and explanation from
-//! scenarios/lessons/), running one, and the helpers several lessons share.
+//! The guided lessons: every lesson is a lesson file (scenarios/lessons/,
+//! docs/teaching.md "Writing a lesson"), read by `file.rs` and run by
+//! `runner.rs`; this module holds what every lesson shares: the built-in
+//! lesson files, what a run shows (`Outcome`, `Check`), its errors and
+//! `--set`.
 //!
-//! The files are embedded, so `csmacd lesson N` works from any directory.
-//! Each lesson's own file computes the numbers its explanation promises and
-//! checks them; the tests run the same checks, so a lesson's text cannot
-//! silently stop being true.
+//! The built-in files are embedded, so `csmacd lesson N` works from any
+//! directory. The tests run every lesson's checks, so a lesson's text
+//! cannot silently stop being true.
 
 mod chart;
 pub mod file;
-mod minimum_frame;
-mod minimum_frame_speeds;
 mod plot;
 pub mod queries;
 pub mod runner;
@@ -22,39 +22,8 @@ pub use chart::LessonChart;
 use super::trace::TraceRow;
 use crate::engine::Time;
 use crate::ethernet::Scenario;
-use crate::scenario::{self, reader::FieldError, ScenarioError};
-use crate::sweep::set_path;
+use crate::scenario::ScenarioError;
 use toml::{Table, Value};
-
-/// One lesson: its number, files and title.
-pub struct Lesson {
-    pub number: u32,
-    pub title: &'static str,
-    /// The scenario's path in the repository, for messages.
-    pub file: &'static str,
-    pub scenario: &'static str,
-    pub text: &'static str,
-}
-
-macro_rules! lesson {
-    ($n:expr, $title:expr, $stem:literal) => {
-        Lesson {
-            number: $n,
-            title: $title,
-            file: concat!("scenarios/lessons/", $stem, ".toml"),
-            scenario: include_str!(concat!("../../../scenarios/lessons/", $stem, ".toml")),
-            text: include_str!(concat!("../../../scenarios/lessons/", $stem, ".md")),
-        }
-    };
-}
-
-/// The lessons still written in Rust, in order (the others are lesson
-/// files, [`FILE_LESSONS`]).
-pub const LESSONS: &[Lesson] = &[lesson!(
-    13,
-    "The minimum frame against the diameter at each speed",
-    "13-minimum-frame-speeds"
-)];
 
 /// A lesson written as a file and built into the program: its number, the
 /// lesson file's name and every file it names (read from `scenarios/lessons/`).
@@ -105,6 +74,7 @@ pub const FILE_LESSONS: &[BuiltinFile] = &[
     lesson_file!(10, "10-herd-restart"),
     lesson_file!(11, "11-carrier-extension"),
     lesson_file!(12, "12-hub-vs-coax"),
+    lesson_file!(13, "13-minimum-frame-speeds"),
     lesson_file!(14, "14-far-station"),
 ];
 
@@ -124,6 +94,17 @@ impl BuiltinFile {
     }
 }
 
+impl BuiltinFile {
+    /// One of the files the lesson names (its scenario, its text), by name:
+    /// the name as messages give it (`scenarios/lessons/NAME`) and the text.
+    pub fn named(&self, name: &str) -> Option<(String, &'static str)> {
+        self.files
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, t)| (format!("scenarios/lessons/{n}"), *t))
+    }
+}
+
 /// The built-in lesson file numbered `number`.
 pub fn find_file(number: u32) -> Option<&'static BuiltinFile> {
     FILE_LESSONS.iter().find(|l| l.number == number)
@@ -131,10 +112,7 @@ pub fn find_file(number: u32) -> Option<&'static BuiltinFile> {
 
 /// Every built-in lesson's number and title, in order.
 pub fn catalogue() -> Vec<(u32, String)> {
-    let mut all: Vec<(u32, String)> = LESSONS
-        .iter()
-        .map(|l| (l.number, l.title.to_string()))
-        .collect();
+    let mut all: Vec<(u32, String)> = Vec::new();
     for f in FILE_LESSONS {
         let title = f
             .load()
@@ -146,10 +124,6 @@ pub fn catalogue() -> Vec<(u32, String)> {
     all
 }
 
-pub fn find(number: u32) -> Option<&'static Lesson> {
-    LESSONS.iter().find(|l| l.number == number)
-}
-
 /// A number the lesson promises, and what the run shows.
 #[derive(Clone, Debug)]
 pub struct Check {
@@ -157,20 +131,6 @@ pub struct Check {
     pub expected: String,
     pub seen: String,
     pub ok: bool,
-}
-
-fn check(
-    what: impl Into<String>,
-    expected: impl Into<String>,
-    seen: impl Into<String>,
-    ok: bool,
-) -> Check {
-    Check {
-        what: what.into(),
-        expected: expected.into(),
-        seen: seen.into(),
-        ok,
-    }
 }
 
 /// What running a lesson shows.
@@ -191,17 +151,6 @@ pub struct Outcome {
     pub charts: Vec<LessonChart>,
     /// A lesson file's questions with the run's answers.
     pub answers: Vec<runner::Answer>,
-}
-
-impl Outcome {
-    /// A lesson that shows a table of runs.
-    fn of_table(table: Vec<Vec<String>>, checks: Vec<Check>) -> Self {
-        Outcome {
-            table,
-            checks,
-            ..Default::default()
-        }
-    }
 }
 
 /// Why a lesson could not run: its scenario (with the overrides) is invalid.
@@ -243,90 +192,10 @@ pub fn parse_override(text: &str) -> Result<(String, Value), String> {
     Ok((path.trim().to_string(), parsed))
 }
 
-/// Sets each dotted path of `changes` in `table`, by the rule of a sweep axis.
-fn set_all<'a>(
-    table: &mut Table,
-    changes: impl IntoIterator<Item = (&'a str, &'a Value)>,
-) -> Result<(), LessonError> {
-    for (p, v) in changes {
-        set_path(table, p, v.clone()).map_err(|e| LessonError::Override(p.to_string(), e))?;
-    }
-    Ok(())
-}
-
-/// The lesson's scenario table with `overrides` applied, not yet validated.
-fn table_with(lesson: &Lesson, overrides: &[(String, Value)]) -> Result<Table, LessonError> {
-    let mut table = scenario::parse_table(lesson.file, lesson.scenario)?;
-    set_all(&mut table, overrides.iter().map(|(p, v)| (p.as_str(), v)))?;
-    Ok(table)
-}
-
-/// The lesson's scenario with `overrides` applied and `extra` changes.
-fn scenario_with(
-    lesson: &Lesson,
-    overrides: &[(String, Value)],
-    extra: &[(&str, Value)],
-) -> Result<Scenario, LessonError> {
-    let mut table = table_with(lesson, overrides)?;
-    set_all(&mut table, extra.iter().map(|(p, v)| (*p, v)))?;
-    scenario::validate_bus(&table, lesson.file, &[]).map_err(|e| invalid(lesson, overrides, e))
-}
-
-/// A lesson's scenario made invalid: by a `--set` (the lesson's own file is
-/// valid), named by its flag and the key at fault, not by a line of the
-/// built-in file the user did not write.
-fn invalid(lesson: &Lesson, overrides: &[(String, Value)], e: FieldError) -> LessonError {
-    if overrides.is_empty() {
-        return LessonError::Scenario(ScenarioError::at(lesson.file, lesson.scenario, e));
-    }
-    let related = |p: &str| {
-        p == e.path
-            || e.path.starts_with(&format!("{p}."))
-            || p.starts_with(&format!("{}.", e.path))
-    };
-    let flag = |(p, v): &(String, Value)| format!("{p}={}", crate::sweep::value_label(v));
-    let flags = match overrides.iter().find(|(p, _)| related(p)) {
-        Some(o) => flag(o),
-        None => overrides
-            .iter()
-            .map(flag)
-            .collect::<Vec<_>>()
-            .join(" --set "),
-    };
-    LessonError::Override(flags, format!("`{}`: {}", e.path, e.message))
-}
-
-/// Checks `overrides` on lesson `number`'s scenario without running it, so
-/// that a bad `--set` is refused before the lesson's text is printed.
-pub fn check_overrides(number: u32, overrides: &[(String, Value)]) -> Result<(), LessonError> {
-    let Some(lesson) = find(number) else {
-        let list: Vec<String> = catalogue().iter().map(|(n, _)| n.to_string()).collect();
-        return Err(LessonError::Unknown(number, list.join(", ")));
-    };
-    let table = table_with(lesson, overrides)?;
-    scenario::validate(&table, lesson.file, &[]).map_err(|e| invalid(lesson, overrides, e))?;
-    Ok(())
-}
-
-/// Runs lesson `number` with `overrides` (dotted path, value) on its scenario.
-pub fn run(number: u32, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
-    let unknown = || {
-        let list: Vec<String> = catalogue().iter().map(|(n, _)| n.to_string()).collect();
-        LessonError::Unknown(number, list.join(", "))
-    };
-    let lesson = find(number).ok_or_else(unknown)?;
-    let sc = scenario_with(lesson, overrides, &[])?;
-    let mut out = match number {
-        13 => minimum_frame_speeds::run(lesson, overrides)?,
-        _ => return Err(unknown()),
-    };
-    out.scenario = Some(sc);
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::set_path;
 
     #[test]
     fn overrides_set_nested_paths() {

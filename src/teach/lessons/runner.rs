@@ -138,11 +138,12 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
         base,
         variants,
         names: lesson.variants.iter().map(|v| v.name.clone()).collect(),
+        left_out: lesson.left_out(overrides),
     };
     let checks = lesson
         .checks
         .iter()
-        .filter(|c| applies(c, &ran))
+        .filter(|c| c.variant.is_none_or(|k| !ran.left_out[k]) && applies(c, &ran))
         .map(|c| judge(c, &ran))
         .collect();
     let answers = lesson.questions.iter().map(|q| answer(q, &ran)).collect();

@@ -134,6 +134,9 @@ pub struct Ran {
     pub base: Runs,
     pub variants: Vec<Option<Runs>>,
     pub names: Vec<String>,
+    /// The variants a `--set` over them made the same as an earlier one
+    /// (`set_over_variants`): run, but not shown again.
+    pub left_out: Vec<bool>,
 }
 
 impl Ran {

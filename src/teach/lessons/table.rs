@@ -153,6 +153,9 @@ impl TableSpec {
             } => values.iter().map(|&x| (*variant, vec![x])).collect(),
         };
         for (v, extra) in rows {
+            if v.is_some_and(|k| ran.left_out[k]) {
+                continue;
+            }
             out.push(
                 self.columns
                     .iter()
