@@ -909,4 +909,8 @@ fn lesson_pages_show_a_window_with_something_to_watch() {
         until > 51.2 * 2.0,
         "the herd's first slots: until {until} µs"
     );
+    assert!(
+        !seven.contains("This page holds at most"),
+        "the herd's window whole"
+    );
 }
