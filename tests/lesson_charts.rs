@@ -17,11 +17,9 @@ fn csmacd(args: &[&str]) -> Output {
 }
 
 fn charts_of(number: u32) -> Vec<LessonChart> {
-    let out = match lessons::find_file(number) {
-        Some(f) => lessons::runner::run(&f.load().unwrap(), &[]),
-        None => lessons::run(number, &[]),
-    }
-    .unwrap_or_else(|e| panic!("lesson {number}: {e}"));
+    let f = lessons::find_file(number).unwrap_or_else(|| panic!("no lesson {number}"));
+    let out = lessons::runner::run(&f.load().unwrap(), &[])
+        .unwrap_or_else(|e| panic!("lesson {number}: {e}"));
     assert!(!out.charts.is_empty(), "lesson {number} draws a chart");
     out.charts
 }
