@@ -680,3 +680,61 @@ fn a_variants_table_or_chart_mistake_names_the_key_and_its_line() {
         assert!(err.contains("grid.lesson.toml:"), "{err}");
     }
 }
+
+/// `csmacd validate` checks a lesson file as `csmacd lesson` reads it: the
+/// shipped ones are valid (with their scenarios' warnings, lesson 4's
+/// over-long bus); a malformed one names its key and line (exit 2).
+#[test]
+fn validate_checks_a_lesson_file() {
+    let validate = |args: &[&str]| {
+        bin()
+            .current_dir(repo())
+            .arg("validate")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = validate(&[FAR, "scenarios/lessons/4-minimum-frame.lesson.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains(&format!(
+            "{FAR}: ok (lesson \"Three stations, one far away: who wins the backoff race?\": \
+             4 questions, 12 checks, 0 variants; scenario \"lesson 14: three stations, one \
+             far away\": 3 stations, 2ms simulated)"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("unknown key"), "{out}");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning: scenarios/lessons/4-minimum-frame.toml:14: `medium.length`"),
+        "{err}"
+    );
+    let dir = temp_dir("validate-lesson");
+    let bad = far_copy(&dir, |t| t.replace("expect = 6.4", "expect = \"6.4 µs\""));
+    let o = validate(&[bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("far.lesson.toml:"), "{err}");
+    assert!(err.contains("`check.2.expect`"), "{err}");
+    assert!(err.contains("1 of 1 files invalid"), "{err}");
+}
+
+/// A lesson file without `window` shows what `csmacd view` would: one slot
+/// after the first frames are decided, at most 40 slots. Lesson 9's
+/// stations, without jitter, discard their frames only at 314.8 ms.
+#[test]
+fn a_lesson_file_without_window_shows_at_most_40_slots() {
+    let l = file::parse(
+        "jitter.lesson.toml",
+        "title = \"t\"\ntext = \"x\"\nscenario = \"9-jitter.toml\"\n",
+        &file::Origin::Dir(repo().join("scenarios/lessons")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = runner::run(&l, &[]).unwrap();
+    let slot_ps = 51_200_000;
+    assert_eq!(out.diagram_until, Some(40 * slot_ps));
+    assert!(out.rows.iter().all(|r| r.t < 40 * slot_ps));
+    assert!(!out.rows.is_empty());
+}

@@ -360,10 +360,10 @@ fn lesson_9_no_jitter_collides_every_time_and_jitter_resolves() {
     // and the waits min(1024, 2^(n-1)) slots of 51.2 µs for n = 1 to 15.
     let waits: u64 = (1..16).map(|n: u32| (1u64 << (n - 1)).min(1024)).sum();
     assert_eq!(waits, 6143);
-    let give_up = 16.0 * (12.5 + 3.2) + waits as f64 * 51.2;
+    let give_up_ps = 16 * (12_500_000 + 3_200_000) + waits * 51_200_000;
     assert_eq!(
         seen(&out, "no jitter: S0 gives up"),
-        format!("{give_up} µs")
+        format!("{} µs", csmacd::teach::trace::us(give_up_ps))
     );
     // beb's collisions per frame against lesson 3's E[C]: the exact law of
     // the two-station race, after the j-th collision again with

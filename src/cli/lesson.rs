@@ -34,8 +34,8 @@ pub struct LessonArgs {
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
     /// Also write pictures into this directory: the space-time diagram and
-    /// the station timeline, PNG (lessons 1, 2, 6, 9 and lesson files of a
-    /// bus; lesson 9 also draws diagram-full-jitter.png and
+    /// the station timeline, PNG (a lesson of a bus with a window: lessons
+    /// 1, 2, 6, 9 and 14; lesson 9 also draws diagram-full-jitter.png and
     /// timeline-full-jitter.png), and the charts of the theory with the
     /// simulation drawn over it, PNG with the CSV of what they draw
     /// (lessons 3, 4, 5, 7 and 8).
