@@ -6,6 +6,10 @@
 
 use crate::expr::{HostFn, Names, Param};
 
+/// The name a table's `rows`, a chart's `over` and `metric_of` give the
+/// lesson's own scenario (no variant).
+pub const SCENARIO_ROW: &str = "scenario";
+
 /// The trace's event names (`trace --format csv`'s `event` column).
 pub const EVENTS: &[&str] = &[
     "arrival",

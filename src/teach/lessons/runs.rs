@@ -395,7 +395,7 @@ impl Host for At<'_> {
                 })
             }
             Query::MetricOf | Query::Ci95Of => {
-                let runs = if *texts[0] == *super::spec::SCENARIO_ROW {
+                let runs = if *texts[0] == *super::queries::SCENARIO_ROW {
                     &self.ran.base
                 } else {
                     let v = self

@@ -10,9 +10,7 @@ use toml::Value;
 /// may hold of each.
 pub const MAX_ITEMS: usize = 64;
 
-/// The name a table's `rows` or a chart's `over` gives the lesson's own
-/// scenario (no variant).
-pub const SCENARIO_ROW: &str = "scenario";
+pub use super::queries::SCENARIO_ROW;
 
 /// A what-if of the lesson's own: its scenario with these keys set.
 #[derive(Clone, Debug)]
