@@ -821,19 +821,11 @@ impl LessonFile {
                     )));
                 }
                 match query {
-                    Query::Metric => {
-                        if !columns.metrics.contains(&texts[0]) {
-                            return Err(bad(
-                                columns.metrics,
-                                "a metric of this scenario",
-                                texts[0],
-                            ));
-                        }
+                    Query::Metric if !columns.metrics.contains(&texts[0]) => {
+                        return Err(bad(columns.metrics, "a metric of this scenario", texts[0]));
                     }
-                    Query::GroupMetric => {
-                        if !group_columns.contains(&texts[0]) {
-                            return Err(bad(group_columns, "a column of groups.csv", texts[0]));
-                        }
+                    Query::GroupMetric if !group_columns.contains(&texts[0]) => {
+                        return Err(bad(group_columns, "a column of groups.csv", texts[0]));
                     }
                     Query::TableLast => {
                         let names: Vec<&str> = columns.tables.iter().map(|t| t.name).collect();

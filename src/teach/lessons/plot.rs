@@ -18,6 +18,10 @@ pub const CHART_KEYS: &[&str] = &[
 const POINTS_KEYS: &[&str] = &["label", "y", "ci", "per_replication"];
 const THEORY_KEYS: &[&str] = &["label", "y", "at_x", "series", "bars", "x_range", "steps"];
 
+/// A point's runs (None: the lesson's scenario) and the value of the name
+/// it is drawn over, if any.
+type Row = (Option<usize>, Vec<f64>);
+
 /// A chart a lesson file draws.
 #[derive(Clone, Debug)]
 pub struct ChartSpec {
@@ -342,12 +346,8 @@ impl ChartSpec {
 
     /// The series: (label, the rows of each), in the order of the axis's
     /// values (one unnamed series without a series axis).
-    fn groups(
-        &self,
-        variants: &[Variant],
-        axes: &[Axis],
-    ) -> Vec<(String, Vec<(Option<usize>, Vec<f64>)>)> {
-        let rows: Vec<(Option<usize>, Vec<f64>)> = match &self.rows {
+    fn groups(&self, variants: &[Variant], axes: &[Axis]) -> Vec<(String, Vec<Row>)> {
+        let rows: Vec<Row> = match &self.rows {
             Rows::Variants(v) => v.iter().map(|&v| (v, Vec::new())).collect(),
             Rows::Values {
                 values, variant, ..
@@ -462,12 +462,7 @@ impl ChartSpec {
         let x_hi = if x_top.is_finite() { x_top * 1.05 } else { 1.0 };
         let mut next_style = if several { groups.len() } else { 0 };
         for t in &self.theory {
-            let targets: Vec<(
-                String,
-                usize,
-                Option<usize>,
-                &Vec<(Option<usize>, Vec<f64>)>,
-            )> = match &t.series {
+            let targets: Vec<(String, usize, Option<usize>, &Vec<Row>)> = match &t.series {
                 For::Chart => {
                     let style = next_style;
                     next_style += 1;

@@ -218,7 +218,10 @@ fn bound(n: &Num, ran: &Ran, c: &CheckSpec) -> Result<f64, EvalError> {
 
 /// How a rule reads for a reader, and whether `v` (give or take `slack`)
 /// keeps it.
-fn rule_of(c: &CheckSpec, ran: &Ran) -> Result<(String, Box<dyn Fn(f64, f64) -> bool>), EvalError> {
+/// Whether a value (give or take a slack) keeps a rule.
+type Keeps = Box<dyn Fn(f64, f64) -> bool>;
+
+fn rule_of(c: &CheckSpec, ran: &Ran) -> Result<(String, Keeps), EvalError> {
     match &c.rule {
         Rule::Expect { value, tolerance } => {
             let value = bound(value, ran, c)?;
@@ -284,10 +287,9 @@ const EXACT: f64 = 1e-9;
 /// Whether a check's `when` holds on its runs (a check without one always
 /// applies; one whose condition has no value is judged, and fails).
 fn applies(c: &CheckSpec, ran: &Ran) -> bool {
-    c.when.as_ref().is_none_or(|w| {
-        ran.value(c.variant, w, None, &[])
-            .map_or(true, |v| v != 0.0)
-    })
+    c.when
+        .as_ref()
+        .is_none_or(|w| !matches!(ran.value(c.variant, w, None, &[]), Ok(v) if v == 0.0))
 }
 
 fn judge(c: &CheckSpec, ran: &Ran) -> Check {

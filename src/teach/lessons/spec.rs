@@ -329,8 +329,12 @@ impl Rows {
 /// expression's value (3 decimals at most), `{=EXPR;N}` with N decimals.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Text {
-    parts: Vec<(String, Option<(Expr, Option<usize>)>)>,
+    /// Each literal piece, and the number after it (with its decimals).
+    parts: Vec<(String, Option<Number>)>,
 }
+
+/// A number in a text: its expression and decimals.
+type Number = (Expr, Option<usize>);
 
 impl Text {
     /// Reads `raw`, each `{=...}` an expression of `names`.
