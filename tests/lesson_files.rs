@@ -738,3 +738,26 @@ fn a_lesson_file_without_window_shows_at_most_40_slots() {
     assert!(out.rows.iter().all(|r| r.t < 40 * slot_ps));
     assert!(!out.rows.is_empty());
 }
+
+/// "Never" (an event that does not happen, infinitely late) is met only by
+/// never: a check expecting it fails on a time.
+#[test]
+fn a_check_expecting_never_fails_on_a_time() {
+    let dir = temp_dir("expect-never");
+    let path = far_copy(&dir, |t| {
+        t.replacen(
+            "value = 'event_time(\"jam\", 0, 1)'\nexpect = 6.4",
+            "value = 'event_time(\"jam\", 0, 1)'\nexpect = '1 / 0'",
+            1,
+        )
+    });
+    let l = file::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let out = runner::run(&l, &[]).unwrap();
+    let c = out
+        .checks
+        .iter()
+        .find(|c| c.what.starts_with("S0 jams from the end"))
+        .unwrap();
+    assert_eq!((c.expected.as_str(), c.ok), ("never", false), "{c:?}");
+    assert_eq!(c.seen, "6.4 µs");
+}

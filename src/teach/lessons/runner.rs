@@ -226,7 +226,13 @@ fn rule_of(c: &CheckSpec, ran: &Ran) -> Result<(String, Keeps), EvalError> {
         Rule::Expect { value, tolerance } => {
             let value = bound(value, ran, c)?;
             let given = tolerance.as_ref().map(|t| bound(t, ran, c)).transpose()?;
-            let tolerance = given.unwrap_or(value.abs() * EXACT);
+            // "never" (infinitely late) is met only by never: no rounding.
+            let exact = if value.is_finite() {
+                value.abs() * EXACT
+            } else {
+                0.0
+            };
+            let tolerance = given.unwrap_or(exact);
             let text = if tolerance > value.abs() * 1e-6 && given.is_some() {
                 format!("{} ± {}", show(value, ""), show(tolerance, &c.unit))
             } else {

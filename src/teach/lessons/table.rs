@@ -9,7 +9,7 @@ use crate::expr::{Expr, Names};
 use crate::scenario::reader::{FieldError, Fields};
 use crate::sweep::Axis;
 
-const TABLE_KEYS: &[&str] = &["rows", "variant", "transpose", "column"];
+const TABLE_KEYS: &[&str] = &["rows", "variant", "transpose", "scenario_label", "column"];
 const COLUMN_KEYS: &[&str] = &["title", "value", "label", "digits", "per_replication"];
 
 /// What a table shows.
@@ -20,6 +20,9 @@ pub struct TableSpec {
     /// Columns printed as rows (a table of one run's numbers reads better
     /// down the page).
     pub transpose: bool,
+    /// What a `label = "variant"` column calls the lesson's own runs
+    /// (default "scenario").
+    pub scenario_label: Option<String>,
 }
 
 /// One column: its header and what each row shows in it.
@@ -49,6 +52,7 @@ pub fn read(mut f: Fields, variants: &[Variant], axes: &[Axis]) -> Result<TableS
     let mut rows = read_rows(&mut f, "rows", variants, VARS)?;
     rows_variant(&mut f, &mut rows, variants)?;
     let transpose = f.boolean("transpose")?.unwrap_or(false);
+    let scenario_label = f.string("scenario_label")?;
     let extra: Vec<String> = rows.name().map(str::to_string).into_iter().collect();
     let vars = queries::vars_with(&extra);
     let names = Names {
@@ -71,6 +75,7 @@ pub fn read(mut f: Fields, variants: &[Variant], axes: &[Axis]) -> Result<TableS
         rows,
         columns,
         transpose,
+        scenario_label,
     })
 }
 
@@ -159,7 +164,10 @@ impl TableSpec {
             out.push(
                 self.columns
                     .iter()
-                    .map(|c| cell(c, ran, v, &extra, variants))
+                    .map(|c| {
+                        let own = self.scenario_label.as_deref();
+                        cell(c, ran, v, &extra, variants, own)
+                    })
                     .collect(),
             );
         }
@@ -173,9 +181,16 @@ impl TableSpec {
     }
 }
 
-fn cell(c: &Column, ran: &Ran, v: Option<usize>, extra: &[f64], variants: &[Variant]) -> String {
+fn cell(
+    c: &Column,
+    ran: &Ran,
+    v: Option<usize>,
+    extra: &[f64],
+    variants: &[Variant],
+    own: Option<&str>,
+) -> String {
     let label = |path: Option<&str>| match v {
-        None => spec::SCENARIO_ROW.to_string(),
+        None => own.unwrap_or(spec::SCENARIO_ROW).to_string(),
         Some(k) => {
             let var = &variants[k];
             match (path, &var.grid) {
