@@ -10,6 +10,7 @@ mod beb_race;
 mod capture;
 mod carrier_extension;
 mod chart;
+mod check;
 mod collision;
 pub mod file;
 mod herd_restart;
