@@ -761,3 +761,50 @@ fn a_check_expecting_never_fails_on_a_time() {
     assert_eq!((c.expected.as_str(), c.ok), ("never", false), "{c:?}");
     assert_eq!(c.seen, "6.4 µs");
 }
+
+/// `pivot` turns an axis's values into columns, a row per value of the
+/// other axis; a `text` column holds numbers of each row's runs.
+#[test]
+fn a_pivoted_table_has_a_column_per_value_of_an_axis() {
+    let dir = temp_dir("lesson-pivot");
+    std::fs::write(dir.join("grid.toml"), GRID_SCENARIO).unwrap();
+    let start = GRID_LESSON.find("[table]").unwrap();
+    let end = GRID_LESSON.find("[[check]]").unwrap();
+    let table = r#"[table]
+pivot = "stations.0.frame"
+[[table.column]]
+title = "load"
+label = "stations.0.traffic.load"
+[[table.column]]
+title = "S"
+text = 'S {=metric("throughput");3} of {=metric("offered_load");2}'
+
+"#;
+    let written = format!("{}{table}{}", &GRID_LESSON[..start], &GRID_LESSON[end..]);
+    let path = dir.join("pivot.lesson.toml");
+    std::fs::write(&path, written).unwrap();
+    let l = file::load(&path).unwrap();
+    let out = runner::run(&l, &[]).unwrap();
+    assert_eq!(out.table[0], ["load", "short", "512B"]);
+    assert_eq!(out.table.len(), 3, "{:?}", out.table);
+    assert_eq!(out.table[1][0], "0.2");
+    assert_eq!(out.table[2][0], "0.9");
+    // Each cell is its own variant's numbers: the throughput the plain
+    // table of the same grid shows.
+    std::fs::write(dir.join("plain.lesson.toml"), GRID_LESSON).unwrap();
+    let plain = runner::run(&file::load(&dir.join("plain.lesson.toml")).unwrap(), &[]).unwrap();
+    for (r, load) in [(1, "0.2"), (2, "0.9")] {
+        for (c, frame) in [(1, "short"), (2, "512B")] {
+            let name = format!("{frame}, {load}");
+            let row = plain.table.iter().find(|row| row[1] == name).unwrap();
+            let s: f64 = row[2].parse().unwrap();
+            let want = format!("S {s:.3} of ");
+            assert!(
+                out.table[r][c].starts_with(&want),
+                "{name}: {} against {want}",
+                out.table[r][c]
+            );
+        }
+    }
+    assert_ne!(out.table[2][1], out.table[2][2]);
+}

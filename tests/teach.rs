@@ -287,9 +287,35 @@ fn lesson_2_shows_its_numbers() {
     assert_eq!(out.diagram_until, Some(220_000_000));
 }
 
+/// Lesson 3: its table's exact P(C) column is the textbook's law (the
+/// product of the chances of colliding again, computed here), and its
+/// E[C] check expects the mean of that law to c = 16.
 #[test]
 fn lesson_3_shows_its_numbers() {
-    lesson_shows_its_numbers(3);
+    let out = lesson_shows_its_numbers(3);
+    let mut pmf = Vec::new();
+    let mut again = 1.0;
+    for c in 1..=16 {
+        let p = 0.5f64.powi(c.min(10));
+        pmf.push(again * (1.0 - p));
+        again *= p;
+    }
+    assert_eq!(out.table[0][2], "exact P(C)");
+    for c in 1..=5 {
+        assert_eq!(out.table[c][2], format!("{:.4}", pmf[c - 1]), "C = {c}");
+    }
+    let mean: f64 = pmf
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (k + 1) as f64 * p)
+        .sum();
+    assert!((mean - 1.6416).abs() < 1e-4);
+    let e = out
+        .checks
+        .iter()
+        .find(|c| c.what.starts_with("E[C]"))
+        .unwrap();
+    assert_eq!(e.expected, format!("{mean:.6}"));
 }
 
 #[test]

@@ -34,11 +34,12 @@ pub struct LessonArgs {
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
     /// Also write pictures into this directory: the space-time diagram and
-    /// the station timeline, PNG (a lesson of a bus with a window: lessons
-    /// 1, 2, 6, 9 and 14; lesson 9 also draws diagram-full-jitter.png and
-    /// timeline-full-jitter.png), and the charts of the theory with the
-    /// simulation drawn over it, PNG with the CSV of what they draw
-    /// (lessons 3, 4, 5, 7 and 8).
+    /// the station timeline, PNG (lessons 1, 2, 6, 7, 9 and 14, and lesson
+    /// files of a bus that show a window of events; lesson 9 also draws
+    /// diagram-full-jitter.png and timeline-full-jitter.png), and the
+    /// charts of the theory with the simulation drawn over it, PNG with the
+    /// CSV of what they draw (lessons 3, 4, 5, 7 and 8, and a lesson file's
+    /// [[chart]]s).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Do not print the explanation, only run.

@@ -9,6 +9,7 @@
 //! cannot silently stop being true.
 
 mod chart;
+mod check;
 pub mod file;
 mod plot;
 pub mod queries;
