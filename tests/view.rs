@@ -66,17 +66,47 @@ fn chromium() -> Option<PathBuf> {
     found
 }
 
-/// Runs `child` to its end within `limit`, killing it past that.
+/// Runs `child` to its end within `limit`, killing it past that. Its
+/// output is read meanwhile: a page's DOM can pass a pipe's buffer, and a
+/// child blocked writing it would never end.
 fn wait_output(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if start.elapsed() > limit {
             let _ = child.kill();
             panic!("timed out after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 /// The DOM of `page` after its scripts ran (with `fragment`, e.g. "#t=12").
@@ -913,4 +943,31 @@ fn lesson_pages_show_a_window_with_something_to_watch() {
         !seven.contains("This page holds at most"),
         "the herd's window whole"
     );
+}
+
+/// A lesson text's Markdown table (lesson 13's speeds) is a table on the
+/// page, its cells text, never a paragraph of pipes.
+#[test]
+fn a_lesson_texts_table_is_a_table_on_the_page() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp_dir("view-lesson-table");
+    let out = bin()
+        .current_dir(repo())
+        .args(["lesson", "13", "--quiet", "--view", "--out"])
+        .arg(&*dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = dump_dom(&browser, &dir.join("view.html"), "");
+    assert_eq!(attr(&dom, "data-errors"), "");
+    let section = &dom[dom.find("<section id=\"lesson\"").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<th>speed</th>"), "{section}");
+    assert!(section.contains("<td>10 Mb/s</td>"), "{section}");
+    assert!(!section.contains("| speed |"), "{section}");
+    assert!(!section.contains("| ---"), "{section}");
 }
