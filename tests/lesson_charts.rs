@@ -113,6 +113,23 @@ fn lesson_4_charts_draw_the_round_trip_and_the_threshold() {
         series(d, "preamble + one slot: later is late (theory)"),
         |_| 57.6,
     );
+    // The round trip is drawn in the colour of the detections it bounds.
+    let csv = String::from_utf8(d.csv()).unwrap();
+    let colour = |name: &str| {
+        csv.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split(',').nth(7))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        colour("round trip 2 L / v (theory)"),
+        colour("latest collision detection (simulated)")
+    );
+    assert_ne!(
+        colour("preamble + one slot"),
+        colour("latest collision detection (simulated)")
+    );
     let latest = series(d, "latest collision detection (simulated)");
     for p in &latest.points {
         let bound = 2.0 * p.x * 1000.0 / 2e8 * 1e6;

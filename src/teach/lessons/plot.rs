@@ -16,7 +16,9 @@ pub const CHART_KEYS: &[&str] = &[
     "points", "theory",
 ];
 const POINTS_KEYS: &[&str] = &["label", "y", "ci", "per_replication"];
-const THEORY_KEYS: &[&str] = &["label", "y", "at_x", "series", "bars", "x_range", "steps"];
+const THEORY_KEYS: &[&str] = &[
+    "label", "y", "at_x", "series", "bars", "x_range", "steps", "like",
+];
 
 /// A point's runs (None: the lesson's scenario) and the value of the name
 /// it is drawn over, if any.
@@ -79,6 +81,9 @@ pub struct TheorySpec {
     pub bars: bool,
     pub x_range: Option<(f64, f64)>,
     pub steps: usize,
+    /// Drawn in the colour of these points (their index): the closed form
+    /// of what they measure.
+    pub like: Option<usize>,
 }
 
 /// Reads one `[[chart]]`.
@@ -273,6 +278,21 @@ pub fn read(f: &mut Fields, variants: &[Variant], axes: &[Axis]) -> Result<Chart
             }
         })?;
         let steps = t.integer("steps", 1, 10_000)?.unwrap_or(120) as usize;
+        let like = match t.string("like")? {
+            None => None,
+            Some(_) if for_ != For::Chart => {
+                return Err(t.err("like", "a line of a series has that series' colour already"))
+            }
+            Some(l) => match points.iter().position(|p| p.label == Text::plain(&l)) {
+                Some(k) => Some(k),
+                None => {
+                    return Err(t.err(
+                        "like",
+                        format!("\"{l}\" is not the label of one of the chart's [[chart.points]]"),
+                    ))
+                }
+            },
+        };
         Ok(TheorySpec {
             label,
             y,
@@ -281,6 +301,7 @@ pub fn read(f: &mut Fields, variants: &[Variant], axes: &[Axis]) -> Result<Chart
             bars,
             x_range,
             steps,
+            like,
         })
     })?;
     Ok(ChartSpec {
@@ -400,7 +421,7 @@ impl ChartSpec {
         let chart_theories = self
             .theory
             .iter()
-            .filter(|t| t.series == For::Chart)
+            .filter(|t| t.series == For::Chart && t.like.is_none())
             .count();
         let mut xs_drawn: Vec<f64> = Vec::new();
         let mut ys_drawn: Vec<f64> = Vec::new();
@@ -464,8 +485,13 @@ impl ChartSpec {
         for t in &self.theory {
             let targets: Vec<(String, usize, Option<usize>, &Vec<Row>)> = match &t.series {
                 For::Chart => {
-                    let style = next_style;
-                    next_style += 1;
+                    let style = match t.like {
+                        Some(k) => chart_theories + k,
+                        None => {
+                            next_style += 1;
+                            next_style - 1
+                        }
+                    };
                     let first = groups.first().map(|g| &g.1);
                     match first {
                         Some(rows) => {
