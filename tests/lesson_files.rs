@@ -125,10 +125,18 @@ fn a_malformed_lesson_file_names_the_key_and_its_line() {
     let cases: &[(&str, &str, &str, &str, &str)] = &[
         (
             "expect = 6.4\n",
-            "expect = \"6.4\"\n",
+            "expect = true\n",
             "check.2.expect",
-            "expect = \"6.4\"",
-            "expected a number",
+            "expect = true",
+            "expected a number, found a boolean",
+        ),
+        // A text is an expression of the run: one with a unit in it is not.
+        (
+            "expect = 6.4\n",
+            "expect = \"6.4 µs\"\n",
+            "check.2.expect",
+            "expect = \"6.4 µs\"",
+            "expected an operator or the end, found `µs`",
         ),
         (
             "tolerance = 0.05\n",
@@ -421,4 +429,382 @@ fn lesson_10_view_says_why_it_writes_no_page() {
     assert!(!dir.join("view.html").exists());
     // Its numbers are still checked.
     assert!(!text(&o.stdout).contains("[FAIL]"));
+}
+
+/// A scenario small enough to sweep in a test: six stations, 50 ms.
+const GRID_SCENARIO: &str = r#"name = "grid"
+seed = 7
+duration = "50ms"
+warmup = "5ms"
+[medium]
+length = "500m"
+[[stations]]
+count = 6
+traffic = { kind = "poisson", load = 0.3 }
+frame = "512B"
+backoff = { kind = "beb" }
+"#;
+
+/// A lesson of `[variants]`, `[table]`, checks on variants and a chart.
+const GRID_LESSON: &str = r#"
+title = "A grid"
+text = "Load against throughput."
+scenario = "grid.toml"
+
+[variants]
+axes = { "stations.0.frame" = [{ label = "short", value = "64B" }, "512B"], "stations.0.traffic.load" = [0.2, 0.9] }
+
+[table]
+[[table.column]]
+title = "frame"
+label = "stations.0.frame"
+[[table.column]]
+title = "variant"
+label = "variant"
+[[table.column]]
+title = "throughput"
+value = 'metric("throughput")'
+digits = 6
+
+[[check]]
+what = "below saturation every frame is carried ({=metric(\"offered_load\");2} offered)"
+value = 'metric("throughput")'
+expect = 'metric("offered_load")'
+tolerance = 0.02
+variant = ["short, 0.2", "512B, 0.2"]
+
+[[check]]
+what = "the 512-byte frames carry more at the high load"
+variant = "512B, 0.9"
+value = 'metric("throughput")'
+above = 'metric_of("short, 0.9", "throughput")'
+
+[[check]]
+what = "never shown: the scenario has 6 stations"
+when = 'stations > 6'
+value = '1'
+expect = 0
+
+[[chart]]
+name = "grid-chart"
+title = "{=stations;0} stations"
+series = "stations.0.frame"
+x = 'metric("offered_load")'
+[[chart.points]]
+label = "{series} (simulated)"
+y = 'metric("throughput")'
+[[chart.theory]]
+label = "S = ρ (theory)"
+y = 'x'
+x_range = [0, 1]
+steps = 4
+[[chart.theory]]
+label = "{series}: half the frame's bits (theory)"
+series = "each"
+y = 'frame_bits / 2'
+steps = 2
+[[chart.theory]]
+label = "at one"
+at_x = '1'
+"#;
+
+/// A `[variants]` grid runs each point with the seed a sweep's point of
+/// the same values has: the lesson's table shows the throughput `csmacd
+/// sweep` writes in summary.csv, to the digit; labelled values name the
+/// variants; a check per listed variant, `when` leaving one out, `{=...}`
+/// numbers in the sentences; the chart's series, theory per series and a
+/// vertical line; the same output on one thread and on several.
+#[test]
+fn a_variants_grid_runs_as_a_sweep_with_a_table_checks_and_a_chart() {
+    let dir = temp_dir("lesson-grid");
+    std::fs::write(dir.join("grid.toml"), GRID_SCENARIO).unwrap();
+    let path = dir.join("grid.lesson.toml");
+    std::fs::write(&path, GRID_LESSON).unwrap();
+    let l = file::load(&path).unwrap();
+    let names: Vec<&str> = l.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["short, 0.2", "short, 0.9", "512B, 0.2", "512B, 0.9"]
+    );
+    let out = runner::run(&l, &[]).unwrap();
+    assert_eq!(out.table[0], ["frame", "variant", "throughput"]);
+    assert_eq!(out.table.len(), 5);
+    assert_eq!(out.table[1][..2], ["short", "short, 0.2"]);
+    // The sweep of the same grid.
+    let sweep = dir.join("grid-sweep.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "{GRID_SCENARIO}\n[sweep]\n\"stations.0.frame\" = [{{ label = \"short\", value = \
+             \"64B\" }}, \"512B\"]\n\"stations.0.traffic.load\" = [0.2, 0.9]\n"
+        ),
+    )
+    .unwrap();
+    let results = dir.join("results");
+    let o = bin()
+        .args([
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--out",
+            results.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (frame, load, s) = (
+        col("stations.0.frame"),
+        col("stations.0.traffic.load"),
+        col("throughput"),
+    );
+    let mut seen = 0;
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let name = format!("{}, {}", cells[frame], cells[load]);
+        let row = out.table.iter().find(|r| r[1] == name).unwrap();
+        let sweep_s: f64 = cells[s].parse().unwrap();
+        assert_eq!(row[2], format!("{sweep_s:.6}"), "{name}");
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+    // Checks: one per listed variant, named; the one `when` excludes is
+    // not shown.
+    let whats: Vec<&str> = out.checks.iter().map(|c| c.what.as_str()).collect();
+    assert_eq!(whats.len(), 3, "{whats:?}");
+    assert!(whats[0].starts_with("short, 0.2: below saturation every frame is carried (0."));
+    assert!(whats[0].ends_with(" offered)"), "{}", whats[0]);
+    assert!(whats[2].starts_with("512B, 0.9: the 512-byte frames carry more"));
+    assert!(out.checks.iter().all(|c| c.ok), "{:?}", out.checks);
+    // The chart.
+    let c = &out.charts[0];
+    assert_eq!(c.name, "grid-chart");
+    assert_eq!(c.chart.title, "6 stations");
+    let sim = c.series("short (simulated)").unwrap();
+    assert_eq!(sim.points.len(), 2);
+    let line = c.series("S = ρ (theory)").unwrap();
+    let xs: Vec<f64> = line.points.iter().map(|p| p.x).collect();
+    assert_eq!(xs, [0.0, 0.25, 0.5, 0.75, 1.0]);
+    assert!(line.points.iter().all(|p| p.y == Some(p.x)));
+    for (series, bits) in [("short", 512.0), ("512B", 4096.0)] {
+        let t = c
+            .series(&format!("{series}: half the frame's bits (theory)"))
+            .unwrap();
+        assert!(t.points.iter().all(|p| p.y == Some(bits / 2.0)), "{series}");
+    }
+    let v = c.series("at one").unwrap();
+    assert!(v.points.iter().all(|p| p.x == 1.0));
+    // The same bytes on one thread and on four.
+    let run = |threads: &str| {
+        bin()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["lesson", path.to_str().unwrap(), "--quiet"])
+            .output()
+            .unwrap()
+    };
+    let (one, four) = (run("1"), run("4"));
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    assert_eq!(one.stdout, four.stdout);
+    let printed = text(&one.stdout);
+    let header = printed.lines().find(|l| l.starts_with("  frame")).unwrap();
+    assert!(
+        header.contains("variant") && header.ends_with("throughput"),
+        "{printed}"
+    );
+}
+
+/// The new keys' mistakes, each named with its key and line.
+#[test]
+fn a_variants_table_or_chart_mistake_names_the_key_and_its_line() {
+    let dir = temp_dir("lesson-grid-errors");
+    std::fs::write(dir.join("grid.toml"), GRID_SCENARIO).unwrap();
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "label = \"stations.0.frame\"\n[[table.column]]\ntitle = \"variant\"",
+            "label = \"stations.0.fram\"\n[[table.column]]\ntitle = \"variant\"",
+            "table.column.0.label",
+            "is not \"variant\" nor an axis of [variants]",
+        ),
+        (
+            "variant = [\"short, 0.2\", \"512B, 0.2\"]",
+            "variant = [\"short, 0.2\", \"long, 0.2\"]",
+            "check.0.variant.1",
+            "no variant is named \"long, 0.2\"",
+        ),
+        (
+            "above = 'metric_of(\"short, 0.9\", \"throughput\")'",
+            "above = 'metric_of(\"short, 9\", \"throughput\")'",
+            "check.1.within",
+            "is not a variant of this lesson",
+        ),
+        (
+            "series = \"stations.0.frame\"\nx =",
+            "series = \"medium.length\"\nx =",
+            "chart.0.series",
+            "is not an axis of [variants]",
+        ),
+        (
+            "when = 'stations > 6'",
+            "when = 'stations > 6'\nsigmas = 4",
+            "check.2.sigmas",
+            "add per_replication = true",
+        ),
+        (
+            "\"stations.0.traffic.load\" = [0.2, 0.9] }",
+            "\"stations.0.traffic.load\" = [0.2, 0.9], \"stations.0.frame.x\" = [1] }",
+            "variants.axes.stations.0.frame.x",
+            "also sets",
+        ),
+        (
+            "title = \"{=stations;0} stations\"",
+            "title = \"{=station;0} stations\"",
+            "chart.0.title",
+            "did you mean `stations`",
+        ),
+    ];
+    for (from, to, key, words) in cases {
+        assert!(GRID_LESSON.contains(from), "{from}");
+        let written = GRID_LESSON.replacen(from, to, 1);
+        let path = dir.join("grid.lesson.toml");
+        std::fs::write(&path, &written).unwrap();
+        let o = lesson(&[path.to_str().unwrap(), "--quiet"]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{to}: {err}");
+        assert!(
+            err.contains(&format!("`{key}`")),
+            "{to}: wanted `{key}` in {err}"
+        );
+        assert!(err.contains(words), "{to}: wanted {words} in {err}");
+        assert!(err.contains("grid.lesson.toml:"), "{err}");
+    }
+}
+
+/// `csmacd validate` checks a lesson file as `csmacd lesson` reads it: the
+/// shipped ones are valid (with their scenarios' warnings, lesson 4's
+/// over-long bus); a malformed one names its key and line (exit 2).
+#[test]
+fn validate_checks_a_lesson_file() {
+    let validate = |args: &[&str]| {
+        bin()
+            .current_dir(repo())
+            .arg("validate")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = validate(&[FAR, "scenarios/lessons/4-minimum-frame.lesson.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains(&format!(
+            "{FAR}: ok (lesson \"Three stations, one far away: who wins the backoff race?\": \
+             4 questions, 12 checks, 0 variants; scenario \"lesson 14: three stations, one \
+             far away\": 3 stations, 2ms simulated)"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("unknown key"), "{out}");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning: scenarios/lessons/4-minimum-frame.toml:14: `medium.length`"),
+        "{err}"
+    );
+    let dir = temp_dir("validate-lesson");
+    let bad = far_copy(&dir, |t| t.replace("expect = 6.4", "expect = \"6.4 µs\""));
+    let o = validate(&[bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("far.lesson.toml:"), "{err}");
+    assert!(err.contains("`check.2.expect`"), "{err}");
+    assert!(err.contains("1 of 1 files invalid"), "{err}");
+}
+
+/// A lesson file without `window` shows what `csmacd view` would: one slot
+/// after the first frames are decided, at most 40 slots. Lesson 9's
+/// stations, without jitter, discard their frames only at 314.8 ms.
+#[test]
+fn a_lesson_file_without_window_shows_at_most_40_slots() {
+    let l = file::parse(
+        "jitter.lesson.toml",
+        "title = \"t\"\ntext = \"x\"\nscenario = \"9-jitter.toml\"\n",
+        &file::Origin::Dir(repo().join("scenarios/lessons")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = runner::run(&l, &[]).unwrap();
+    let slot_ps = 51_200_000;
+    assert_eq!(out.diagram_until, Some(40 * slot_ps));
+    assert!(out.rows.iter().all(|r| r.t < 40 * slot_ps));
+    assert!(!out.rows.is_empty());
+}
+
+/// "Never" (an event that does not happen, infinitely late) is met only by
+/// never: a check expecting it fails on a time.
+#[test]
+fn a_check_expecting_never_fails_on_a_time() {
+    let dir = temp_dir("expect-never");
+    let path = far_copy(&dir, |t| {
+        t.replacen(
+            "value = 'event_time(\"jam\", 0, 1)'\nexpect = 6.4",
+            "value = 'event_time(\"jam\", 0, 1)'\nexpect = '1 / 0'",
+            1,
+        )
+    });
+    let l = file::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let out = runner::run(&l, &[]).unwrap();
+    let c = out
+        .checks
+        .iter()
+        .find(|c| c.what.starts_with("S0 jams from the end"))
+        .unwrap();
+    assert_eq!((c.expected.as_str(), c.ok), ("never", false), "{c:?}");
+    assert_eq!(c.seen, "6.4 µs");
+}
+
+/// `pivot` turns an axis's values into columns, a row per value of the
+/// other axis; a `text` column holds numbers of each row's runs.
+#[test]
+fn a_pivoted_table_has_a_column_per_value_of_an_axis() {
+    let dir = temp_dir("lesson-pivot");
+    std::fs::write(dir.join("grid.toml"), GRID_SCENARIO).unwrap();
+    let start = GRID_LESSON.find("[table]").unwrap();
+    let end = GRID_LESSON.find("[[check]]").unwrap();
+    let table = r#"[table]
+pivot = "stations.0.frame"
+[[table.column]]
+title = "load"
+label = "stations.0.traffic.load"
+[[table.column]]
+title = "S"
+text = 'S {=metric("throughput");3} of {=metric("offered_load");2}'
+
+"#;
+    let written = format!("{}{table}{}", &GRID_LESSON[..start], &GRID_LESSON[end..]);
+    let path = dir.join("pivot.lesson.toml");
+    std::fs::write(&path, written).unwrap();
+    let l = file::load(&path).unwrap();
+    let out = runner::run(&l, &[]).unwrap();
+    assert_eq!(out.table[0], ["load", "short", "512B"]);
+    assert_eq!(out.table.len(), 3, "{:?}", out.table);
+    assert_eq!(out.table[1][0], "0.2");
+    assert_eq!(out.table[2][0], "0.9");
+    // Each cell is its own variant's numbers: the throughput the plain
+    // table of the same grid shows.
+    std::fs::write(dir.join("plain.lesson.toml"), GRID_LESSON).unwrap();
+    let plain = runner::run(&file::load(&dir.join("plain.lesson.toml")).unwrap(), &[]).unwrap();
+    for (r, load) in [(1, "0.2"), (2, "0.9")] {
+        for (c, frame) in [(1, "short"), (2, "512B")] {
+            let name = format!("{frame}, {load}");
+            let row = plain.table.iter().find(|row| row[1] == name).unwrap();
+            let s: f64 = row[2].parse().unwrap();
+            let want = format!("S {s:.3} of ");
+            assert!(
+                out.table[r][c].starts_with(&want),
+                "{name}: {} against {want}",
+                out.table[r][c]
+            );
+        }
+    }
+    assert_ne!(out.table[2][1], out.table[2][2]);
 }

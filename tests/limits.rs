@@ -186,7 +186,8 @@ fn a_stalled_point_and_a_stalled_lesson_are_named() {
         &out,
         1,
         &[
-            "the run \"as written: no jitter\" stopped, its clock cannot advance",
+            "the run \"The herd after a restart: why it crashes the server again\" stopped, \
+             its clock cannot advance",
             "group \"app\" (`clients.0`)",
             "against a crashed server that refuses every attempt until it restarts",
             "give `backoff`",

@@ -3,7 +3,7 @@
 use crate::common::temp_dir;
 use csmacd::engine::Time;
 use csmacd::scenario;
-use csmacd::teach::lessons::{self, LESSONS};
+use csmacd::teach::lessons;
 use csmacd::teach::trace::{self, TraceFilter, TraceKind, TraceRow};
 use std::path::PathBuf;
 use std::process::Command;
@@ -205,24 +205,22 @@ fn trace_cli_formats_and_filters() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// Runs lesson `number` as `csmacd lesson N` does, and asserts every number
-/// its text promises (the lesson's own checks); returns the outcome.
+/// Runs built-in lesson `number` (a lesson file) as `csmacd lesson N`
+/// does, and asserts every number its text promises (the lesson's own
+/// checks); returns the outcome.
 fn lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
-    let l = lessons::find(number).expect("lesson exists");
-    let sc = scenario::load(&repo(l.file)).unwrap_or_else(|e| panic!("{e}"));
-    assert!(!sc.name().is_empty());
-    assert!(l.text.starts_with(&format!("# Lesson {}", l.number)));
-    let out = lessons::run(l.number, &[]).unwrap_or_else(|e| panic!("lesson {}: {e}", l.number));
-    assert!(
-        out.checks.len() >= 3,
-        "lesson {} states its numbers",
-        l.number
-    );
+    let l = lessons::find_file(number)
+        .unwrap_or_else(|| panic!("lesson {number} is built in"))
+        .load()
+        .unwrap_or_else(|e| panic!("lesson {number}: {e}"));
+    assert!(l.text.starts_with(&format!("# Lesson {number}")));
+    let out = lessons::runner::run(&l, &[]).unwrap_or_else(|e| panic!("lesson {number}: {e}"));
+    assert!(out.checks.len() >= 3, "lesson {number} states its numbers");
     for c in &out.checks {
         assert!(
             c.ok,
-            "lesson {}: {}: expected {}, seen {}",
-            l.number, c.what, c.expected, c.seen
+            "lesson {number}: {}: expected {}, seen {}",
+            c.what, c.expected, c.seen
         );
     }
     out
@@ -232,9 +230,12 @@ fn lesson_shows_its_numbers(number: u32) -> lessons::Outcome {
 fn lessons_are_numbered_1_to_14() {
     let numbers: Vec<u32> = lessons::catalogue().iter().map(|l| l.0).collect();
     assert_eq!(numbers, (1..=14).collect::<Vec<_>>());
-    // Each is built in once: in Rust or as a lesson file.
+    // Every one is a lesson file, read from the program's own copy.
     for f in lessons::FILE_LESSONS {
-        assert!(LESSONS.iter().all(|l| l.number != f.number), "{}", f.number);
+        let l = f
+            .load()
+            .unwrap_or_else(|e| panic!("lesson {}: {e}", f.number));
+        assert_eq!(l.number, Some(f.number), "{}", f.file);
     }
 }
 
@@ -262,14 +263,59 @@ fn lesson_1_shows_its_numbers() {
     assert_eq!(out.diagram_until, Some(100_000_000));
 }
 
-#[test]
-fn lesson_2_shows_its_numbers() {
-    lesson_shows_its_numbers(2);
+/// The check of `out` whose sentence starts with `what`: its seen value.
+fn seen<'a>(out: &'a lessons::Outcome, what: &str) -> &'a str {
+    out.checks
+        .iter()
+        .find(|c| c.what.starts_with(what))
+        .unwrap_or_else(|| panic!("no check \"{what}\": {:?}", out.checks))
+        .seen
+        .as_str()
 }
 
 #[test]
+fn lesson_2_shows_its_numbers() {
+    let out = lesson_shows_its_numbers(2);
+    // The geometry: 2000 m at 2e8 m/s; S0 starts at 0, S1 at 3 µs.
+    let d_us = 2000.0 / 2e8 * 1e6;
+    assert_eq!(seen(&out, "S1 detects"), format!("{d_us} µs"));
+    assert_eq!(seen(&out, "S0 detects"), format!("{} µs", 3.0 + d_us));
+    // 802.3's jamSize, 32 bits, for each.
+    assert_eq!(seen(&out, "S0's jam"), "32 bits");
+    assert_eq!(seen(&out, "S1's jam"), "32 bits");
+    assert_eq!(seen(&out, "frames delivered"), "2");
+    assert_eq!(out.diagram_until, Some(220_000_000));
+}
+
+/// Lesson 3: its table's exact P(C) column is the textbook's law (the
+/// product of the chances of colliding again, computed here), and its
+/// E[C] check expects the mean of that law to c = 16.
+#[test]
 fn lesson_3_shows_its_numbers() {
-    lesson_shows_its_numbers(3);
+    let out = lesson_shows_its_numbers(3);
+    let mut pmf = Vec::new();
+    let mut again = 1.0;
+    for c in 1..=16 {
+        let p = 0.5f64.powi(c.min(10));
+        pmf.push(again * (1.0 - p));
+        again *= p;
+    }
+    assert_eq!(out.table[0][2], "exact P(C)");
+    for c in 1..=5 {
+        assert_eq!(out.table[c][2], format!("{:.4}", pmf[c - 1]), "C = {c}");
+    }
+    let mean: f64 = pmf
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (k + 1) as f64 * p)
+        .sum();
+    assert!((mean - 1.6416).abs() < 1e-4);
+    let e = out
+        .checks
+        .iter()
+        .find(|c| c.what.starts_with("E[C]"))
+        .unwrap();
+    assert_eq!(e.expected, format!("{mean:.6}"));
 }
 
 #[test]
@@ -289,6 +335,17 @@ fn lesson_6_capture_under_beb_and_a_fair_coin_under_blam() {
     // within 4 standard errors of 2, blam's fewer drops and lower throughput.
     assert!(out.checks.iter().any(|c| c.what.contains("fair coin's 2")));
     assert_eq!(out.table.len(), 3, "header, beb, blam");
+    // One station's ceiling, F / (F + preamble + gap) for 1518-byte frames
+    // at 10 Mb/s: 12144 / (12144 + 64 + 96), less the check's 0.01.
+    let ceiling = 12144.0 / (12144.0 + 64.0 + 96.0);
+    assert_eq!(
+        out.checks[3].expected,
+        format!("> {}", show(ceiling - 0.01))
+    );
+    // blam's mean run against the coin's 2, within 4 standard errors
+    // sqrt(2 / M) of M runs in all: a tolerance of a few hundredths.
+    let blam = &out.checks[4];
+    assert!(blam.expected.starts_with("2 ± 0.0"), "{}", blam.expected);
 }
 
 #[test]
@@ -299,8 +356,9 @@ fn lesson_7_shows_its_numbers() {
 #[test]
 fn lesson_8_orders_aloha_slotted_csma_csmacd_and_matches_the_closed_forms() {
     let out = lesson_shows_its_numbers(8);
-    // One closed-form check per ALOHA point and three ordering checks.
-    let n = lessons::LESSON8_LOADS.len();
+    // One closed-form check per ALOHA point (6 loads) and three ordering
+    // checks.
+    let n = 6;
     assert_eq!(
         out.checks
             .iter()
@@ -309,7 +367,10 @@ fn lesson_8_orders_aloha_slotted_csma_csmacd_and_matches_the_closed_forms() {
         2 * n
     );
     assert_eq!(
-        out.checks.iter().filter(|c| c.what.contains(" < ")).count(),
+        out.checks
+            .iter()
+            .filter(|c| c.what.contains("by more than 4 sd"))
+            .count(),
         3
     );
 }
@@ -319,6 +380,40 @@ fn lesson_9_no_jitter_collides_every_time_and_jitter_resolves() {
     let out = lesson_shows_its_numbers(9);
     assert!(out.checks.iter().any(|c| c.what.contains("same instant")));
     assert_eq!(out.more_pictures.len(), 1, "the full-jitter picture");
+    assert_eq!(out.more_pictures[0].0, "full-jitter");
+    assert_eq!(out.more_pictures[0].1.replications, 1);
+    // S0 gives up after 16 attempts of (12.5 µs to detect + 3.2 µs of jam)
+    // and the waits min(1024, 2^(n-1)) slots of 51.2 µs for n = 1 to 15.
+    let waits: u64 = (1..16).map(|n: u32| (1u64 << (n - 1)).min(1024)).sum();
+    assert_eq!(waits, 6143);
+    let give_up_ps = 16 * (12_500_000 + 3_200_000) + waits * 51_200_000;
+    assert_eq!(
+        seen(&out, "no jitter: S0 gives up"),
+        format!("{} µs", csmacd::teach::trace::us(give_up_ps))
+    );
+    // beb's collisions per frame against lesson 3's E[C]: the exact law of
+    // the two-station race, after the j-th collision again with
+    // probability 2^-min(j, 10), to the attempt limit.
+    let (mut again, mut mean, mut second) = (1.0_f64, 0.0, 0.0);
+    for c in 1..=16 {
+        let p = 0.5_f64.powi(c.min(10));
+        let pc = again * (1.0 - p);
+        mean += c as f64 * pc;
+        second += (c * c) as f64 * pc;
+        again *= p;
+    }
+    let var: f64 = second - mean * mean;
+    let ec = out
+        .checks
+        .iter()
+        .find(|c| c.what.starts_with("beb: collisions per frame"))
+        .unwrap();
+    let tol = 4.0 * (var / 1000.0).sqrt();
+    assert_eq!(
+        ec.expected,
+        format!("{} ± {}", show(mean), show(tol)),
+        "E[C] = {mean}, 4 standard errors of 1000 runs = {tol}"
+    );
 }
 
 #[test]
@@ -354,17 +449,93 @@ fn lesson_cli_prints_text_and_checks_and_refuses_unknown_lessons() {
 
 #[test]
 fn lesson_11_shows_its_numbers() {
-    lesson_shows_its_numbers(11);
+    let out = lesson_shows_its_numbers(11);
+    // One station's share at 1 Gb/s: 64-byte frames (512 bits) after a
+    // 64-bit preamble and before a 96-bit gap; extended to the 4096-bit
+    // slot; in bursts of 93 frames within 66 080 bit times.
+    let shares = [
+        512.0 / (64.0 + 4096.0 + 96.0),
+        93.0 * 512.0 / 66_080.0,
+        512.0 / (64.0 + 512.0 + 96.0),
+    ];
+    for (c, share) in out.checks.iter().zip(shares) {
+        assert_eq!(c.expected, format!("{} ± 0.002", show(share)), "{}", c.what);
+    }
+    // A burst of 64-byte frames: the first extended (64 + 4096 bits), then
+    // each later one 96 + 64 + 512 bits, while 65 536 bit times have not
+    // passed at a frame's start: 92 more frames, 93 in all.
+    let later = 96 + 64 + 512;
+    let more = (65_536 - (64 + 4096)) / later + 1;
+    assert_eq!(1 + more, 93);
+    assert_eq!(64 + 4096 + more * later + 96, 66_080);
 }
 
 #[test]
 fn lesson_12_shows_its_numbers() {
-    lesson_shows_its_numbers(12);
+    let out = lesson_shows_its_numbers(12);
+    // The coax: 500 m at 0.77 c; the hub: two 100 m links at 0.585 c and
+    // 8 bit times (0.8 µs) through it; eight stations evenly over the coax
+    // are on average 3/7 of it apart (the mean of |i - j| / 7 over pairs).
+    let c = 299_792_458.0;
+    let coax = 500.0 / (0.77 * c) * 1e6;
+    let hub = 2.0 * 100.0 / (0.585 * c) * 1e6 + 0.8;
+    let pairs: Vec<f64> = (0..8)
+        .flat_map(|i| (i + 1..8).map(move |j| (j - i) as f64 / 7.0))
+        .collect();
+    let mean = pairs.iter().sum::<f64>() / pairs.len() as f64;
+    assert!((mean - 3.0 / 7.0).abs() < 1e-12);
+    for (what, us) in [
+        ("coax: worst delay", coax),
+        ("hub: worst delay", hub),
+        ("coax: mean delay", coax * mean),
+        ("hub: mean delay", hub),
+    ] {
+        let check = out
+            .checks
+            .iter()
+            .find(|c| c.what.starts_with(what))
+            .unwrap();
+        let expected: f64 = check.expected.split(' ').next().unwrap().parse().unwrap();
+        assert!(
+            (expected - us).abs() < 0.0005,
+            "{what}: {expected} against {us}"
+        );
+    }
 }
 
 #[test]
 fn lesson_13_shows_its_numbers() {
-    lesson_shows_its_numbers(13);
+    let out = lesson_shows_its_numbers(13);
+    // L* = (slot - jam) / 2 x v at 2e8 m/s, and the length from which a
+    // collision can be late, (preamble + slot) / 2 x v, at each speed.
+    for (speed, bit_ns, slot) in [
+        ("10 Mb/s", 100.0, 512.0),
+        ("100 Mb/s", 10.0, 512.0),
+        ("1 Gb/s, no extension", 1.0, 512.0),
+        ("1 Gb/s, carrier extension", 1.0, 4096.0),
+    ] {
+        let metres = |bits: f64| bits * bit_ns * 1e-9 / 2.0 * 2e8;
+        let row = out.table.iter().find(|r| r[0] == speed).unwrap();
+        assert_eq!(row[2], format!("{:.1}", metres(slot - 32.0)), "{speed}");
+        assert_eq!(row[3], format!("{:.1}", metres(64.0 + slot)), "{speed}");
+        assert_eq!(
+            row[4],
+            format!("{:.1}", 0.9 * metres(slot - 32.0)),
+            "{speed}"
+        );
+        let long = out
+            .table
+            .iter()
+            .find(|r| r[0] == format!("{speed}, 2 L*"))
+            .unwrap();
+        assert_eq!(
+            long[4],
+            format!("{:.1}", 2.0 * metres(slot - 32.0)),
+            "{speed}"
+        );
+    }
+    // Each bus is promised none or some of each, never nothing: 16 checks.
+    assert_eq!(out.checks.len(), 16);
 }
 
 /// What-ifs on the lessons of the faster standards show their numbers and
@@ -424,11 +595,11 @@ fn lessons_4_and_13_follow_the_length_set() {
         "{out}"
     );
     let out = lesson("13", "medium.length=500m");
-    for (speed, rtt, limit, some) in [
-        ("10 Mb/s", "5", "57.6", false),
-        ("100 Mb/s", "5", "5.76", false),
-        ("1 Gb/s, no extension", "5", "0.576", true),
-        ("1 Gb/s, carrier extension", "5", "4.16", true),
+    for (speed, slot, limit, some) in [
+        ("10 Mb/s", 512, "57.6", false),
+        ("100 Mb/s", 512, "5.76", false),
+        ("1000 Mb/s", 512, "0.576", true),
+        ("1000 Mb/s", 4096, "4.16", true),
     ] {
         let rel = if some { ">" } else { "<=" };
         let what = if some {
@@ -436,9 +607,15 @@ fn lessons_4_and_13_follow_the_length_set() {
         } else {
             "no late collisions"
         };
-        let line = format!("[ok  ] {speed}, 500.0 m: round trip {rtt} µs {rel} {limit} µs (preamble + slot): {what}");
+        let line = format!(
+            "[ok  ] {speed}, slot {slot} bits, 500 m: round trip 5 µs {rel} {limit} µs \
+             (preamble + slot): {what}"
+        );
         assert!(out.contains(&line), "{line}\n{out}");
     }
+    // Every speed on that one bus: four rows, the 2 L* ones left out.
+    assert!(!out.contains("2 L*"), "{out}");
+    assert_eq!(out.matches(" 500.0  ").count(), 4, "{out}");
 }
 
 /// `--set` turns a lesson into a what-if: promises that no longer hold are
@@ -511,8 +688,39 @@ fn trace_from_shows_a_window_of_the_full_run() {
 fn lesson_10_herd_crashes_the_server_again_and_the_gate_reaches_the_floor() {
     let out = lesson_shows_its_numbers(10);
     assert_eq!(out.table.len(), 6, "a header and five variants");
-    assert_eq!(out.table[1][1], "13", "no jitter: 13 crashes");
-    assert_eq!(out.table[5][4], "11.546 s", "the gate's floor");
+    // The waves' arithmetic: 2000 clients dropped at 0 s wait 1, 2, 4, ...,
+    // 64 s (no jitter) after each failure heard one 10 ms leg after their
+    // attempt arrived; a wave that finds the server up crashes it (more
+    // than 400 wait) and keeps it down 5 s, one that finds it down is
+    // refused.
+    let (leg, restart, horizon) = (0.01, 5.0, 600.0);
+    let (mut waves, mut crashes, mut down_until, mut n) = (0, 0, 0.0_f64, 1);
+    let mut send = 1.0;
+    while send <= horizon {
+        waves += 1;
+        let arrive = send + leg;
+        if arrive >= down_until {
+            crashes += usize::from(arrive <= horizon);
+            down_until = arrive + restart;
+        }
+        n += 1;
+        send = arrive + leg + f64::from(1u32 << (n - 1).min(6));
+    }
+    assert_eq!(out.table[1][1], crashes.to_string(), "no jitter: crashes");
+    assert_eq!(
+        out.table[1][2],
+        (2000 * waves).to_string(),
+        "every wave whole"
+    );
+    // The budget: 2000 first attempts and floor(min(100, 100 + 0.1 x 2000))
+    // retries.
+    assert_eq!(out.table[3][2], (2000 + 100).to_string());
+    // The gate: the first wave at 1.01 s, then one client every 1/190 s
+    // (rounded to the picosecond), one 5 ms service and the 10 ms leg back.
+    let interval_ps = (1e12_f64 / 190.0).round();
+    let floor = (1e12 + 1e10 + 1999.0 * interval_ps + 5e9 + 1e10) / 1e12;
+    assert_eq!(out.table[5][4], format!("{floor:.3}"), "the gate's floor");
+    assert_eq!(out.table[5][4], "11.546");
 }
 
 /// A what-if on lesson 10 shows its numbers, marks the promises that no
@@ -523,8 +731,14 @@ fn lesson_10_what_if_marks_checks_not_applicable() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}");
     assert!(
-        text.contains("[n/a ]") && text.contains("300 of 300"),
+        text.contains("[n/a ]") && text.contains("  300  "),
         "{text}"
     );
     assert!(!text.contains("FAIL"), "{text}");
+}
+
+/// A number as a lesson prints it: up to six decimals, no trailing zeros.
+fn show(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

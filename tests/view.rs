@@ -66,17 +66,47 @@ fn chromium() -> Option<PathBuf> {
     found
 }
 
-/// Runs `child` to its end within `limit`, killing it past that.
+/// Runs `child` to its end within `limit`, killing it past that. Its
+/// output is read meanwhile: a page's DOM can pass a pipe's buffer, and a
+/// child blocked writing it would never end.
 fn wait_output(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if start.elapsed() > limit {
             let _ = child.kill();
             panic!("timed out after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 /// The DOM of `page` after its scripts ran (with `fragment`, e.g. "#t=12").
@@ -296,14 +326,21 @@ fn a_lesson_asks_first_then_plays_and_shows_its_numbers() {
     let until = attr(&dom, "data-until-us");
     let lines = trace_lines(&[LESSON2, "--until", &format!("{until}us")]);
     assert_eq!(attr(&dom, "data-events"), lines.len().to_string());
-    // Before an answer: the question, no numbers.
-    assert!(dom.contains("S1 detects: S0's first bit arrives"));
-    assert!(dom.contains("<div id=\"answers\" hidden=\"\">"));
+    // Before an answer: the question with its unit, no numbers.
+    let q = question(&dom, 0);
+    assert!(
+        q.contains("When does S1, the later sender, detect the collision? (µs)"),
+        "{q}"
+    );
+    assert!(!dom.contains("data-verdict=\""));
     let answer = "document.querySelector('#questions input').value = '10 µs';\
                   document.querySelector('[data-control=\"answer\"]').click();";
     let dom = dump_dom(&browser, &with_script(&page, answer, &dir), "");
-    assert!(dom.contains("<div id=\"answers\">"), "revealed");
-    assert!(dom.contains("<td>10 µs</td><td>10 µs</td><td>10 µs</td>"));
+    assert!(question(&dom, 0).contains("data-verdict=\"right\""));
+    assert!(dom.contains(
+        "<td>S1 detects: S0's first bit arrives (S0's start + 2000 m at 2e8 m/s)</td>\
+         <td>10 µs</td><td>10 µs</td>"
+    ));
     assert_eq!(attr(&dom, "data-errors"), "");
 }
 
@@ -902,4 +939,35 @@ fn lesson_pages_show_a_window_with_something_to_watch() {
         until > 51.2 * 2.0,
         "the herd's first slots: until {until} µs"
     );
+    assert!(
+        !seven.contains("This page holds at most"),
+        "the herd's window whole"
+    );
+}
+
+/// A lesson text's Markdown table (lesson 13's speeds) is a table on the
+/// page, its cells text, never a paragraph of pipes.
+#[test]
+fn a_lesson_texts_table_is_a_table_on_the_page() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp_dir("view-lesson-table");
+    let out = bin()
+        .current_dir(repo())
+        .args(["lesson", "13", "--quiet", "--view", "--out"])
+        .arg(&*dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = dump_dom(&browser, &dir.join("view.html"), "");
+    assert_eq!(attr(&dom, "data-errors"), "");
+    let section = &dom[dom.find("<section id=\"lesson\"").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<th>speed</th>"), "{section}");
+    assert!(section.contains("<td>10 Mb/s</td>"), "{section}");
+    assert!(!section.contains("| speed |"), "{section}");
+    assert!(!section.contains("| ---"), "{section}");
 }

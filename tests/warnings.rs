@@ -29,7 +29,7 @@ fn a_bus_too_long_for_its_slot_warns_of_late_collisions_with_the_numbers() {
         "0.32 µs, 32 bit times",
         "25.32 µs (2532 bit times)",
         "slot (5.12 µs, 512 bit times)",
-        "late collisions will happen",
+        "later than the preamble and the first slot (576 bit times): such collisions are late",
         "at most 480 m",
         "slot = \"2532bit\"",
     ] {
@@ -65,6 +65,26 @@ fn outside_the_rule_but_not_late_says_so() {
         w[0].message
     );
     assert!(w[0].message.contains("at most 4800 m"), "{}", w[0].message);
+    assert!(
+        w[0].message.contains("none can be late"),
+        "{}",
+        w[0].message
+    );
+    // True: a saturated run there shows none.
+    let r = crate::common::run(&sc, 1);
+    assert!(r.metrics.get("collisions") > 0.0);
+    assert_eq!(r.metrics.get("late_collisions"), 0.0);
+    // Within a third of a gap below preamble + slot (5500 m: a round trip
+    // of 55 µs against 57.6 µs), only a start in the last third of a gap
+    // can make one late: the warning says so, and that a run may show none.
+    let grey = scenario(&text.replace("5000m", "5500m"));
+    let m = &grey.warnings()[0].message;
+    assert!(
+        m.contains(
+            "only such collisions, rare, can be late (late_collisions), and a run may show none"
+        ),
+        "{m}"
+    );
     // Within the rule: 4800 m (round trip 480 + jam 32 = 512).
     assert!(kinds(&text.replace("5000m", "4800m")).is_empty());
 }

@@ -816,6 +816,21 @@
   }
   function markdownBlock(block) {
     const lines = block.split("\n");
+    // A table: every line a row between pipes, the second the rule under
+    // the header.
+    if (lines.length > 2 && lines.every(function (l) { return /^\s*\|.*\|\s*$/.test(l); })) {
+      const cells = function (line) {
+        return line.trim().slice(1, -1).split("|").map(function (c) { return c.trim(); });
+      };
+      const table = el("table");
+      lines.forEach(function (line, i) {
+        if (i === 1 && /^[\s|:-]+$/.test(line)) return;
+        const tr = el("tr");
+        cells(line).forEach(function (c) { tr.appendChild(inline(el(i === 0 ? "th" : "td"), c)); });
+        table.appendChild(tr);
+      });
+      return table;
+    }
     const heading = /^(#{1,6})\s+(.*)$/.exec(lines[0].trim());
     if (heading && lines.length === 1) return inline(el("h3"), heading[2]);
     if (/^\s*[-*]\s+/.test(lines[0])) {

@@ -34,11 +34,12 @@ pub struct LessonArgs {
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
     /// Also write pictures into this directory: the space-time diagram and
-    /// the station timeline, PNG (lessons 1, 2, 6, 9 and lesson files of a
-    /// bus; lesson 9 also draws diagram-full-jitter.png and
-    /// timeline-full-jitter.png), and the charts of the theory with the
-    /// simulation drawn over it, PNG with the CSV of what they draw
-    /// (lessons 3, 4, 5, 7 and 8).
+    /// the station timeline, PNG (lessons 1, 2, 6, 7, 9 and 14, and lesson
+    /// files of a bus that show a window of events; lesson 9 also draws
+    /// diagram-full-jitter.png and timeline-full-jitter.png), and the
+    /// charts of the theory with the simulation drawn over it, PNG with the
+    /// CSV of what they draw (lessons 3, 4, 5, 7 and 8, and a lesson file's
+    /// [[chart]]s).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Do not print the explanation, only run.
@@ -56,12 +57,6 @@ pub struct LessonArgs {
     pub ask: bool,
 }
 
-/// What LESSON names.
-enum Which {
-    Builtin(u32),
-    File(Box<lessons::file::LessonFile>),
-}
-
 pub fn run(args: LessonArgs) -> CliResult {
     let Some(given) = args.lesson.clone() else {
         list_all();
@@ -72,10 +67,16 @@ pub fn run(args: LessonArgs) -> CliResult {
         .iter()
         .map(|s| lessons::parse_override(s).map_err(|e| CliError::usage(anyhow!("--set: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let which = match given.parse::<u32>() {
+    let lesson = match given.parse::<u32>() {
         Ok(n) => match lessons::find_file(n) {
-            Some(f) => Which::File(Box::new(f.load().map_err(CliError::usage)?)),
-            None => Which::Builtin(n),
+            Some(f) => f.load().map_err(CliError::usage)?,
+            None => {
+                let list: Vec<String> = lessons::catalogue()
+                    .iter()
+                    .map(|(n, _)| n.to_string())
+                    .collect();
+                return Err(CliError::usage(LessonError::Unknown(n, list.join(", "))));
+            }
         },
         Err(_) => {
             let path = Path::new(&given);
@@ -90,13 +91,10 @@ pub fn run(args: LessonArgs) -> CliResult {
                     file::LESSON_SUFFIX
                 )));
             }
-            Which::File(Box::new(file::load(path).map_err(CliError::usage)?))
+            file::load(path).map_err(CliError::usage)?
         }
     };
-    match which {
-        Which::Builtin(number) => run_builtin(number, &args, &overrides),
-        Which::File(lesson) => run_file(&lesson, &args, &overrides),
-    }
+    run_file(&lesson, &args, &overrides)
 }
 
 /// Lists the built-in lessons, then the lesson files of scenarios/lessons/
@@ -182,47 +180,6 @@ fn run_error(e: LessonError) -> CliError {
     }
 }
 
-fn run_builtin(number: u32, args: &LessonArgs, overrides: &[(String, toml::Value)]) -> CliResult {
-    // Refused before the lesson's text: a bad --set, a --out that is no
-    // directory.
-    lessons::check_overrides(number, overrides).map_err(CliError::usage)?;
-    if args.ask {
-        return Err(CliError::usage(anyhow!(
-            "--ask: lesson {number} has no questions of its own; lesson files do (csmacd lesson \
-             lists them)"
-        )));
-    }
-    if let Some(dir) = &args.out {
-        super::check_out_dir(dir)?;
-    }
-    if let Some(l) = lessons::find(number) {
-        if !args.quiet {
-            println!("{}", l.text.trim_end());
-            println!("\n---- running {} ----\n", l.file);
-        }
-    }
-    let outcome = lessons::run(number, overrides).map_err(run_error)?;
-    print_rows(&outcome, usize::MAX);
-    if !outcome.table.is_empty() {
-        print_table(&outcome.table);
-    }
-    let failed = print_checks(&outcome, &args.set);
-    if let Some(dir) = &args.out {
-        write_pictures(dir, &outcome)?;
-    }
-    if args.view {
-        let lesson = lessons::find(number).expect("a lesson that ran is in the list");
-        match super::view::lesson_page(lesson, &outcome) {
-            Some(html) => write_view(&html, number.to_string(), args.out.as_deref())?,
-            None => eprintln!(
-                "lesson {number} runs a service scenario (clients and a server, no bus): there \
-                 is no bus to animate, so no page was written; its numbers are above"
-            ),
-        }
-    }
-    finish(failed)
-}
-
 /// The most trace lines a lesson file prints (its page and pictures hold the rest).
 const MAX_PRINTED_ROWS: usize = 400;
 
@@ -251,6 +208,10 @@ fn run_file(
     };
     let outcome = runner::run(lesson, overrides).map_err(run_error)?;
     print_rows(&outcome, MAX_PRINTED_ROWS);
+    if !outcome.table.is_empty() {
+        println!();
+        print_table(&outcome.table);
+    }
     let failed = print_checks(&outcome, &args.set);
     print_answers(&outcome.answers, &given);
     if let Some(dir) = &args.out {

@@ -6,6 +6,7 @@ use crate::scenario;
 use crate::stats::mean_ci95;
 use crate::sweep::checks::{self, PlanWarning};
 use crate::sweep::{self, Point};
+use crate::teach::lessons;
 use std::path::{Path, PathBuf};
 
 /// Run one scenario and write its results.
@@ -29,7 +30,9 @@ pub struct RunArgs {
 /// Check scenario files without running them.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-Sweep files are checked point by point. A valid file may still draw
+Sweep files are checked point by point; a lesson file (NAME.lesson.toml)
+as `csmacd lesson` reads it: its text, scenario, variants and expressions.
+A valid file may still draw
 warnings on stderr: a bus too long for its slot (late collisions), frames
 too short for the bus (undetected collisions), more offered load than the
 bit rate. Each file's offered load is printed as information.
@@ -41,7 +44,7 @@ Example:
   csmacd validate scenarios/*.toml
   csmacd validate --strict my-study.toml")]
 pub struct ValidateArgs {
-    /// Scenario or sweep files.
+    /// Scenario, sweep or lesson files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Fail (exit 2) when a file draws any warning.
@@ -54,7 +57,12 @@ pub fn validate(args: ValidateArgs) -> CliResult {
     let mut warned = 0;
     let mut warnings = 0;
     for f in &args.files {
-        match check_file(f) {
+        let checked = if lessons::file::is_lesson_file(f) {
+            check_lesson(f).map_err(|e| e.to_string())
+        } else {
+            check_file(f).map_err(|e| e.to_string())
+        };
+        match checked {
             Ok(checked) => {
                 println!("{}: ok ({})", f.display(), checked.summary);
                 if let Some(load) = checked.load {
@@ -136,6 +144,62 @@ fn check_file(path: &Path) -> Result<Checked, sweep::SweepError> {
             written_policies(&plan.points[0].scenario),
         ]
         .concat(),
+    })
+}
+
+/// A lesson file (`NAME.lesson.toml`) checked as `csmacd lesson` reads it:
+/// the file, its text, its scenario and variants, every expression and the
+/// names its run queries use; then its scenario's warnings, and each
+/// variant's that the scenario does not draw.
+fn check_lesson(path: &Path) -> Result<Checked, lessons::file::LessonFileError> {
+    let lesson = lessons::file::load(path)?;
+    // The file was read whole: its scenario and variants are valid.
+    let base = lesson.scenario_with(&[], None).ok();
+    let variants: Vec<_> = (0..lesson.variants.len())
+        .filter_map(|k| lesson.scenario_with(&[], Some(k)).ok().map(|sc| (k, sc)))
+        .collect();
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut summary = format!(
+        "lesson \"{}\": {}, {}, {}",
+        lesson.title,
+        count(lesson.questions.len(), "question"),
+        count(lesson.checks.len(), "check"),
+        count(lesson.variants.len(), "variant"),
+    );
+    if let Some(sc) = &base {
+        summary.push_str(&format!(
+            "; scenario \"{}\": {}, {} simulated",
+            sc.name(),
+            sc.size(),
+            crate::units::format_ps(sc.duration())
+        ));
+    }
+    let mut warnings: Vec<PlanWarning> = Vec::new();
+    let runs = base.iter().map(|sc| (None, sc));
+    let runs = runs.chain(variants.iter().map(|(k, sc)| (Some(*k), sc)));
+    for (variant, sc) in runs {
+        for w in sc.warnings() {
+            if warnings.iter().any(|s| s.kind == w.kind && s.key == w.key) {
+                continue;
+            }
+            warnings.push(PlanWarning {
+                file: lesson.scenario_file.clone(),
+                line: lesson.scenario_line(&w.key),
+                kind: w.kind,
+                key: w.key.clone(),
+                message: w.message.clone(),
+                points: variant.map(|k| format!("in variant \"{}\"", lesson.variants[k].name)),
+            });
+        }
+    }
+    Ok(Checked {
+        summary,
+        load: base
+            .as_ref()
+            .and_then(|sc| sc.offered_load())
+            .map(|l| l.to_string()),
+        warnings,
+        written: base.as_ref().map(written_policies).unwrap_or_default(),
     })
 }
 

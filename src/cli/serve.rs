@@ -115,8 +115,10 @@ pub fn run(args: ServeArgs) -> CliResult {
             Base { stem, table }
         }
         None => {
-            let l = lessons::find(2).expect("lesson 2 is built in");
-            let table = scenario::parse_table(l.file, l.scenario).map_err(CliError::usage)?;
+            let (file, text) = lessons::find_file(2)
+                .and_then(|l| l.named("2-collision.toml"))
+                .expect("lesson 2 is built in");
+            let table = scenario::parse_table(&file, text).map_err(CliError::usage)?;
             Base {
                 stem: "lesson".into(),
                 table,

@@ -6,7 +6,7 @@ use super::{CliError, CliResult};
 use crate::engine::Time;
 use crate::ethernet::Scenario;
 use crate::teach::lessons::file::LessonFile;
-use crate::teach::lessons::{Lesson, Outcome};
+use crate::teach::lessons::Outcome;
 use crate::teach::trace::us;
 use crate::teach::view::{self, LessonView, Window};
 use anyhow::anyhow;
@@ -114,9 +114,11 @@ pub fn window(
     })
 }
 
-/// The page of a lesson that has run: its scenario animated over the
-/// lesson's diagram window (or the first 2 ms), its numbers as questions.
-pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
+/// The view of a lesson that has run: its scenario animated over the
+/// lesson's window, or where there is none, around its first collision
+/// (late ones first) or over its first events; a herd too large to draw
+/// shows a few stations spread along the bus.
+fn lesson_view(outcome: &Outcome) -> Option<view::View> {
     let sc = outcome.scenario.as_ref()?;
     let until = outcome
         .diagram_until
@@ -158,15 +160,7 @@ pub fn lesson_page(lesson: &Lesson, outcome: &Outcome) -> Option<String> {
             }
         }
     }
-    v.lesson = Some(LessonView {
-        number: Some(lesson.number),
-        title: lesson.title.to_string(),
-        text: lesson.text.to_string(),
-        asks: Vec::new(),
-        questions: outcome.checks.iter().map(Into::into).collect(),
-        table: outcome.table.clone(),
-    });
-    Some(view::page(&v))
+    Some(v)
 }
 
 /// How many stations a lesson page shows of a herd too large to draw whole.
@@ -212,13 +206,7 @@ fn first_collision_window(sc: &Scenario, after: Time) -> Option<Window> {
 /// The page of a lesson file that has run: its scenario animated over the
 /// lesson's window, its questions asked first and graded, its checks after.
 pub fn file_lesson_page(lesson: &LessonFile, outcome: &Outcome) -> Option<String> {
-    let sc = outcome.scenario.as_ref()?;
-    let w = Window {
-        from: 0,
-        until: outcome.diagram_until.unwrap_or(sc.duration),
-        stations: None,
-    };
-    let mut v = view::of_scenario(sc, &w);
+    let mut v = lesson_view(outcome)?;
     v.lesson = Some(LessonView {
         number: lesson.number,
         title: lesson.title.clone(),

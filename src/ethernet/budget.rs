@@ -44,13 +44,7 @@ impl Scenario {
         if rtt + m.jam_ps <= m.slot_ps {
             return None;
         }
-        let slack = m.ifg_ps - m.ifg_ps * 2 / 3;
-        let what = if rtt + slack > m.preamble_ps + m.slot_ps {
-            "late collisions will happen (late_collisions)"
-        } else {
-            "outside 802.3's rule that one slot holds both, though collisions are still \
-             detected within the preamble and the first slot"
-        };
+        let what = self.late_verdict(rtt);
         Some(Warning {
             kind: "late-collisions",
             key: "medium.topology".into(),

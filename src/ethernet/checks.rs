@@ -213,19 +213,7 @@ impl Scenario {
             us(m.slot_ps),
             bits(m.slot_ps),
         );
-        // A station in the last third of its interframe gap sends even
-        // though carrier has reached it, so its signal can come that much later.
-        let slack = m.ifg_ps - m.ifg_ps * 2 / 3;
-        let late = rtt + slack > m.preamble_ps + m.slot_ps;
-        let what = if late {
-            "late collisions will happen (late_collisions)".to_string()
-        } else {
-            format!(
-                "outside 802.3's rule that one slot holds both, though collisions are still \
-                 detected within the preamble and the first slot ({}), so few if any count as late",
-                bits(m.preamble_ps + m.slot_ps)
-            )
-        };
+        let what = self.late_verdict(rtt);
         let slot_bits = ((rtt + m.jam_ps) as f64 / m.bit_ps as f64).ceil();
         let (key, fix) = if m.jam_ps < m.slot_ps {
             let max_span = (m.slot_ps - m.jam_ps) as f64 / 2.0 / PS_PER_S * m.speed;
@@ -250,6 +238,44 @@ impl Scenario {
             key: key.into(),
             message: format!("{head}: {what}; {fix}"),
         })
+    }
+
+    /// What a round trip `rtt` longer than 802.3's rule allows does to
+    /// collisions, as docs/model.md defines a late one (detected more than
+    /// a slot after the preamble): the detection comes at most `rtt` after
+    /// a start, or a third of the gap later when the other station started
+    /// in the last third of its interframe gap, where it no longer defers.
+    pub(super) fn late_verdict(&self, rtt: Time) -> String {
+        let m = &self.medium;
+        let limit = m.preamble_ps + m.slot_ps;
+        let slack = m.ifg_ps - m.ifg_ps * 2 / 3;
+        let bits = |ps: Time| self.bits(ps);
+        if rtt > limit {
+            format!(
+                "a collision can then be detected up to {} after the sender's start, later than \
+                 the preamble and the first slot ({}): such collisions are late \
+                 (late_collisions)",
+                bits(rtt),
+                bits(limit)
+            )
+        } else if rtt + slack > limit {
+            format!(
+                "outside 802.3's rule that one slot holds both; a collision is still detected \
+                 within the preamble and the first slot ({}) unless the other station started \
+                 in the last third of its interframe gap, where it no longer defers to carrier \
+                 (up to {} after the signal reached it): only such collisions, rare, can be late \
+                 (late_collisions), and a run may show none",
+                bits(limit),
+                bits(slack)
+            )
+        } else {
+            format!(
+                "outside 802.3's rule that one slot holds both, though every collision is still \
+                 detected within the preamble and the first slot ({}), even after a start in \
+                 the last third of an interframe gap: none can be late",
+                bits(limit)
+            )
+        }
     }
 
     fn undetected_collisions(&self, span: f64) -> Vec<Warning> {

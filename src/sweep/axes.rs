@@ -55,16 +55,64 @@ pub fn value_label(v: &Value) -> String {
     }
 }
 
-/// Reads `[sweep]`: each key a dotted path (quoted, or nested tables), each
-/// value a non-empty list of distinct values.
-pub(super) fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
+/// Reads a table of axes (a sweep file's `[sweep]`, a lesson's `[variants]
+/// axes`, named `root` in messages) and checks them apart.
+pub fn read(root: &str, t: &Table) -> Result<Vec<Axis>, FieldError> {
+    let mut axes = Vec::new();
+    read_axes(root, "", t, &mut axes)?;
+    check_axes_apart(root, &axes)?;
+    Ok(axes)
+}
+
+/// The number of points of the grid of `axes`, if at most [`MAX_POINTS`].
+pub fn grid_size(axes: &[Axis]) -> Option<usize> {
+    axes.iter()
+        .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))
+        .filter(|&n| n <= MAX_POINTS)
+}
+
+/// The grid's point `index`: the index of each axis's value, the last axis
+/// moving fastest.
+pub fn grid_choice(axes: &[Axis], index: usize) -> Vec<usize> {
+    let mut rem = index;
+    let mut choice = vec![0; axes.len()];
+    for (a, axis) in axes.iter().enumerate().rev() {
+        choice[a] = rem % axis.values.len();
+        rem /= axis.values.len();
+    }
+    choice
+}
+
+impl Axis {
+    /// The paths and values the axis's value `c` sets (several for a linked axis).
+    pub fn sets(&self, c: usize) -> Vec<(&str, &Value)> {
+        if self.linked.is_empty() {
+            vec![(self.path.as_str(), &self.values[c])]
+        } else {
+            self.linked
+                .iter()
+                .map(|(p, v)| (p.as_str(), &v[c]))
+                .collect()
+        }
+    }
+}
+
+/// Reads `[sweep]` (or another table of axes, `root`): each key a dotted
+/// path (quoted, or nested tables), each value a non-empty list of distinct
+/// values.
+pub(super) fn read_axes(
+    root: &str,
+    prefix: &str,
+    t: &Table,
+    out: &mut Vec<Axis>,
+) -> Result<(), FieldError> {
     for (k, v) in t {
         let path = if prefix.is_empty() {
             k.clone()
         } else {
             format!("{prefix}.{k}")
         };
-        let key = format!("sweep.{path}");
+        let key = format!("{root}.{path}");
         match v {
             Value::Array(values) if values.is_empty() => {
                 return Err(FieldError::new(
@@ -112,8 +160,8 @@ pub(super) fn read_axes(prefix: &str, t: &Table, out: &mut Vec<Axis>) -> Result<
                     linked: Vec::new(),
                 });
             }
-            Value::Table(sub) if path == "linked" => read_linked(sub, out)?,
-            Value::Table(sub) => read_axes(&path, sub, out)?,
+            Value::Table(sub) if path == "linked" => read_linked(root, sub, out)?,
+            Value::Table(sub) => read_axes(root, &path, sub, out)?,
             _ => {
                 return Err(FieldError::new(
                     key,
@@ -140,12 +188,12 @@ pub(super) const FIXED_COLUMNS: &[&str] = &[
 /// Refuses two axes that set one path (or a path and a part of it), which
 /// would label points with values they did not run, and a linked axis
 /// named as another axis or a column of the result files.
-pub(super) fn check_axes_apart(axes: &[Axis]) -> Result<(), FieldError> {
+pub(super) fn check_axes_apart(root: &str, axes: &[Axis]) -> Result<(), FieldError> {
     let key = |a: &Axis| {
         if a.linked.is_empty() {
-            format!("sweep.{}", a.path)
+            format!("{root}.{}", a.path)
         } else {
-            format!("sweep.linked.{}", a.path)
+            format!("{root}.linked.{}", a.path)
         }
     };
     let sets = |a: &Axis| -> Vec<String> {
@@ -204,9 +252,9 @@ pub(super) fn check_axes_apart(axes: &[Axis]) -> Result<(), FieldError> {
 /// Reads `[sweep.linked.NAME]` tables: each holds dotted paths whose lists,
 /// all of one length, move together as one axis named NAME; `values`, when
 /// given, is what the axis's column shows (else the first path's values).
-fn read_linked(t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
+fn read_linked(root: &str, t: &Table, out: &mut Vec<Axis>) -> Result<(), FieldError> {
     for (name, v) in t {
-        let key = format!("sweep.linked.{name}");
+        let key = format!("{root}.linked.{name}");
         let Value::Table(members) = v else {
             return Err(FieldError::new(
                 key,

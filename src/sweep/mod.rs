@@ -9,6 +9,8 @@ pub mod checks;
 mod plan;
 mod run;
 
-pub use axes::{value_label, Axis, MAX_POINTS};
-pub use plan::{from_str, load, set_path, Plan, Point, PointFault, Shard, SweepError};
+pub use axes::{grid_choice, grid_size, read as read_axes, value_label, Axis, MAX_POINTS};
+pub use plan::{
+    common_seed, from_str, load, point_seed, set_path, Plan, Point, PointFault, Shard, SweepError,
+};
 pub use run::{run_pending, run_points, PendingError, PointSink};

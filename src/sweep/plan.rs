@@ -1,7 +1,7 @@
 //! The sweep file -> Plan: `[sweep]` axes expanded into a grid of validated
 //! points, each with its own seed; `[[chart]]` specs; shards. It runs nothing.
 
-use super::axes::{check_axes_apart, read_axes, Axis, FIXED_COLUMNS, MAX_POINTS};
+use super::axes::{self, Axis, FIXED_COLUMNS, MAX_POINTS};
 use super::charts::read_charts;
 use crate::output::chart::{self, ChartSpec};
 use crate::results::Columns;
@@ -269,12 +269,7 @@ pub fn from_str(
     }
     let axes = match table.get("sweep") {
         None => Vec::new(),
-        Some(Value::Table(t)) => {
-            let mut axes = Vec::new();
-            read_axes("", t, &mut axes).map_err(at)?;
-            check_axes_apart(&axes).map_err(at)?;
-            axes
-        }
+        Some(Value::Table(t)) => axes::read("sweep", t).map_err(at)?,
         Some(v) => {
             let example = if crate::scenario::is_service(&table) {
                 "\"clients.0.count\" = [10, 100, 1000]"
@@ -318,16 +313,12 @@ pub fn from_str(
             )));
         }
     }
-    let total = axes
-        .iter()
-        .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))
-        .filter(|&n| n <= MAX_POINTS)
-        .ok_or_else(|| {
-            at(FieldError::new(
-                "sweep",
-                format!("the grid has more than {MAX_POINTS} points; sweep fewer values"),
-            ))
-        })?;
+    let total = axes::grid_size(&axes).ok_or_else(|| {
+        at(FieldError::new(
+            "sweep",
+            format!("the grid has more than {MAX_POINTS} points; sweep fewer values"),
+        ))
+    })?;
 
     let common_random_numbers =
         match table.get(CRN_KEY) {
@@ -349,13 +340,7 @@ pub fn from_str(
     let mut points = Vec::with_capacity(total);
     let mut held = 0.0;
     for index in 0..total {
-        // Mixed radix, last axis fastest.
-        let mut rem = index;
-        let mut choice = vec![0; axes.len()];
-        for (a, axis) in axes.iter().enumerate().rev() {
-            choice[a] = rem % axis.values.len();
-            rem /= axis.values.len();
-        }
+        let choice = axes::grid_choice(&axes, index);
         let assignments: Vec<(String, String)> = axes
             .iter()
             .zip(&choice)
@@ -370,15 +355,8 @@ pub fn from_str(
         };
         let mut point_table = base.clone();
         for (axis, &c) in axes.iter().zip(&choice) {
-            let sets: Vec<(&str, &Value)> = if axis.linked.is_empty() {
-                vec![(axis.path.as_str(), &axis.values[c])]
-            } else {
-                axis.linked
-                    .iter()
-                    .map(|(p, v)| (p.as_str(), &v[c]))
-                    .collect()
-            };
-            if let Err(message) = sets
+            if let Err(message) = axis
+                .sets(c)
                 .into_iter()
                 .try_for_each(|(p, v)| set_path(&mut point_table, p, v.clone()))
             {

@@ -402,17 +402,29 @@ pub const DEFAULT_WINDOW_SLOTS: u64 = 40;
 /// whole or discarded), rounded up to a whole µs; when that takes longer
 /// than [`DEFAULT_WINDOW_SLOTS`] slots, that many. Never past the run.
 pub fn default_window(sc: &Scenario) -> Time {
-    let limit = (DEFAULT_WINDOW_SLOTS * sc.medium.slot_ps).min(sc.duration);
     let rows = collect(
         sc,
         run_seed(sc),
         TraceFilter {
-            until: limit,
+            until: window_limit(sc),
             stations: None,
             signals: false,
         },
     );
-    first_frames_decided(sc, &rows)
+    default_window_of(sc, &rows)
+}
+
+/// The most a default window shows: [`DEFAULT_WINDOW_SLOTS`] slots, never
+/// past the run.
+pub fn window_limit(sc: &Scenario) -> Time {
+    (DEFAULT_WINDOW_SLOTS * sc.medium.slot_ps).min(sc.duration)
+}
+
+/// [`default_window`] of a run whose trace `rows` reach at least
+/// [`window_limit`].
+pub fn default_window_of(sc: &Scenario, rows: &[TraceRow]) -> Time {
+    let limit = window_limit(sc);
+    first_frames_decided(sc, rows)
         .map(|t| (t + sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000)
         .map_or(limit, |t| t.min(limit))
         .max(1)

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// A chart a lesson draws with `--out`: `name`.png and `name`.csv.
 #[derive(Clone, Debug)]
 pub struct LessonChart {
-    pub name: &'static str,
+    pub name: String,
     pub chart: Chart,
     /// The style of each label: a closed form and the simulation of the
     /// same thing share a colour.
@@ -140,9 +140,9 @@ impl Builder {
         self.styles.push((label.into(), style));
     }
 
-    pub fn done(self, name: &'static str) -> LessonChart {
+    pub fn done(self, name: &str) -> LessonChart {
         LessonChart {
-            name,
+            name: name.to_string(),
             chart: self.chart,
             styles: Styles::of_indices(self.styles),
         }

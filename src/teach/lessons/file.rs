@@ -6,8 +6,12 @@
 //! language with the run queries of [`super::host`]. Read and checked whole
 //! before anything runs: an error names the file, the key and its line.
 
+use super::check::{read_check, CHECK_KEYS};
+pub use super::check::{CheckSpec, Num, Rule};
 use super::queries::{self as host, Query};
-use crate::expr::{Expr, Names};
+use super::spec::{expression, read_list, variant_index};
+pub use super::spec::{GridPoint, Rows, Text, Variant, SCENARIO_ROW};
+use crate::expr::Expr;
 use crate::scenario::locate;
 use crate::scenario::reader::{describe, FieldError, Fields, Item};
 use crate::scenario::{self, ScenarioError};
@@ -20,11 +24,21 @@ use toml::{Table, Value};
 /// How a lesson file's name ends, which tells it from a scenario beside it.
 pub const LESSON_SUFFIX: &str = ".lesson.toml";
 
-/// The most questions, checks and variants a lesson file may hold.
-pub const MAX_ITEMS: usize = 64;
+pub use super::spec::MAX_ITEMS;
 
 const TOP_KEYS: &[&str] = &[
-    "title", "number", "text", "scenario", "window", "question", "check", "variant",
+    "title",
+    "number",
+    "text",
+    "scenario",
+    "window",
+    "question",
+    "check",
+    "variant",
+    "variants",
+    "set_over_variants",
+    "table",
+    "chart",
 ];
 const QUESTION_KEYS: &[&str] = &[
     "ask",
@@ -35,17 +49,11 @@ const QUESTION_KEYS: &[&str] = &[
     "per_replication",
     "variant",
 ];
-const CHECK_KEYS: &[&str] = &[
-    "what",
-    "value",
-    "unit",
-    "expect",
-    "tolerance",
-    "within",
-    "per_replication",
-    "variant",
-];
-const VARIANT_KEYS: &[&str] = &["name", "set"];
+const VARIANT_KEYS: &[&str] = &["name", "set", "picture"];
+const VARIANTS_KEYS: &[&str] = &["axes", "replications", "common_random_numbers"];
+
+/// The most variants a lesson's `[variants]` grid may hold.
+pub const MAX_GRID: usize = 256;
 
 /// Where a lesson file's named files (its text, its scenario) are read.
 #[derive(Clone, Debug)]
@@ -116,31 +124,6 @@ pub struct QuestionSpec {
     pub variant: Option<usize>,
 }
 
-/// What a check's value must be.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Rule {
-    Expect { value: f64, tolerance: f64 },
-    Within { lo: f64, hi: f64 },
-}
-
-/// A number the lesson's text promises, checked on the run.
-#[derive(Clone, Debug)]
-pub struct CheckSpec {
-    pub what: String,
-    pub value: Expr,
-    pub unit: String,
-    pub rule: Rule,
-    pub per_replication: bool,
-    pub variant: Option<usize>,
-}
-
-/// A what-if of the lesson's own: its scenario with these keys set.
-#[derive(Clone, Debug)]
-pub struct Variant {
-    pub name: String,
-    pub set: Vec<(String, Value)>,
-}
-
 /// A lesson file, read and checked.
 #[derive(Clone, Debug)]
 pub struct LessonFile {
@@ -161,7 +144,18 @@ pub struct LessonFile {
     pub window: Option<TimeSpec>,
     pub questions: Vec<QuestionSpec>,
     pub checks: Vec<CheckSpec>,
+    /// The `[variants]` grid's points first, in grid order, then the
+    /// `[[variant]]`s.
     pub variants: Vec<Variant>,
+    /// The `[variants]` grid's axes (empty without one).
+    pub axes: Vec<crate::sweep::Axis>,
+    /// Whether the grid's variants run on the lesson's own seeds.
+    pub common_random_numbers: bool,
+    pub table: Option<super::table::TableSpec>,
+    pub charts: Vec<super::plot::ChartSpec>,
+    /// Scenario keys a `--set` sets in the variants too (their own values
+    /// give way); a variant that then runs as an earlier one is left out.
+    pub set_over_variants: Vec<String>,
 }
 
 /// Whether `path` names a lesson file (by its name's end).
@@ -252,31 +246,56 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         }
     };
     let window = f.time("window").map_err(at)?;
-    let variants = read_list(&mut f, "variant", read_variant).map_err(at)?;
+    let set_over_variants = f
+        .with("set_over_variants", |i| {
+            let a = i.array()?;
+            a.iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    Value::String(p) if !p.is_empty() && !p.split('.').any(str::is_empty) => {
+                        Ok(p.clone())
+                    }
+                    other => Err(FieldError::new(
+                        format!("{}.{k}", i.path),
+                        format!(
+                            "expected a dotted key of the scenario, e.g. \"medium.length\", found {}",
+                            describe(other)
+                        ),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(at)?
+        .unwrap_or_default();
+    let (axes, mut variants, common_random_numbers) = read_grid(&mut f).map_err(at)?;
+    let grid_count = variants.len();
+    variants.extend(read_list(&mut f, "variant", VARIANT_KEYS, read_variant).map_err(at)?);
+    for (k, v) in variants.iter().enumerate().skip(grid_count) {
+        let path = format!("variant.{}.name", k - grid_count);
+        if v.name == SCENARIO_ROW {
+            return Err(at(FieldError::new(
+                path,
+                format!("\"{SCENARIO_ROW}\" names the lesson's own scenario; give the variant another name"),
+            )));
+        }
+        if variants[..k].iter().any(|w| w.name == v.name) {
+            return Err(at(FieldError::new(
+                path,
+                format!(
+                    "a variant is named \"{}\" already; each variant's name once",
+                    v.name
+                ),
+            )));
+        }
+    }
     let names = host::names();
     let variant_of = |fields: &mut Fields| -> Result<Option<usize>, FieldError> {
-        let Some(name) = fields.string("variant")? else {
-            return Ok(None);
-        };
-        match variants.iter().position(|v| v.name == name) {
-            Some(i) => Ok(Some(i)),
-            None => {
-                let known: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                Err(fields.err(
-                    "variant",
-                    format!(
-                        "no [[variant]] is named \"{name}\"; the lesson's variants: {}",
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    ),
-                ))
-            }
+        match fields.string("variant")? {
+            None => Ok(None),
+            Some(name) => variant_index(fields, "variant", &name, &variants),
         }
     };
-    let questions = read_list(&mut f, "question", |fields| {
+    let questions = read_list(&mut f, "question", QUESTION_KEYS, |fields| {
         fields.allow(QUESTION_KEYS)?;
         let ask = fields.string("ask")?;
         let ask = fields.require(
@@ -311,75 +330,32 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         })
     })
     .map_err(at)?;
-    let checks = read_list(&mut f, "check", |fields| {
-        fields.allow(CHECK_KEYS)?;
-        let what = fields.string("what")?;
-        let what = fields.require("what", what, "write the sentence the check prints")?;
-        let value = expression(fields, "value", &names)?;
-        let unit = fields.string("unit")?.unwrap_or_default();
-        let expect = fields.float("expect", f64::MIN, f64::MAX)?;
-        let tolerance = fields.float("tolerance", 0.0, f64::MAX)?;
-        let within = fields.with("within", |i| {
-            let a = i.array()?;
-            let bound = |k: usize| {
-                a.get(k).map_or_else(
-                    || Err(i.err("expected [lo, hi], two numbers")),
-                    |v| {
-                        Item {
-                            path: &format!("{}.{k}", i.path),
-                            value: v,
-                        }
-                        .float()
-                    },
-                )
-            };
-            if a.len() != 2 {
-                return Err(i.err(format!(
-                    "expected [lo, hi], two numbers; found {} values",
-                    a.len()
-                )));
-            }
-            let (lo, hi) = (bound(0)?, bound(1)?);
-            if lo > hi {
-                return Err(i.err(format!("{lo} is above {hi}; write [lo, hi] with lo <= hi")));
-            }
-            Ok((lo, hi))
-        })?;
-        let rule = match (expect, within) {
-            (Some(_), Some(_)) => {
-                return Err(fields.err("within", "give either expect or within, not both"))
-            }
-            (Some(value), None) => Rule::Expect {
-                value,
-                tolerance: tolerance.unwrap_or(value.abs() * EXACT),
-            },
-            (None, Some((lo, hi))) => {
-                if tolerance.is_some() {
-                    return Err(fields.err(
-                        "tolerance",
-                        "a tolerance goes with expect; within = [lo, hi] is a range already",
-                    ));
-                }
-                Rule::Within { lo, hi }
-            }
-            (None, None) => {
-                return Err(fields.err(
-                    "expect",
-                    "missing; say what the value must be: expect = 0.5 (with tolerance) or \
-                     within = [0.3, 0.45]",
-                ))
-            }
-        };
-        let per_replication = fields.boolean("per_replication")?.unwrap_or(false);
-        let variant = variant_of(fields)?;
-        Ok(CheckSpec {
-            what,
-            value,
-            unit,
-            rule,
-            per_replication,
-            variant,
-        })
+    let mut check_at = 0;
+    let checks = read_list(&mut f, "check", CHECK_KEYS, |fields| {
+        check_at += 1;
+        read_check(fields, &names, &variants, check_at - 1)
+    })
+    .map_err(at)?
+    .into_iter()
+    .flatten()
+    .collect();
+    let table = match f.get("table") {
+        None => None,
+        Some(value) => Some(
+            super::table::read(
+                Fields::of(Item {
+                    path: "table",
+                    value,
+                })
+                .map_err(at)?,
+                &variants,
+                &axes,
+            )
+            .map_err(at)?,
+        ),
+    };
+    let charts = read_list(&mut f, "chart", super::plot::CHART_KEYS, |fields| {
+        super::plot::read(fields, &variants, &axes)
     })
     .map_err(at)?;
     f.finish(TOP_KEYS).map_err(at)?;
@@ -396,30 +372,104 @@ pub fn parse(file: &str, source: &str, origin: &Origin) -> Result<LessonFile, Le
         questions,
         checks,
         variants,
+        axes,
+        common_random_numbers,
+        table,
+        charts,
+        set_over_variants,
     };
     lesson.check_queries(source)?;
     Ok(lesson)
 }
 
+/// Reads `[variants]`: its axes (as a sweep's), and the grid's points as
+/// variants, named by their values' labels.
+fn read_grid(f: &mut Fields) -> Result<(Vec<crate::sweep::Axis>, Vec<Variant>, bool), FieldError> {
+    let path = f.key_path("variants");
+    let Some(v) = f.get("variants") else {
+        return Ok((Vec::new(), Vec::new(), false));
+    };
+    let mut g = Fields::of(Item {
+        path: &path,
+        value: v,
+    })?;
+    g.allow(VARIANTS_KEYS)?;
+    let axes_path = g.key_path("axes");
+    let axes = match g.get("axes") {
+        Some(Value::Table(t)) => crate::sweep::read_axes(&axes_path, t)?,
+        Some(other) => {
+            return Err(g.err(
+                "axes",
+                format!(
+                    "expected a table of dotted paths and their values, e.g. axes = {{ \
+                     \"stations.0.traffic.load\" = [0.1, 0.5, 0.9] }}, found {}",
+                    describe(other)
+                ),
+            ))
+        }
+        None => {
+            return Err(g.err(
+                "axes",
+                "missing; give the what-if points as axes, e.g. axes = { \"medium.length\" = \
+                 [\"1km\", \"5km\"] }",
+            ))
+        }
+    };
+    if axes.is_empty() {
+        return Err(g.err(
+            "axes",
+            "names no axis; give one or two dotted paths with their values",
+        ));
+    }
+    let total = crate::sweep::grid_size(&axes)
+        .filter(|&n| n <= MAX_GRID)
+        .ok_or_else(|| {
+            g.err(
+                "axes",
+                format!("the grid has more than {MAX_GRID} points; a lesson runs at most {MAX_GRID} variants"),
+            )
+        })?;
+    let replications = g.integer("replications", 1, 100_000)?;
+    let crn = g.boolean("common_random_numbers")?.unwrap_or(false);
+    g.finish(VARIANTS_KEYS)?;
+    let mut variants = Vec::with_capacity(total);
+    for index in 0..total {
+        let choice = crate::sweep::grid_choice(&axes, index);
+        let mut set: Vec<(String, Value)> = Vec::new();
+        if let Some(r) = replications {
+            set.push(("replications".into(), Value::Integer(r)));
+        }
+        let mut labels = Vec::new();
+        let mut keys = Vec::new();
+        for (a, &c) in axes.iter().zip(&choice) {
+            set.extend(
+                a.sets(c)
+                    .into_iter()
+                    .map(|(p, v)| (p.to_string(), v.clone())),
+            );
+            labels.push((a.path.clone(), a.labels[c].clone()));
+            keys.push((a.path.clone(), a.keys[c].clone()));
+        }
+        variants.push(Variant {
+            name: labels
+                .iter()
+                .map(|(_, l)| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            set,
+            grid: Some(GridPoint { labels, keys }),
+            picture: false,
+        });
+    }
+    Ok((axes, variants, crn))
+}
+
 /// The relative tolerance of a question that states none.
 pub const DEFAULT_REL_TOLERANCE: f64 = 0.01;
-
-/// An `expect` without a tolerance: equal up to floating-point rounding.
-const EXACT: f64 = 1e-9;
 
 /// Whether `text` is a file's name ending in `ext` rather than inline text.
 fn is_file_name(text: &str, ext: &str) -> bool {
     !text.contains('\n') && text.ends_with(ext) && !text.contains(char::is_whitespace)
-}
-
-fn expression(fields: &mut Fields, key: &str, names: &Names) -> Result<Expr, FieldError> {
-    let text = fields.string(key)?;
-    let text = fields.require(
-        key,
-        text,
-        "write an expression, e.g. event_time(\"collision\", 1, 1)",
-    )?;
-    Expr::parse(&text, names).map_err(|e| fields.err(key, e.to_string()))
 }
 
 fn read_variant(fields: &mut Fields) -> Result<Variant, FieldError> {
@@ -435,47 +485,23 @@ fn read_variant(fields: &mut Fields) -> Result<Variant, FieldError> {
         ))),
     })?;
     let set = fields.require("set", set, "give the keys it changes")?;
-    Ok(Variant { name, set })
-}
-
-/// Reads the array of tables at `key` (`[[key]]`), each through `read`.
-fn read_list<T>(
-    f: &mut Fields,
-    key: &str,
-    mut read: impl FnMut(&mut Fields) -> Result<T, FieldError>,
-) -> Result<Vec<T>, FieldError> {
-    let path = f.key_path(key);
-    let Some(v) = f.get(key) else {
-        return Ok(Vec::new());
-    };
-    let Value::Array(items) = v else {
-        return Err(FieldError::new(
-            path,
-            format!("expected [[{key}]] tables, found {}", describe(v)),
-        ));
-    };
-    if items.len() > MAX_ITEMS {
-        return Err(FieldError::new(
-            path,
-            format!("{} tables; a lesson holds at most {MAX_ITEMS}", items.len()),
+    let picture = fields.boolean("picture")?.unwrap_or(false);
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if picture && !name.chars().all(plain) {
+        return Err(fields.err(
+            "picture",
+            format!(
+                "a variant drawn names its pictures (diagram-NAME.png): give it a name of \
+                 letters, digits, '-', '_' and '.', not \"{name}\""
+            ),
         ));
     }
-    let mut out = Vec::new();
-    for (k, item) in items.iter().enumerate() {
-        let p = format!("{path}.{k}");
-        let mut fields = Fields::of(Item {
-            path: &p,
-            value: item,
-        })?;
-        out.push(read(&mut fields)?);
-        let allowed = match key {
-            "question" => QUESTION_KEYS,
-            "check" => CHECK_KEYS,
-            _ => VARIANT_KEYS,
-        };
-        fields.finish(allowed)?;
-    }
-    Ok(out)
+    Ok(Variant {
+        name,
+        set,
+        grid: None,
+        picture,
+    })
 }
 
 impl LessonFile {
@@ -497,18 +523,7 @@ impl LessonFile {
             .iter()
             .find(|t| t.name == "groups")
             .map_or(&[][..], |t| t.columns);
-        let exprs = self
-            .questions
-            .iter()
-            .enumerate()
-            .map(|(k, q)| (format!("question.{k}.answer"), &q.answer))
-            .chain(
-                self.checks
-                    .iter()
-                    .enumerate()
-                    .map(|(k, c)| (format!("check.{k}.value"), &c.value)),
-            );
-        for (path, e) in exprs {
+        for (path, e) in self.expressions() {
             for (id, texts) in e.host_calls(&names) {
                 let bad = |allowed: &[&str], what: &str, given: &str| {
                     let hint = crate::scenario::reader::did_you_mean(given, allowed);
@@ -525,44 +540,73 @@ impl LessonFile {
                         ),
                     ))
                 };
-                match Query::of(id) {
-                    Query::EventTime | Query::EventCount | Query::EventField => {
-                        if !host::EVENTS.contains(&texts[0]) {
-                            return Err(bad(host::EVENTS, "an event of the trace", texts[0]));
-                        }
-                        if let (Query::EventField, Some(field)) = (Query::of(id), texts.get(1)) {
-                            let fields = &TRACE_COLUMNS[3..];
-                            if !fields.contains(field) && *field != "time_us" {
-                                return Err(bad(fields, "a column of the trace", field));
-                            }
-                        }
-                        if !matches!(sc, world::Scenario::Ethernet(_)) {
-                            return Err(LessonFileError::Invalid(ScenarioError::at(
-                                &self.file,
-                                source,
-                                FieldError::new(
-                                    path.clone(),
-                                    "the scenario is a service scenario: it has no bus trace; \
-                                     ask its metric(...) instead",
-                                ),
-                            )));
+                let query = Query::of(id);
+                let (events, field): (&[&str], Option<&str>) = match query {
+                    Query::EventTime | Query::EventCount => (&texts[..1], None),
+                    Query::EventField | Query::EventCountWhere | Query::EventMax => {
+                        (&texts[..1], texts.get(1).copied())
+                    }
+                    Query::EventGapMax => (&texts[..2], None),
+                    _ => (&[], None),
+                };
+                for event in events {
+                    if !host::EVENTS.contains(event) {
+                        return Err(bad(host::EVENTS, "an event of the trace", event));
+                    }
+                }
+                if let Some(field) = field {
+                    let fields = &TRACE_COLUMNS[3..];
+                    if !fields.contains(&field) && field != "time_us" {
+                        return Err(bad(fields, "a column of the trace", field));
+                    }
+                }
+                if !events.is_empty() && !matches!(sc, world::Scenario::Ethernet(_)) {
+                    return Err(LessonFileError::Invalid(ScenarioError::at(
+                        &self.file,
+                        source,
+                        FieldError::new(
+                            path.clone(),
+                            "the scenario is a service scenario: it has no bus trace; \
+                             ask its metric(...) instead",
+                        ),
+                    )));
+                }
+                match query {
+                    Query::Metric if !columns.metrics.contains(&texts[0]) => {
+                        return Err(bad(columns.metrics, "a metric of this scenario", texts[0]));
+                    }
+                    Query::GroupMetric if !group_columns.contains(&texts[0]) => {
+                        return Err(bad(group_columns, "a column of groups.csv", texts[0]));
+                    }
+                    Query::TableLast => {
+                        let names: Vec<&str> = columns.tables.iter().map(|t| t.name).collect();
+                        let Some(t) = columns.tables.iter().find(|t| t.name == &*texts[0]) else {
+                            return Err(bad(
+                                &names,
+                                "a table of this scenario's results",
+                                texts[0],
+                            ));
+                        };
+                        if !t.columns.contains(&texts[1]) {
+                            return Err(bad(t.columns, "a column of that table", texts[1]));
                         }
                     }
-                    Query::Metric => {
-                        if !columns.metrics.contains(&texts[0]) {
+                    Query::MetricOf | Query::Ci95Of => {
+                        let known: Vec<&str> = std::iter::once(super::spec::SCENARIO_ROW)
+                            .chain(self.variants.iter().map(|v| v.name.as_str()))
+                            .collect();
+                        if !known.contains(&texts[0]) {
+                            return Err(bad(&known, "a variant of this lesson", texts[0]));
+                        }
+                        if !columns.metrics.contains(&texts[1]) {
                             return Err(bad(
                                 columns.metrics,
                                 "a metric of this scenario",
-                                texts[0],
+                                texts[1],
                             ));
                         }
                     }
-                    Query::GroupMetric => {
-                        if !group_columns.contains(&texts[0]) {
-                            return Err(bad(group_columns, "a column of groups.csv", texts[0]));
-                        }
-                    }
-                    Query::Prop => {}
+                    _ => {}
                 }
             }
         }
@@ -576,7 +620,7 @@ impl LessonFile {
                 )),
             })?;
         }
-        for (k, c) in self.checks.iter().enumerate() {
+        for c in &self.checks {
             let reps = match c.variant {
                 Some(v) => self.scenario_with(&[], Some(v)).ok(),
                 None => Some(sc.clone()),
@@ -587,7 +631,7 @@ impl LessonFile {
                     &self.file,
                     source,
                     FieldError::new(
-                        format!("check.{k}.per_replication"),
+                        format!("check.{}.per_replication", c.at),
                         format!(
                             "the scenario runs {reps} replication; a mean with its 95 % interval \
                              needs at least 2 (set replications in the scenario)"
@@ -597,6 +641,89 @@ impl LessonFile {
             }
         }
         Ok(())
+    }
+
+    /// Whether a `--set` of `path` is set in the variants too.
+    fn sets_over_variants(&self, path: &str) -> bool {
+        self.set_over_variants
+            .iter()
+            .any(|p| path == p || path.starts_with(&format!("{p}.")))
+    }
+
+    /// The variants a run with `overrides` leaves out: those that, once
+    /// the `--set` keys of `set_over_variants` replace their own, set the
+    /// same keys to the same values as an earlier variant, or none (the
+    /// lesson's own scenario).
+    pub fn left_out(&self, overrides: &[(String, Value)]) -> Vec<bool> {
+        let covered = |p: &str| {
+            overrides.iter().any(|(o, _)| {
+                self.sets_over_variants(o) && (p == o || p.starts_with(&format!("{o}.")))
+            })
+        };
+        let own: Vec<Vec<(&String, &Value)>> = self
+            .variants
+            .iter()
+            .map(|v| {
+                let mut set: Vec<(&String, &Value)> = v
+                    .set
+                    .iter()
+                    .filter(|(p, _)| !covered(p))
+                    .map(|(p, v)| (p, v))
+                    .collect();
+                set.sort_by(|a, b| a.0.cmp(b.0));
+                set
+            })
+            .collect();
+        let changed = overrides.iter().any(|(o, _)| self.sets_over_variants(o));
+        (0..own.len())
+            .map(|k| changed && (own[k].is_empty() || own[..k].contains(&own[k])))
+            .collect()
+    }
+
+    /// The line of the scenario's key `path` in the file that holds it.
+    pub fn scenario_line(&self, path: &str) -> Option<usize> {
+        let path = if self.scenario_prefix.is_empty() {
+            path.to_string()
+        } else {
+            format!("{}.{path}", self.scenario_prefix)
+        };
+        locate::line_of(&self.scenario_source, &path)
+    }
+
+    /// Every expression of the file, with the key it is written at.
+    pub fn expressions(&self) -> Vec<(String, &Expr)> {
+        let mut out: Vec<(String, &Expr)> = Vec::new();
+        for (k, q) in self.questions.iter().enumerate() {
+            out.push((format!("question.{k}.answer"), &q.answer));
+        }
+        for c in &self.checks {
+            let k = c.at;
+            out.push((format!("check.{k}.value"), &c.value));
+            out.extend(c.what.exprs().map(|e| (format!("check.{k}.what"), e)));
+            out.extend(c.when.iter().map(|e| (format!("check.{k}.when"), e)));
+            let nums: Vec<(&str, &Num)> = match &c.rule {
+                Rule::Expect { value, tolerance } => std::iter::once(("expect", value))
+                    .chain(tolerance.iter().map(|t| ("tolerance", t)))
+                    .collect(),
+                Rule::Range { lo, hi } => lo
+                    .iter()
+                    .chain(hi.iter())
+                    .map(|(n, _)| ("within", n))
+                    .collect(),
+            };
+            for (key, n) in nums {
+                if let Num::Expr(e) = n {
+                    out.push((format!("check.{k}.{key}"), e));
+                }
+            }
+        }
+        if let Some(t) = &self.table {
+            out.extend(t.expressions());
+        }
+        for (k, c) in self.charts.iter().enumerate() {
+            out.extend(c.expressions(k));
+        }
+        out
     }
 
     /// The scenario with the `--set` overrides and the variant's keys set,
@@ -611,10 +738,14 @@ impl LessonFile {
             .map(|v| (v, &self.variants[v].set[..]))
             .into_iter()
             .flat_map(|(v, set)| set.iter().map(move |(p, val)| (Some(v), p, val)));
+        let over = overrides
+            .iter()
+            .filter(|(p, _)| variant.is_some() && self.sets_over_variants(p));
         let sets = overrides
             .iter()
             .map(|(p, v)| (None, p, v))
-            .chain(variant_set);
+            .chain(variant_set)
+            .chain(over.map(|(p, v)| (None, p, v)));
         for (from_variant, p, v) in sets {
             crate::sweep::set_path(&mut table, p, v.clone()).map_err(|e| match from_variant {
                 Some(k) => ScenarioOrSet::Set(format!("variant.{k}.set"), format!("`{p}`: {e}")),

@@ -1,9 +1,14 @@
 //! The run queries a lesson file's expressions may ask (`event_time`,
-//! `event_count`, `event_field`, `metric`, `prop_us`) and the medium's
-//! constants: their names, as the expression language is told them when a
-//! lesson file is read. `runner.rs` answers them.
+//! `event_count`, `event_field`, `event_max`, `event_gap_max`, `metric`,
+//! `metric_of`, `prop_us`) and the scenario's constants: their names, as
+//! the expression language is told them when a lesson file is read.
+//! `runner.rs` answers them.
 
 use crate::expr::{HostFn, Names, Param};
+
+/// The name a table's `rows`, a chart's `over` and `metric_of` give the
+/// lesson's own scenario (no variant).
+pub const SCENARIO_ROW: &str = "scenario";
 
 /// The trace's event names (`trace --format csv`'s `event` column).
 pub const EVENTS: &[&str] = &[
@@ -25,8 +30,24 @@ pub const EVENTS: &[&str] = &[
     "corrupted",
 ];
 
-/// The medium's constants a lesson's expressions read, in µs.
-pub const VARS: &[&str] = &["slot_us", "bit_us", "preamble_us", "jam_us", "ifg_us"];
+/// The scenario's constants a lesson's expressions read: the medium's
+/// times in µs, then the stations, the bus, the frames and the run.
+pub const VARS: &[&str] = &[
+    "slot_us",
+    "bit_us",
+    "preamble_us",
+    "jam_us",
+    "ifg_us",
+    "stations",
+    "length_m",
+    "speed_m_per_us",
+    "max_prop_us",
+    "frame_bits",
+    "min_frame_bits",
+    "duration_us",
+    "warmup_us",
+    "replications",
+];
 
 pub const FUNCS: &[HostFn] = &[
     HostFn {
@@ -59,7 +80,46 @@ pub const FUNCS: &[HostFn] = &[
         params: &[Param::Number, Param::Number],
         signature: "prop_us(a, b)",
     },
+    HostFn {
+        name: "event_count",
+        params: &[Param::Text, Param::Number, Param::Text, Param::Number],
+        signature: "event_count(event, station, field, value)",
+    },
+    HostFn {
+        name: "event_max",
+        params: &[Param::Text, Param::Number, Param::Text],
+        signature: "event_max(event, station, field)",
+    },
+    HostFn {
+        name: "event_gap_max",
+        params: &[Param::Text, Param::Text],
+        signature: "event_gap_max(from, to)",
+    },
+    HostFn {
+        name: "metric_of",
+        params: &[Param::Text, Param::Text],
+        signature: "metric_of(variant, name)",
+    },
+    HostFn {
+        name: "ci95_of",
+        params: &[Param::Text, Param::Text],
+        signature: "ci95_of(variant, name)",
+    },
+    HostFn {
+        name: "table_last",
+        params: &[Param::Text, Param::Text],
+        signature: "table_last(table, column)",
+    },
+    HostFn {
+        name: "prop_mean_us",
+        params: &[],
+        signature: "prop_mean_us()",
+    },
 ];
+
+/// The most stations `prop_mean_us()` averages the pairs of (a million
+/// pairs).
+pub const MAX_MEAN_STATIONS: usize = 1414;
 
 /// What a lesson's expressions may read.
 pub fn names() -> Names<'static> {
@@ -68,6 +128,15 @@ pub fn names() -> Names<'static> {
         funcs: FUNCS,
         random: false,
     }
+}
+
+/// What a lesson's expressions may read where `extra` names are given too
+/// (a table's row name, a chart's `x`), after [`VARS`].
+pub fn vars_with(extra: &[String]) -> Vec<&str> {
+    VARS.iter()
+        .copied()
+        .chain(extra.iter().map(String::as_str))
+        .collect()
 }
 
 /// The run query a host function asks.
@@ -79,6 +148,13 @@ pub enum Query {
     Metric,
     GroupMetric,
     Prop,
+    EventCountWhere,
+    EventMax,
+    EventGapMax,
+    MetricOf,
+    Ci95Of,
+    TableLast,
+    PropMean,
 }
 
 impl Query {
@@ -91,6 +167,13 @@ impl Query {
             Query::Metric,
             Query::GroupMetric,
             Query::Prop,
+            Query::EventCountWhere,
+            Query::EventMax,
+            Query::EventGapMax,
+            Query::MetricOf,
+            Query::Ci95Of,
+            Query::TableLast,
+            Query::PropMean,
         ][id]
     }
 }

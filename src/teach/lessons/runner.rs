@@ -1,256 +1,19 @@
-//! Running a lesson file: its scenario's replications (and each variant's),
-//! the answers to the run queries its expressions ask (a [`Host`] of the
-//! one expression language, which knows nothing of lessons), and its checks
-//! and questions judged on them.
+//! Running a lesson file: its scenario's replications and each variant's it
+//! needs (all in parallel, as a sweep's points), then its checks and
+//! questions judged on them, its table and its charts (runs.rs answers the
+//! queries its expressions ask).
 
-use super::file::{CheckSpec, LessonFile, QuestionSpec, Rule, ScenarioOrSet};
-use super::queries::{Query, FUNCS, VARS};
+use super::file::{CheckSpec, LessonFile, Num, QuestionSpec, Rule, ScenarioOrSet};
+use super::queries::{self, Query};
+use super::runs::{Ran, Runs};
 use super::{Check, LessonError, Outcome};
 use crate::engine::Time;
-use crate::expr::{EvalError, Expr, Host};
-use crate::results::{Cell, RunOutput};
-use crate::stats;
+use crate::expr::EvalError;
 use crate::sweep::{self, Point};
-use crate::teach::trace::{self, TraceFilter, TraceRow, TRACE_COLUMNS};
-use crate::world;
-use std::cell::OnceCell;
+use crate::teach::trace::{self, TraceFilter};
 use toml::Value;
 
-/// The replications of one scenario, and their traces made when first asked.
-pub struct Runs {
-    pub scenario: world::Scenario,
-    seeds: Vec<u64>,
-    outputs: Vec<RunOutput>,
-    rows: Vec<OnceCell<Vec<TraceRow>>>,
-}
-
-impl Runs {
-    /// Runs every replication of `scenario` (in parallel; results in
-    /// replication order, so the same on any number of threads).
-    pub fn new(scenario: world::Scenario, label: &str) -> Result<Runs, LessonError> {
-        // The seeds of a point without axes: replication 0's is the one
-        // `csmacd trace` and `run` use.
-        let point = Point::new(vec![], scenario.clone());
-        let seeds = point.replication_seeds();
-        let results = sweep::run_points(&[point], &|sc, seed| sc.run(seed), &|| {})
-            .pop()
-            .unwrap_or_default();
-        let mut outputs = Vec::with_capacity(results.len());
-        for r in results {
-            let out = r.map_err(|s| LessonError::Stalled(label.to_string(), s))?;
-            if let Some(f) = &out.failure {
-                return Err(LessonError::Failed(label.to_string(), f.clone()));
-            }
-            outputs.push(out);
-        }
-        let rows = seeds.iter().map(|_| OnceCell::new()).collect();
-        Ok(Runs {
-            scenario,
-            seeds,
-            outputs,
-            rows,
-        })
-    }
-
-    pub fn replications(&self) -> usize {
-        self.outputs.len()
-    }
-
-    /// Replication `rep`'s trace over the whole run.
-    pub fn rows(&self, rep: usize) -> &[TraceRow] {
-        self.rows[rep].get_or_init(|| match self.scenario.ethernet() {
-            Some(sc) => {
-                trace::collect(sc, self.seeds[rep], TraceFilter::new(sc, sc.duration, None))
-            }
-            None => Vec::new(),
-        })
-    }
-
-    /// The value of `e` on replication `rep`, or with `metric` the mean
-    /// over every replication and the event queries on the first (None).
-    pub fn value(&self, e: &Expr, rep: Option<usize>) -> Result<f64, EvalError> {
-        let vars = self.constants();
-        e.value_with(&vars, &mut At { runs: self, rep })
-    }
-
-    /// The mean of `e` over the replications, its 95 % half-width and the
-    /// count of replications.
-    pub fn mean(&self, e: &Expr) -> Result<(f64, f64, usize), EvalError> {
-        let values = (0..self.replications())
-            .map(|r| self.value(e, Some(r)))
-            .collect::<Result<Vec<f64>, _>>()?;
-        let (m, hw) = stats::mean_ci95(&values);
-        Ok((m, hw, values.len()))
-    }
-
-    fn constants(&self) -> Vec<f64> {
-        match self.scenario.ethernet() {
-            Some(sc) => {
-                let m = &sc.medium;
-                [m.slot_ps, m.bit_ps, m.preamble_ps, m.jam_ps, m.ifg_ps]
-                    .iter()
-                    .map(|&ps| micros(ps))
-                    .collect()
-            }
-            None => vec![f64::NAN; VARS.len()],
-        }
-    }
-}
-
-fn micros(ps: Time) -> f64 {
-    ps as f64 / 1e6
-}
-
-/// The queries as one replication (or the whole run) answers them.
-struct At<'a> {
-    runs: &'a Runs,
-    rep: Option<usize>,
-}
-
-impl At<'_> {
-    fn station(&self, f: &str, x: f64, all: bool) -> Result<Option<u32>, EvalError> {
-        let n = self
-            .runs
-            .scenario
-            .ethernet()
-            .map_or(0, |sc| sc.station_count());
-        if all && x == -1.0 {
-            return Ok(None);
-        }
-        if x.fract() == 0.0 && x >= 0.0 && x < n as f64 {
-            return Ok(Some(x as u32));
-        }
-        Err(EvalError(format!(
-            "{f}: station {x} is not one of the scenario's stations 0 to {}{}",
-            n.saturating_sub(1),
-            if all { ", or -1 for all" } else { "" }
-        )))
-    }
-
-    fn nth(f: &str, x: f64) -> Result<usize, EvalError> {
-        if x.fract() == 0.0 && (1.0..=1e9).contains(&x) {
-            Ok(x as usize)
-        } else {
-            Err(EvalError(format!("{f}: nth is {x}; it counts from 1")))
-        }
-    }
-
-    fn matching<'r>(
-        &'r self,
-        event: &'r str,
-        station: Option<u32>,
-    ) -> impl Iterator<Item = &'r TraceRow> + 'r {
-        self.runs
-            .rows(self.rep.unwrap_or(0))
-            .iter()
-            .filter(move |r| r.kind.name() == event && station.is_none_or(|s| r.station == s))
-    }
-
-    fn metric(&self, name: &str, group: Option<f64>) -> Result<f64, EvalError> {
-        let one = |out: &RunOutput| -> Result<f64, EvalError> {
-            let Some(g) = group else {
-                return Ok(out.metric(name));
-            };
-            let table = out.table("groups");
-            let spec = out.columns.tables.iter().find(|t| t.name == "groups");
-            let col = spec.and_then(|t| t.columns.iter().position(|c| *c == name));
-            let rows = table.len();
-            if !(g.fract() == 0.0 && g >= 0.0 && (g as usize) < rows) {
-                return Err(EvalError(format!(
-                    "metric(\"{name}\", {g}): the scenario has groups 0 to {}",
-                    rows.saturating_sub(1)
-                )));
-            }
-            Ok(match col.map(|c| &table[g as usize][c]) {
-                Some(Cell::Count(v)) => *v as f64,
-                Some(Cell::Number(v)) => *v,
-                _ => f64::NAN,
-            })
-        };
-        match self.rep {
-            Some(r) => one(&self.runs.outputs[r]),
-            None => {
-                let values = self
-                    .runs
-                    .outputs
-                    .iter()
-                    .map(one)
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(stats::mean_ci95(&values).0)
-            }
-        }
-    }
-}
-
-impl Host for At<'_> {
-    fn call(&mut self, id: usize, n: &[f64], texts: &[Box<str>]) -> Result<f64, EvalError> {
-        let f = FUNCS[id].signature;
-        match Query::of(id) {
-            Query::EventTime => {
-                let station = self.station(f, n[0], true)?;
-                let nth = Self::nth(f, n[1])?;
-                // Never: infinitely late, so that `event_time(a, ...) <
-                // event_time(b, ...)` reads "a happens first".
-                Ok(self
-                    .matching(&texts[0], station)
-                    .nth(nth - 1)
-                    .map_or(f64::INFINITY, |r| micros(r.t)))
-            }
-            Query::EventCount => {
-                let station = self.station(f, n[0], true)?;
-                Ok(self.matching(&texts[0], station).count() as f64)
-            }
-            Query::EventField => {
-                let station = self.station(f, n[0], true)?;
-                let nth = Self::nth(f, n[1])?;
-                let (event, field) = (&*texts[0], &*texts[1]);
-                let row = self.matching(event, station).nth(nth - 1).ok_or_else(|| {
-                    EvalError(format!(
-                        "event_field: no {nth}{} \"{event}\" row {}",
-                        ordinal(nth),
-                        station.map_or("at any station".into(), |s| format!("at station {s}"))
-                    ))
-                })?;
-                if field == "time_us" {
-                    return Ok(micros(row.t));
-                }
-                let k = TRACE_COLUMNS[3..]
-                    .iter()
-                    .position(|c| *c == field)
-                    .ok_or_else(|| EvalError(format!("event_field: no column \"{field}\"")))?;
-                row.fields()[k]
-                    .as_deref()
-                    .and_then(|v| v.parse::<f64>().ok())
-                    .ok_or_else(|| {
-                        EvalError(format!(
-                            "event_field: a \"{event}\" row has no {field} (it is empty in the trace)"
-                        ))
-                    })
-            }
-            Query::Metric => self.metric(&texts[0], None),
-            Query::GroupMetric => self.metric(&texts[0], Some(n[0])),
-            Query::Prop => {
-                let a = self.station(f, n[0], false)?.unwrap_or(0) as usize;
-                let b = self.station(f, n[1], false)?.unwrap_or(0) as usize;
-                let sc =
-                    self.runs.scenario.ethernet().ok_or_else(|| {
-                        EvalError("prop_us: a service scenario has no bus".into())
-                    })?;
-                let seed = self.runs.seeds[self.rep.unwrap_or(0)];
-                Ok(micros(crate::ethernet::paths(sc, seed).delay(a, b)))
-            }
-        }
-    }
-}
-
-fn ordinal(n: usize) -> &'static str {
-    match (n % 10, n % 100) {
-        (1, r) if r != 11 => "st",
-        (2, r) if r != 12 => "nd",
-        (3, r) if r != 13 => "rd",
-        _ => "th",
-    }
-}
+pub use super::runs::show;
 
 /// A question answered by the run: the true value and how near an answer
 /// must come.
@@ -280,8 +43,52 @@ impl Answer {
     }
 }
 
-/// Runs lesson file `lesson` with `overrides`: its scenario, each variant,
-/// then its checks and questions.
+/// Which variants the lesson's checks, questions, table and charts read.
+fn needed(lesson: &LessonFile) -> Vec<bool> {
+    let mut used = vec![false; lesson.variants.len()];
+    let mut mark = |v: Option<usize>| {
+        if let Some(k) = v {
+            used[k] = true;
+        }
+    };
+    lesson.checks.iter().for_each(|c| mark(c.variant));
+    for (k, v) in lesson.variants.iter().enumerate() {
+        if v.picture {
+            mark(Some(k));
+        }
+    }
+    lesson.questions.iter().for_each(|q| mark(q.variant));
+    if let Some(t) = &lesson.table {
+        t.rows.variants().into_iter().for_each(&mut mark);
+    }
+    for c in &lesson.charts {
+        c.rows.variants().into_iter().for_each(&mut mark);
+    }
+    let names = queries::names();
+    for (_, e) in lesson.expressions() {
+        for (id, texts) in e.host_calls(&names) {
+            if matches!(Query::of(id), Query::MetricOf | Query::Ci95Of) {
+                mark(lesson.variants.iter().position(|v| v.name == texts[0]));
+            }
+        }
+    }
+    used
+}
+
+/// Whether an expression asks for the signal rows of the trace.
+fn wants_signals(lesson: &LessonFile) -> bool {
+    let names = queries::names();
+    lesson.expressions().iter().any(|(_, e)| {
+        e.host_calls(&names)
+            .iter()
+            .any(|(_, texts)| texts.iter().any(|t| t.starts_with("signal-")))
+    })
+}
+
+/// Runs lesson file `lesson` with `overrides`: its scenario and the
+/// variants it needs, every replication of every one in parallel (results
+/// in a fixed order, so the same on any number of threads); then its
+/// checks, questions, table and charts.
 pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome, LessonError> {
     let make = |variant: Option<usize>| {
         lesson
@@ -291,141 +98,244 @@ pub fn run(lesson: &LessonFile, overrides: &[(String, Value)]) -> Result<Outcome
                 ScenarioOrSet::Set(p, m) => LessonError::Override(p, m),
             })
     };
-    let base = Runs::new(make(None)?, &lesson.title)?;
-    let mut variants = Vec::new();
+    // The lesson's own seeds are those of `csmacd run` and `trace` on its
+    // scenario; a [[variant]] runs on them too (its difference is the
+    // what-if's alone), as do the grid's with common_random_numbers; else a
+    // grid's variant has the seed a sweep's point of the same values has.
+    let base_sc = make(None)?;
+    let base = Point::new(vec![], base_sc.clone());
+    let used = needed(lesson);
+    let mut points = vec![(base, lesson.title.clone())];
+    let mut slot = vec![None; lesson.variants.len()];
     for (k, v) in lesson.variants.iter().enumerate() {
-        let used = lesson.checks.iter().any(|c| c.variant == Some(k))
-            || lesson.questions.iter().any(|q| q.variant == Some(k));
-        variants.push(if used {
-            Some(Runs::new(make(Some(k))?, &v.name)?)
-        } else {
-            None
-        });
+        if !used[k] {
+            continue;
+        }
+        let sc = make(Some(k))?;
+        let point = match &v.grid {
+            Some(g) if !lesson.common_random_numbers => {
+                let seed = sweep::point_seed(sc.seed(), &g.keys);
+                Point::seeded(g.labels.clone(), sc, seed)
+            }
+            _ => Point::new(vec![], sc),
+        };
+        slot[k] = Some(points.len());
+        points.push((point, v.name.clone()));
     }
-    let runs_of = |v: Option<usize>| match v {
-        Some(k) => variants[k].as_ref().expect("a variant asked for has run"),
-        None => &base,
+    let just: Vec<Point> = points.iter().map(|(p, _)| p.clone()).collect();
+    let results = sweep::run_points(&just, &|sc, seed| sc.run(seed), &|| {});
+    let signals = wants_signals(lesson);
+    let mut runs: Vec<Option<Runs>> = Vec::with_capacity(points.len());
+    for ((p, label), r) in points.iter().zip(results) {
+        runs.push(Some(Runs::of(p, r, label, signals)?));
+    }
+    let base = runs[0].take().expect("the lesson's own runs");
+    let variants = slot
+        .iter()
+        .map(|s| s.and_then(|i| runs[i].take()))
+        .collect();
+    let ran = Ran {
+        base,
+        variants,
+        names: lesson.variants.iter().map(|v| v.name.clone()).collect(),
+        left_out: lesson.left_out(overrides),
     };
     let checks = lesson
         .checks
         .iter()
-        .map(|c| judge(c, runs_of(c.variant)))
+        .filter(|c| c.variant.is_none_or(|k| !ran.left_out[k]) && applies(c, &ran))
+        .map(|c| judge(c, &ran))
         .collect();
-    let answers = lesson
-        .questions
+    let answers = lesson.questions.iter().map(|q| answer(q, &ran)).collect();
+    let table = lesson
+        .table
+        .as_ref()
+        .map(|t| t.render(&ran, &lesson.variants))
+        .unwrap_or_default();
+    let charts = lesson
+        .charts
         .iter()
-        .map(|q| answer(q, runs_of(q.variant)))
+        .map(|c| c.build(&ran, &lesson.variants, &lesson.axes))
         .collect();
-    let window = window(lesson, &base);
     let mut out = Outcome {
         checks,
         answers,
+        table,
+        charts,
         ..Default::default()
     };
-    if let Some(sc) = base.scenario.ethernet() {
-        out.rows = base
-            .rows(0)
-            .iter()
-            .filter(|r| r.t < window)
-            .cloned()
-            .collect();
-        out.diagram_until = Some(window);
+    if let Some(sc) = ran.base.scenario.ethernet() {
+        let window = window(lesson, &ran.base);
+        // A lesson that compares runs in a table or charts prints its trace
+        // only when it names the window to print.
+        // Its page and pictures then look for what to show (the first
+        // collision) as a built-in lesson's do.
+        let compares = lesson.table.is_some() || !lesson.charts.is_empty();
+        if lesson.window.is_some() || !compares {
+            out.rows = trace::collect(sc, ran.base.seed(0), TraceFilter::new(sc, window, None));
+            out.diagram_until = Some(window);
+        }
         out.scenario = Some(sc.clone());
+        if let Some(until) = out.diagram_until {
+            for (k, v) in lesson.variants.iter().enumerate() {
+                let drawn = ran.variants[k].as_ref().filter(|_| v.picture);
+                if let Some(vsc) = drawn.and_then(|r| r.scenario.ethernet()) {
+                    let mut one = vsc.clone();
+                    one.replications = 1;
+                    out.more_pictures.push((v.name.clone(), one, until));
+                }
+            }
+        }
     }
     Ok(out)
 }
 
 /// The window the trace, the pictures and the page show: the file's
-/// `window`, else one slot after the first frame of every station that sent
-/// has been decided (sent whole or discarded) in the first run, at most
-/// the run.
+/// `window` (at most the run), else as `csmacd view` chooses one: one slot
+/// after the first frame of every station that sent has been decided (sent
+/// whole or discarded) in the first run, at most 40 slots.
 fn window(lesson: &LessonFile, runs: &Runs) -> Time {
     let Some(sc) = runs.scenario.ethernet() else {
         return 0;
     };
-    if let Some(w) = lesson.window {
-        return (w.to_ps(sc.medium.bit_ps, sc.medium.slot_ps).round() as Time)
-            .clamp(1, sc.duration);
-    }
-    match trace::first_frames_decided(sc, runs.rows(0)) {
-        Some(t) => ((t + sc.medium.slot_ps).div_ceil(1_000_000) * 1_000_000).min(sc.duration),
-        None => (trace::DEFAULT_WINDOW_SLOTS * sc.medium.slot_ps).min(sc.duration),
+    match lesson.window {
+        Some(w) => {
+            (w.to_ps(sc.medium.bit_ps, sc.medium.slot_ps).round() as Time).clamp(1, sc.duration)
+        }
+        // The lesson's own runs are a point without axes: replication 0
+        // has the seed `csmacd view` runs.
+        None => trace::default_window(sc),
     }
 }
 
-/// A number printed for a reader: "never" for an infinitely late event,
-/// else up to six significant digits.
-pub fn show(v: f64, unit: &str) -> String {
-    let n = if v.is_infinite() && v > 0.0 {
-        return "never".into();
-    } else if v.is_nan() {
-        "not a number".to_string()
-    } else {
-        let s = format!("{v:.6}");
-        let s = if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        };
-        if s == "-0" {
-            "0".into()
-        } else {
-            s
-        }
-    };
-    if unit.is_empty() {
-        n
-    } else {
-        format!("{n} {unit}")
+/// A bound's value on the check's runs.
+fn bound(n: &Num, ran: &Ran, c: &CheckSpec) -> Result<f64, EvalError> {
+    match n {
+        Num::Const(v) => Ok(*v),
+        Num::Expr(e) => ran.value(c.variant, e, None, &[]),
     }
 }
 
-fn judge(c: &CheckSpec, runs: &Runs) -> Check {
-    let expected = match c.rule {
-        Rule::Expect { value, tolerance } if tolerance > value.abs() * 1e-6 => {
-            format!("{} ± {}", show(value, ""), show(tolerance, &c.unit))
-        }
-        Rule::Expect { value, .. } => show(value, &c.unit),
-        Rule::Within { lo, hi } => format!("in [{}, {}]", show(lo, ""), show(hi, &c.unit)),
-    };
-    let judged = if c.per_replication {
-        runs.mean(&c.value).map(|(m, hw, n)| {
-            let ok = match c.rule {
-                Rule::Expect { value, tolerance } => (m - value).abs() <= hw + tolerance,
-                Rule::Within { lo, hi } => lo <= m && m <= hi,
+/// How a rule reads for a reader, and whether `v` (give or take `slack`)
+/// keeps it.
+/// Whether a value (give or take a slack) keeps a rule.
+type Keeps = Box<dyn Fn(f64, f64) -> bool>;
+
+fn rule_of(c: &CheckSpec, ran: &Ran) -> Result<(String, Keeps), EvalError> {
+    match &c.rule {
+        Rule::Expect { value, tolerance } => {
+            let value = bound(value, ran, c)?;
+            let given = tolerance.as_ref().map(|t| bound(t, ran, c)).transpose()?;
+            // "never" (infinitely late) is met only by never: no rounding.
+            let exact = if value.is_finite() {
+                value.abs() * EXACT
+            } else {
+                0.0
             };
-            let seen = format!(
-                "{} ± {} (mean of {n} runs, 95 % interval)",
-                show(m, ""),
-                show(hw, &c.unit)
-            );
-            (ok, seen)
-        })
-    } else {
-        runs.value(&c.value, None).map(|v| {
-            let ok = match c.rule {
-                Rule::Expect { value, tolerance } => {
-                    (v - value).abs() <= tolerance || (v.is_infinite() && v == value)
+            let tolerance = given.unwrap_or(exact);
+            let text = if tolerance > value.abs() * 1e-6 && given.is_some() {
+                format!("{} ± {}", show(value, ""), show(tolerance, &c.unit))
+            } else {
+                show(value, &c.unit)
+            };
+            Ok((
+                text,
+                Box::new(move |v, slack| {
+                    (v - value).abs() <= tolerance + slack || (v.is_infinite() && v == value)
+                }),
+            ))
+        }
+        Rule::Range { lo, hi } => {
+            let lo = lo
+                .as_ref()
+                .map(|(n, strict)| bound(n, ran, c).map(|v| (v, *strict)))
+                .transpose()?;
+            let hi = hi
+                .as_ref()
+                .map(|(n, strict)| bound(n, ran, c).map(|v| (v, *strict)))
+                .transpose()?;
+            let text = match (lo, hi) {
+                (Some((l, false)), Some((h, false))) => {
+                    format!("in [{}, {}]", show(l, ""), show(h, &c.unit))
                 }
-                Rule::Within { lo, hi } => lo <= v && v <= hi,
+                (Some((l, sl)), Some((h, sh))) => format!(
+                    "{} {} and {} {}",
+                    if sl { ">" } else { ">=" },
+                    show(l, &c.unit),
+                    if sh { "<" } else { "<=" },
+                    show(h, &c.unit)
+                ),
+                (Some((l, s)), None) => {
+                    format!("{} {}", if s { ">" } else { ">=" }, show(l, &c.unit))
+                }
+                (None, Some((h, s))) => {
+                    format!("{} {}", if s { "<" } else { "<=" }, show(h, &c.unit))
+                }
+                (None, None) => "any".into(),
             };
-            (ok, show(v, &c.unit))
-        })
-    };
-    let (ok, seen) = judged.unwrap_or_else(|e| (false, format!("no value: {e}")));
+            Ok((
+                text,
+                Box::new(move |v, slack| {
+                    let above =
+                        lo.is_none_or(|(l, s)| if s { v + slack > l } else { v + slack >= l });
+                    let below =
+                        hi.is_none_or(|(h, s)| if s { v - slack < h } else { v - slack <= h });
+                    above && below
+                }),
+            ))
+        }
+    }
+}
+
+/// An `expect` without a tolerance: equal up to floating-point rounding.
+const EXACT: f64 = 1e-9;
+
+/// Whether a check's `when` holds on its runs (a check without one always
+/// applies; one whose condition has no value is judged, and fails).
+fn applies(c: &CheckSpec, ran: &Ran) -> bool {
+    c.when
+        .as_ref()
+        .is_none_or(|w| !matches!(ran.value(c.variant, w, None, &[]), Ok(v) if v == 0.0))
+}
+
+fn judge(c: &CheckSpec, ran: &Ran) -> Check {
+    let judged = rule_of(c, ran).and_then(|(expected, keeps)| {
+        if c.per_replication {
+            ran.mean(c.variant, &c.value, &[]).map(|m| {
+                let (slack, how) = match c.sigmas {
+                    Some(k) => (k * m.se, format!("{} standard errors", show(k, ""))),
+                    None => (m.half_width, "95 % interval".to_string()),
+                };
+                let seen = format!(
+                    "{} ± {} (mean of {} runs, {how})",
+                    show(m.mean, ""),
+                    show(slack, &c.unit),
+                    m.n
+                );
+                (expected, keeps(m.mean, slack), seen)
+            })
+        } else {
+            ran.value(c.variant, &c.value, None, &[])
+                .map(|v| (expected, keeps(v, 0.0), show(v, &c.unit)))
+        }
+    });
+    let (expected, ok, seen) =
+        judged.unwrap_or_else(|e| ("?".into(), false, format!("no value: {e}")));
     Check {
-        what: c.what.clone(),
+        what: c
+            .what
+            .fill(&mut |e| ran.value(c.variant, e, None, &[]).ok()),
         expected,
         seen,
         ok,
     }
 }
 
-fn answer(q: &QuestionSpec, runs: &Runs) -> Answer {
+fn answer(q: &QuestionSpec, ran: &Ran) -> Answer {
     let value = if q.per_replication {
-        runs.mean(&q.answer).map(|(m, _, _)| m)
+        ran.mean(q.variant, &q.answer, &[]).map(|m| m.mean)
     } else {
-        runs.value(&q.answer, None)
+        ran.value(q.variant, &q.answer, None, &[])
     };
     let value = value.map_err(|e| e.to_string());
     let tolerance = value.as_ref().map_or(0.0, |&v| q.tolerance.around(v));
