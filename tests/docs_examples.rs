@@ -114,3 +114,40 @@ fn the_scenario_docs_name_every_key() {
         "docs/scenario.md does not name {missing:?}"
     );
 }
+
+/// A heading written twice in one document is two texts of one section that
+/// drift apart (one of them goes stale): every heading of docs/, README.md
+/// and ARCHITECTURE.md is unique within its file (fenced code aside).
+#[test]
+fn no_document_has_a_section_twice() {
+    let mut files = vec![repo().join("README.md"), repo().join("ARCHITECTURE.md")];
+    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    assert!(files.len() > 4, "{files:?}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut seen = std::collections::HashMap::new();
+        let mut fenced = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced || !line.starts_with('#') {
+                continue;
+            }
+            let title = line.trim_start_matches('#').trim();
+            if let Some(first) = seen.insert(title.to_string(), i + 1) {
+                panic!(
+                    "{}: the heading {title:?} at line {} repeats the one at line {first}",
+                    path.display(),
+                    i + 1
+                );
+            }
+        }
+    }
+}
