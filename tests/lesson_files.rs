@@ -68,6 +68,14 @@ fn the_far_station_lesson_shows_its_numbers() {
         let s = text(&o.stdout);
         assert_eq!(s.matches("[ok  ]").count(), 12, "{s}");
         assert!(s.contains("0.5       S0   collision"), "{s}");
+        // The answers read as sentences: a question, then what the run says.
+        assert!(
+            s.contains(
+                "  1. When does S1, 100 m from S0, detect the collision? The run says 0.5 µs"
+            ),
+            "{s}"
+        );
+        assert!(!s.contains("?:"), "{s}");
     }
 }
 
@@ -229,9 +237,9 @@ fn ask_grades_each_answer_against_the_run() {
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     let s = text(&o.stdout);
-    assert!(s.contains("✓ 1. When does S1, 100 m from S0, detect the collision?: you said 0.5 µs, the run says 0.5 µs"), "{s}");
+    assert!(s.contains("✓ 1. When does S1, 100 m from S0, detect the collision? You said 0.5 µs, the run says 0.5 µs"), "{s}");
     assert!(
-        s.contains("✗ 2. When does S0 start its jam?: you said 9.6, the run says 6.4 µs"),
+        s.contains("✗ 2. When does S0 start its jam? You said 9.6, the run says 6.4 µs"),
         "{s}"
     );
     assert!(s.contains("✓ 3."), "{s}");

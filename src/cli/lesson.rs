@@ -282,8 +282,15 @@ fn print_answers(answers: &[runner::Answer], given: &[String]) {
             Ok(v) => runner::show(*v, &a.unit),
             Err(e) => format!("no value: {e}"),
         };
+        // "When does S1 detect? The run says 10 µs", not "...detect?: 10 µs".
+        let asked = a.ask.trim_end();
+        let (sep, you, run) = if asked.ends_with(['?', '.', '!', ':']) {
+            (" ", "You said", "The run says")
+        } else {
+            (": ", "you said", "the run says")
+        };
         match given.get(i) {
-            None => println!("  {}. {}: {truth}", i + 1, a.ask),
+            None => println!("  {}. {asked}{sep}{run} {truth}", i + 1),
             Some(g) => {
                 let ok = a.grade(g) == Some(true);
                 right += usize::from(ok);
@@ -294,9 +301,8 @@ fn print_answers(answers: &[runner::Answer], given: &[String]) {
                     g.as_str()
                 };
                 println!(
-                    "  {mark} {}. {}: you said {shown}, the run says {truth} (± {})",
+                    "  {mark} {}. {asked}{sep}{you} {shown}, the run says {truth} (± {})",
                     i + 1,
-                    a.ask,
                     runner::show(a.tolerance, &a.unit)
                 );
             }
