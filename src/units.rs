@@ -175,20 +175,42 @@ pub fn parse_speed(text: &str) -> Result<f64, UnitError> {
     .0)
 }
 
-/// Formats picoseconds for people: "51.2us", "1.5s".
+/// Formats picoseconds as a scenario file writes them: "51.2us", "1.5s".
 pub fn format_ps(ps: u64) -> String {
-    let (v, u) = if ps >= 1_000_000_000_000 && ps.is_multiple_of(1_000_000_000) {
-        (ps as f64 / 1e12, "s")
-    } else if ps >= 1_000_000_000 && ps.is_multiple_of(1_000_000) {
-        (ps as f64 / 1e9, "ms")
-    } else if ps >= 1_000_000 && ps.is_multiple_of(1_000) {
-        (ps as f64 / 1e6, "us")
-    } else if ps >= 1_000 {
-        (ps as f64 / 1e3, "ns")
-    } else {
-        (ps as f64, "ps")
-    };
+    let (v, u) = in_unit(ps);
     format!("{v}{u}")
+}
+
+/// Formats picoseconds for a reader, in the unit that suits them and
+/// exactly: "2 s", "10 µs", "51.2 µs", "52.3776 ms".
+pub fn show_ps(ps: u64) -> String {
+    if ps == 0 {
+        return "0 s".into();
+    }
+    let (v, u) = in_unit(ps);
+    format!("{v} {}", if u == "us" { "µs" } else { u })
+}
+
+/// `ps` in the largest unit it reaches, as an exact decimal: (52.3776, "ms").
+fn in_unit(ps: u64) -> (String, &'static str) {
+    let units: [(u64, &str); 5] = [
+        (1_000_000_000_000, "s"),
+        (1_000_000_000, "ms"),
+        (1_000_000, "us"),
+        (1_000, "ns"),
+        (1, "ps"),
+    ];
+    let (per, unit) = units
+        .into_iter()
+        .find(|&(per, _)| ps >= per)
+        .unwrap_or((1, "ps"));
+    let (whole, frac) = (ps / per, ps % per);
+    if frac == 0 {
+        return (whole.to_string(), unit);
+    }
+    let digits = per.ilog10() as usize;
+    let frac = format!("{frac:0digits$}");
+    (format!("{whole}.{}", frac.trim_end_matches('0')), unit)
 }
 
 /// "1 replication", "5 replications": a count and its noun.
@@ -245,5 +267,17 @@ mod tests {
     fn formats_times() {
         assert_eq!(format_ps(51_200_000), "51.2us");
         assert_eq!(format_ps(10_000_000_000_000), "10s");
+        // For readers: the same units, spaced, with µs.
+        assert_eq!(show_ps(60_000_000_000_000), "60 s");
+        assert_eq!(show_ps(2_000_000_000), "2 ms");
+        assert_eq!(show_ps(10_000_000), "10 µs");
+        assert_eq!(show_ps(51_200_000), "51.2 µs");
+        assert_eq!(show_ps(52_377_600_000), "52.3776 ms");
+        assert_eq!(format_ps(52_377_600_000), "52.3776ms");
+        assert_eq!(show_ps(1_500), "1.5 ns");
+        assert_eq!(show_ps(7), "7 ps");
+        assert_eq!(show_ps(60_000_000_000_001), "60.000000000001 s");
+        assert_eq!(show_ps(100_000), "100 ns");
+        assert_eq!(show_ps(0), "0 s");
     }
 }

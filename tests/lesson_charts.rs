@@ -500,7 +500,7 @@ fn diagram_window_and_station_choice() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("shown up to 6000 µs of a 10s run"), "{err}");
+    assert!(err.contains("shown up to 6000 µs of a 10 s run"), "{err}");
     assert!(err.contains("a later --until shows more"), "{err}");
     let bad = csmacd(&[
         "diagram",
@@ -588,5 +588,5 @@ fn diagram_from_draws_only_the_window() {
         "{text}"
     );
     assert!(!text.contains("detects at 13 µs"));
-    assert!(text.contains("100 µs to 220 µs of a 2ms run"));
+    assert!(text.contains("100 µs to 220 µs of a 2 ms run"));
 }

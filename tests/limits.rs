@@ -460,7 +460,7 @@ fn pictures_of_one_run_say_what_they_take() {
     expect(
         &out,
         0,
-        &["note: shown up to 20 µs of a 1000000s run"],
+        &["note: shown up to 20 µs of a 1000000 s run"],
         "trace",
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("tx-start"));

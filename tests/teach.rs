@@ -675,7 +675,7 @@ fn trace_from_shows_a_window_of_the_full_run() {
         .collect();
     assert!(!expected.is_empty());
     assert_eq!(rows(&part), expected);
-    assert!(String::from_utf8_lossy(&part.stderr).contains("shown up to 2000 µs of a 10s run"));
+    assert!(String::from_utf8_lossy(&part.stderr).contains("shown up to 2000 µs of a 10 s run"));
     let bad = csmacd(&["trace", file, "--from", "3ms", "--until", "2ms"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--from 3ms is not before --until 2ms"));

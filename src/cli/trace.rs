@@ -441,7 +441,7 @@ fn stops_short(sc: &Scenario, until: Time) {
         eprintln!(
             "note: shown up to {} µs of a {} run; a later --until shows more (--from chooses where the window starts)",
             us(until),
-            crate::units::format_ps(sc.duration)
+            crate::units::show_ps(sc.duration)
         );
     }
 }

@@ -271,7 +271,7 @@ pub fn title(name: &str, from: Time, until: Time, run: Time) -> String {
         format!("{} to {}", t(from), t(until))
     };
     if until < run {
-        format!("{name}: {window} of a {} run", crate::units::format_ps(run))
+        format!("{name}: {window} of a {} run", crate::units::show_ps(run))
     } else {
         format!("{name}: {window}")
     }

@@ -5,6 +5,7 @@ use super::draw::station_name;
 use super::trace::{us, TraceKind, TraceRow};
 use crate::engine::Time;
 use crate::ethernet::Medium;
+use crate::units::show_ps;
 
 /// The column heads above the lines.
 pub fn header() -> String {
@@ -39,6 +40,15 @@ fn aligned_us(t: Time) -> String {
     }
 }
 
+/// A backoff's wait: "waits 51.2 µs", or "no wait" for r = 0.
+fn waits(delay: Time) -> String {
+    if delay == 0 {
+        "no wait".into()
+    } else {
+        format!("waits {}", show_ps(delay))
+    }
+}
+
 fn detail(row: &TraceRow, m: &Medium) -> String {
     let s = |i: &u32| station_name(*i);
     match &row.kind {
@@ -56,9 +66,9 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
                 // The station senses carrier now; when it drops is news that
                 // has not reached it yet, told as what the run goes on to do.
                 format!(
-                    "carrier sensed: waits until it drops, then the {} µs interframe gap \
+                    "carrier sensed: waits until it drops, then the {} interframe gap \
                      (as the run goes on: quiet here from {} µs, sends at {} µs)",
-                    us(m.ifg_ps),
+                    show_ps(m.ifg_ps),
                     us(gap_start),
                     us(*at)
                 )
@@ -115,11 +125,11 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
         TraceKind::TxSuccess => "transmission over, no collision seen".into(),
         TraceKind::Backoff { n, k, r, delay } => match (k, r) {
             (Some(k), Some(r)) => format!(
-                "after collision n={n}: k={k}, r={r} drawn from 0..{}, waits {} µs",
+                "after collision n={n}: k={k}, r={r} drawn from 0..{}, {}",
                 (1u64 << k) - 1,
-                us(*delay)
+                waits(*delay)
             ),
-            _ => format!("after collision n={n}: waits {} µs", us(*delay)),
+            _ => format!("after collision n={n}: {}", waits(*delay)),
         },
         TraceKind::BackoffEnd => "backoff over: contends again".into(),
         TraceKind::Discard { attempts } => {
@@ -130,9 +140,9 @@ fn detail(row: &TraceRow, m: &Medium) -> String {
             intact: true,
             delay,
         } => format!(
-            "receives {}'s frame intact (the frame's delay, from its queueing to the end of its sending: {} µs)",
+            "receives {}'s frame intact (the frame's delay, from its queueing to the end of its sending: {})",
             s(from),
-            us(*delay)
+            show_ps(*delay)
         ),
         TraceKind::Delivered { from, .. } => format!(
             "receives {}'s frame GARBLED: an undetected collision",
@@ -156,5 +166,53 @@ fn ansi(row: &TraceRow) -> &'static str {
         TraceKind::SignalArrives { .. } | TraceKind::SignalEnds { .. } => "\x1b[2m",
         TraceKind::Defer { .. } => "\x1b[34m",
         TraceKind::Arrival { .. } => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wait or a delay is told in the unit that suits it, exactly: the
+    /// longest backoff of 10 Mb/s (1023 slots) in ms, not "52377.6 µs".
+    #[test]
+    fn durations_in_the_unit_that_suits_them() {
+        let sc = crate::scenario::bus_from_str(
+            "t.toml",
+            "t",
+            "duration = \"1s\"\n[medium]\nbit_rate = \"10Mbps\"\n[[stations]]\ncount = 2\n\
+             frame = \"64B\"\ntraffic = { kind = \"saturated\" }\n",
+        )
+        .unwrap();
+        let m = &sc.medium;
+        let row = |kind| {
+            line(
+                &TraceRow {
+                    t: 0,
+                    station: 0,
+                    kind,
+                },
+                m,
+                false,
+            )
+        };
+        let backoff = |r: u64| TraceKind::Backoff {
+            n: 10,
+            k: Some(10),
+            r: Some(r),
+            delay: r * m.slot_ps,
+        };
+        assert!(row(backoff(1023)).ends_with("r=1023 drawn from 0..1023, waits 52.3776 ms"));
+        assert!(row(backoff(1)).ends_with("waits 51.2 µs"));
+        assert!(row(backoff(0)).ends_with("r=0 drawn from 0..1023, no wait"));
+        let delivered = row(TraceKind::Delivered {
+            from: 1,
+            intact: true,
+            delay: 2_000_000_000_000,
+        });
+        assert!(
+            delivered.ends_with("to the end of its sending: 2 s)"),
+            "{delivered}"
+        );
     }
 }

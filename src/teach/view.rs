@@ -11,6 +11,7 @@ use super::lessons::Check;
 use super::trace::{self, us, TraceFilter, TraceKind, TraceRow, TRACE_COLUMNS};
 use crate::engine::Time;
 use crate::ethernet::{self, Scenario};
+use crate::units::show_ps;
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use std::str::FromStr;
@@ -197,20 +198,20 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
         until = window[MAX_VIEW_EVENTS].t;
         kept = &window[..window.partition_point(|r| r.t < until)];
         left_out.push(format!(
-            "This page holds at most {MAX_VIEW_EVENTS} events: it stops at {} µs instead of \
-             the {} µs asked, leaving out the last {} events of that window \
+            "This page holds at most {MAX_VIEW_EVENTS} events: it stops at {} instead of \
+             the {} asked, leaving out the last {} events of that window \
              (see them with --from {}us).",
-            us(until),
-            us(asked),
+            show_ps(until),
+            show_ps(asked),
             window.len() - kept.len(),
             us(until)
         ));
     }
     if w.until < sc.duration {
         left_out.push(format!(
-            "The run goes on to {} µs; this page shows it up to {} µs (a later --until, or \"show until\" on a served page, shows more).",
-            us(sc.duration),
-            us(w.until)
+            "The run goes on to {}; this page shows it up to {} (a later --until, or \"show until\" on a served page, shows more).",
+            show_ps(sc.duration),
+            show_ps(w.until)
         ));
     }
     if !signal_rows {
@@ -222,9 +223,9 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
     }
     if w.from > 0 {
         left_out.push(format!(
-            "Events before {} µs are not listed; the stations' states and the signals \
+            "Events before {} are not listed; the stations' states and the signals \
              on the wire at that instant are taken from them.",
-            us(w.from)
+            show_ps(w.from)
         ));
     }
     let positions = ethernet::positions(sc, seed);
