@@ -971,3 +971,55 @@ fn a_lesson_texts_table_is_a_table_on_the_page() {
     assert!(!section.contains("| speed |"), "{section}");
     assert!(!section.contains("| ---"), "{section}");
 }
+
+/// The DOM of lesson `n`'s page (`lesson N --view`) after its scripts ran.
+fn lesson_dom(browser: &Path, n: &str) -> String {
+    let dir = temp_dir(&format!("view-lesson-dom-{n}"));
+    let out = bin()
+        .current_dir(repo())
+        .args(["lesson", n, "--quiet", "--view", "--out"])
+        .arg(&*dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = dump_dom(browser, &dir.join("view.html"), "");
+    assert_eq!(attr(&dom, "data-errors"), "");
+    dom
+}
+
+/// The text of the element with `id`, up to its first nested tag's end.
+fn element_text<'a>(dom: &'a str, id: &str) -> &'a str {
+    let start = dom.find(&format!("id=\"{id}\"")).unwrap();
+    let rest = &dom[start..];
+    let rest = &rest[rest.find('>').unwrap() + 1..];
+    &rest[..rest.find('<').unwrap()]
+}
+
+/// A lesson page's header tells the truth about a herd drawn in part
+/// (lesson 7: 1000 stations, four drawn), and its durations are in the
+/// unit that suits them: "the run lasts 60 s", never "60000000 µs".
+#[test]
+fn a_lesson_page_header_tells_the_herd_and_durations_in_their_units() {
+    let Some(browser) = chromium() else { return };
+    let dom = lesson_dom(&browser, "7");
+    let subtitle = element_text(&dom, "subtitle");
+    assert!(
+        subtitle.starts_with("1000 stations (4 of them drawn) on 2500 m"),
+        "{subtitle}"
+    );
+    assert!(subtitle.contains("the run lasts 60 s"), "{subtitle}");
+    let notes = &dom[dom.find("id=\"left-out\"").unwrap()..];
+    let notes = &notes[..notes.find("</ul>").unwrap()];
+    assert!(notes.contains("The run goes on to 60 s;"), "{notes}");
+    // No duration of a million µs or more in the page's notes.
+    let long = notes
+        .split(" µs")
+        .filter_map(|s| s.rsplit(|c: char| !c.is_ascii_digit() && c != '.').next())
+        .filter_map(|v| v.parse::<f64>().ok())
+        .find(|&v| v >= 1e6);
+    assert_eq!(long, None, "{notes}");
+}

@@ -285,10 +285,17 @@
   }
 
   // ---- header, notes ----
+  // "2 stations", or for a herd drawn in part "1000 stations (4 of them drawn)".
+  function stationsText() {
+    const total = data.station_count;
+    const drawn = data.stations.length;
+    const all = total + " station" + (total === 1 ? "" : "s");
+    return drawn < total ? all + " (" + drawn + " of them drawn)" : all;
+  }
   document.title = data.title + " · csmacd view";
   $("title").textContent = data.title;
   $("subtitle").textContent =
-    data.stations.length + " station" + (data.stations.length === 1 ? "" : "s") + " on " + fmt(data.bus_m) + " m, seed " + data.seed +
+    stationsText() + " on " + fmt(data.bus_m) + " m, seed " + data.seed +
     ", " + events.length + " events from " + fmt(from) + " to " + fmt(until) + " µs" +
     " (the run lasts " + duration(data.run_us) + "). Slot " + duration(data.slot_us) + ", bit " + duration(data.bit_us) + ".";
   root.setAttribute("data-until-us", String(until));

@@ -44,6 +44,8 @@ pub struct View {
     pub speed_m_per_us: f64,
     pub bit_us: f64,
     pub slot_us: f64,
+    /// The scenario's stations, drawn or not (`stations` holds those drawn).
+    pub station_count: usize,
     pub stations: Vec<StationView>,
     /// Every row in the window, as the jsonl trace has it.
     pub events: Vec<Value>,
@@ -244,6 +246,7 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
         speed_m_per_us: sc.medium.speed / 1e6,
         bit_us: micros(sc.medium.bit_ps),
         slot_us: micros(sc.medium.slot_ps),
+        station_count: n,
         stations: shown
             .iter()
             .map(|&i| StationView {
