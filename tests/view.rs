@@ -1023,3 +1023,20 @@ fn a_lesson_page_header_tells_the_herd_and_durations_in_their_units() {
         .find(|&v| v >= 1e6);
     assert_eq!(long, None, "{notes}");
 }
+
+/// Indented lines of a lesson's text (lesson 11's formulas) are a code
+/// block on the page, line by line as text, not joined into a paragraph.
+#[test]
+fn a_lesson_texts_indented_lines_are_a_code_block() {
+    let Some(browser) = chromium() else { return };
+    let dom = lesson_dom(&browser, "11");
+    let section = &dom[dom.find("<section id=\"lesson\"").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(
+        section.contains(
+            "<pre><code>64·8 / ((8 + 512)·8 + 96) = 512 / 4256 = 0.1203 of the bit rate,</code></pre>"
+        ),
+        "{section}"
+    );
+    assert!(!section.contains("station alone gets 64·8"), "{section}");
+}

@@ -811,7 +811,7 @@
 
   // ---- a lesson: predict, then watch ----
   // Markdown as the lesson texts use it (headings, paragraphs, lists,
-  // **bold**, `code`), built as elements with textContent: no text of the
+  // **bold**, `code`, indented or fenced code blocks, tables), built as elements with textContent: no text of the
   // lesson is ever parsed as markup.
   function inline(parent, text) {
     text.split(/(\*\*[^*]+\*\*|`[^`]+`)/).forEach(function (part) {
@@ -823,6 +823,15 @@
   }
   function markdownBlock(block) {
     const lines = block.split("\n");
+    // Code: lines indented by four spaces (or a tab), or fenced by ```,
+    // kept as written, line by line.
+    const fenced = lines.length > 1 && /^\s*```/.test(lines[0]) && /^\s*```\s*$/.test(lines[lines.length - 1]);
+    if (fenced || lines.every(function (l) { return /^( {4}|\t)/.test(l); })) {
+      const body = fenced ? lines.slice(1, -1) : lines.map(function (l) { return l.replace(/^( {4}|\t)/, ""); });
+      const pre = el("pre");
+      pre.appendChild(el("code", body.join("\n")));
+      return pre;
+    }
     // A table: every line a row between pipes, the second the rule under
     // the header.
     if (lines.length > 2 && lines.every(function (l) { return /^\s*\|.*\|\s*$/.test(l); })) {
