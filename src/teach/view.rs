@@ -200,20 +200,20 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
         until = window[MAX_VIEW_EVENTS].t;
         kept = &window[..window.partition_point(|r| r.t < until)];
         left_out.push(format!(
-            "This page holds at most {MAX_VIEW_EVENTS} events: it stops at {} instead of \
-             the {} asked, leaving out the last {} events of that window \
+            "This page holds at most {MAX_VIEW_EVENTS} events: it stops at {} µs instead of \
+             the {} µs asked, leaving out the last {} events of that window \
              (see them with --from {}us).",
-            show_ps(until),
-            show_ps(asked),
+            us(until),
+            us(asked),
             window.len() - kept.len(),
             us(until)
         ));
     }
     if w.until < sc.duration {
         left_out.push(format!(
-            "The run goes on to {}; this page shows it up to {} (a later --until, or \"show until\" on a served page, shows more).",
+            "The run goes on to {}; this page shows it up to {} µs (a later --until, or \"show until\" on a served page, shows more).",
             show_ps(sc.duration),
-            show_ps(w.until)
+            us(w.until)
         ));
     }
     if !signal_rows {
@@ -225,9 +225,9 @@ pub fn of_scenario(sc: &Scenario, w: &Window) -> View {
     }
     if w.from > 0 {
         left_out.push(format!(
-            "Events before {} are not listed; the stations' states and the signals \
+            "Events before {} µs are not listed; the stations' states and the signals \
              on the wire at that instant are taken from them.",
-            show_ps(w.from)
+            us(w.from)
         ));
     }
     let positions = ethernet::positions(sc, seed);
