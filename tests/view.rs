@@ -970,6 +970,13 @@ fn a_lesson_texts_table_is_a_table_on_the_page() {
     assert!(section.contains("<td>10 Mb/s</td>"), "{section}");
     assert!(!section.contains("| speed |"), "{section}");
     assert!(!section.contains("| ---"), "{section}");
+    // The table gives the answers away: it is no part of the setting
+    // shown before the questions are answered.
+    let setup = &section[section.find("id=\"lesson-setup\"").unwrap()..];
+    let setup = &setup[..setup.find("</div>").unwrap()];
+    assert!(setup.contains("64-byte minimum frame."), "{setup}");
+    assert!(!setup.contains("<table"), "{setup}");
+    assert!(!setup.contains("480 m"), "{setup}");
 }
 
 /// The DOM of lesson `n`'s page (`lesson N --view`) after its scripts ran.
