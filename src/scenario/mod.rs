@@ -9,6 +9,7 @@ pub mod locate;
 pub mod policies;
 pub mod reader;
 pub mod service;
+mod service_group;
 mod service_time;
 mod stacks;
 mod topology;

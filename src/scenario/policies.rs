@@ -603,7 +603,7 @@ fn read_expr(mut f: Fields, slot_ps: Time, world: PolicyWorld) -> Result<Backoff
         PolicyWorld::Service => &["kind", "wait", "unit", "init", "on_success", "on_failure"],
     };
     // (A client group's `attempt_limit` is refused before: read_backoff in
-    // scenario/service.rs.)
+    // scenario/service_group.rs.)
     f.allow(allowed)?;
     let wait = f.string("wait")?;
     let wait = f.require(

@@ -3,9 +3,9 @@
 //! sigma, exponential, deterministic, pareto, empirical from a file of
 //! durations or a Prometheus histogram).
 
-use super::durations::positive_duration;
+use super::durations::{duration, positive_duration};
 use super::reader::{FieldError, Fields, Item};
-use crate::service::{Empirical, Service};
+use crate::service::{Delay, Empirical, Service};
 use crate::units;
 use toml::Value;
 
@@ -344,4 +344,46 @@ fn read_empirical(file: &str, unit: Option<f64>) -> std::result::Result<Empirica
         ));
     }
     Ok(Empirical::Values(values))
+}
+
+/// A delay: a fixed duration, or { kind = "abs-normal", mean, sd },
+/// { kind = "exponential", mean }.
+pub(super) fn read_delay(item: Item) -> Result<Delay> {
+    if let Value::String(_) = item.value {
+        return Ok(Delay::Fixed(duration(item)?));
+    }
+    let mut f = Fields::of(item)?;
+    let kind = f.choice("kind", &["fixed", "abs-normal", "exponential"])?;
+    let kind = f.require("kind", kind, "one of fixed, abs-normal, exponential")?;
+    let (d, keys): (Delay, &[&str]) = match kind.as_str() {
+        "fixed" => (
+            Delay::Fixed(required(
+                &mut f,
+                "value",
+                duration,
+                "the delay, e.g. \"5ms\"",
+            )?),
+            &["kind", "value"],
+        ),
+        "abs-normal" => (
+            Delay::AbsNormal {
+                mean: required(&mut f, "mean", duration, "the mean, e.g. \"10ms\"")?,
+                sd: required(
+                    &mut f,
+                    "sd",
+                    duration,
+                    "the standard deviation, e.g. \"2ms\"",
+                )?,
+            },
+            &["kind", "mean", "sd"],
+        ),
+        _ => (
+            Delay::Exponential {
+                mean: required(&mut f, "mean", positive_duration, "the mean, e.g. \"10ms\"")?,
+            },
+            &["kind", "mean"],
+        ),
+    };
+    f.finish(keys)?;
+    Ok(d)
 }
