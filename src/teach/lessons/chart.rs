@@ -87,15 +87,7 @@ impl Builder {
         style: usize,
         points: impl IntoIterator<Item = (f64, f64)>,
     ) {
-        let points = points
-            .into_iter()
-            .map(|(x, y)| Point {
-                x,
-                y: Some(y),
-                ci: None,
-            })
-            .collect();
-        self.push(label, style, points, Look::Theory);
+        self.closed_form(label, style, points, Look::Theory);
     }
 
     /// A closed form of a discrete distribution: a bar at each of `points`.
@@ -105,6 +97,17 @@ impl Builder {
         style: usize,
         points: impl IntoIterator<Item = (f64, f64)>,
     ) {
+        self.closed_form(label, style, points, Look::TheoryBars);
+    }
+
+    /// A closed form's exact points, drawn as `look`.
+    fn closed_form(
+        &mut self,
+        label: &str,
+        style: usize,
+        points: impl IntoIterator<Item = (f64, f64)>,
+        look: Look,
+    ) {
         let points = points
             .into_iter()
             .map(|(x, y)| Point {
@@ -113,7 +116,7 @@ impl Builder {
                 ci: None,
             })
             .collect();
-        self.push(label, style, points, Look::TheoryBars);
+        self.push(label, style, points, look);
     }
 
     /// Simulated points (x, y, 95 % interval), in style `style`.
