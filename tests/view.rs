@@ -3,7 +3,7 @@
 //! (its routes, caps and stalled clients) and in the browser (the address
 //! that asks for a run).
 
-use super::common::{bin, repo, temp_dir};
+use super::common::{bin, repo, temp_dir, Scratch};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -309,18 +309,7 @@ fn a_scenario_name_holding_markup_stays_text() {
 #[test]
 fn a_lesson_asks_first_then_plays_and_shows_its_numbers() {
     let Some(browser) = chromium() else { return };
-    let dir = temp_dir("view-lesson");
-    let out = bin()
-        .current_dir(repo())
-        .args(["lesson", "2", "--quiet", "--view", "--out"])
-        .arg(&*dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dir = lesson_page("2", "view-lesson");
     let page = dir.join("view.html");
     let dom = dump_dom(&browser, &page, "");
     let until = attr(&dom, "data-until-us");
@@ -900,18 +889,7 @@ fn serve_answers_others_while_a_client_stalls() {
 #[test]
 fn lesson_pages_show_a_window_with_something_to_watch() {
     let page = |n: &str| {
-        let dir = temp_dir(&format!("view-lesson-window-{n}"));
-        let out = bin()
-            .current_dir(repo())
-            .args(["lesson", n, "--quiet", "--view", "--out"])
-            .arg(&*dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let dir = lesson_page(n, &format!("view-lesson-window-{n}"));
         std::fs::read_to_string(dir.join("view.html")).unwrap()
     };
     let count = |html: &str, pat: &str| html.matches(pat).count();
@@ -950,18 +928,7 @@ fn lesson_pages_show_a_window_with_something_to_watch() {
 #[test]
 fn a_lesson_texts_table_is_a_table_on_the_page() {
     let Some(browser) = chromium() else { return };
-    let dir = temp_dir("view-lesson-table");
-    let out = bin()
-        .current_dir(repo())
-        .args(["lesson", "13", "--quiet", "--view", "--out"])
-        .arg(&*dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dir = lesson_page("13", "view-lesson-table");
     let dom = dump_dom(&browser, &dir.join("view.html"), "");
     assert_eq!(attr(&dom, "data-errors"), "");
     let section = &dom[dom.find("<section id=\"lesson\"").unwrap()..];
@@ -979,9 +946,10 @@ fn a_lesson_texts_table_is_a_table_on_the_page() {
     assert!(!setup.contains("480 m"), "{setup}");
 }
 
-/// The DOM of lesson `n`'s page (`lesson N --view`) after its scripts ran.
-fn lesson_dom(browser: &Path, n: &str) -> String {
-    let dir = temp_dir(&format!("view-lesson-dom-{n}"));
+/// Writes lesson `n`'s page (`lesson N --view`) into a new scratch
+/// directory named by `tag`, which it returns; the command must succeed.
+fn lesson_page(n: &str, tag: &str) -> Scratch {
+    let dir = temp_dir(tag);
     let out = bin()
         .current_dir(repo())
         .args(["lesson", n, "--quiet", "--view", "--out"])
@@ -993,6 +961,12 @@ fn lesson_dom(browser: &Path, n: &str) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    dir
+}
+
+/// The DOM of lesson `n`'s page (`lesson N --view`) after its scripts ran.
+fn lesson_dom(browser: &Path, n: &str) -> String {
+    let dir = lesson_page(n, &format!("view-lesson-dom-{n}"));
     let dom = dump_dom(browser, &dir.join("view.html"), "");
     assert_eq!(attr(&dom, "data-errors"), "");
     dom
